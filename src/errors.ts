@@ -1,0 +1,70 @@
+// Typed errors, one per exit code of SPEC section 4. Commands throw them; only src/cli.ts turns
+// them into an exit code and a one-line message.
+
+export const EXIT = {
+  ok: 0,
+  internal: 1,
+  usage: 2,
+  auth: 3,
+  rejected: 4,
+  network: 5,
+  report: 6,
+  interrupted: 130,
+} as const;
+
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+    /** a second line telling the user what to do */
+    readonly hint?: string,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class UsageError extends CliError {
+  constructor(message: string, hint?: string) {
+    super(message, EXIT.usage, hint);
+  }
+}
+
+export class AuthError extends CliError {
+  constructor(message: string, hint = 'run `reporting login` (or set REPORTING_TOKEN)') {
+    super(message, EXIT.auth, hint);
+  }
+}
+
+/** The API understood the request and refused it (a 4xx other than authentication). */
+export class ApiRejectedError extends CliError {
+  constructor(message: string, readonly status: number, readonly errorId?: string, hint?: string) {
+    super(message, EXIT.rejected, hint);
+  }
+}
+
+/** Network failures, 5xx after retries, and answers that do not match the contract. */
+export class NetworkError extends CliError {
+  constructor(message: string, hint?: string) {
+    super(message, EXIT.network, hint);
+  }
+}
+
+export class UnexpectedResponseError extends CliError {
+  constructor(message: string, readonly excerpt?: string) {
+    super(message, EXIT.network, 'run again with -v to see what the server answered');
+  }
+}
+
+/** The report failed, or was not ready in time. */
+export class ReportError extends CliError {
+  constructor(message: string, readonly reportId: string, hint?: string) {
+    super(message, EXIT.report, hint);
+  }
+}
+
+export class InterruptedError extends CliError {
+  constructor(signal: string) {
+    super(`interrupted (${signal})`, signal === 'SIGTERM' ? 143 : EXIT.interrupted);
+  }
+}

@@ -1,0 +1,123 @@
+// The contract's vocabulary (reporting-api.md sections 2.2 to 2.4, 4.2 and 4.3), as data.
+// Shared by the CLI (validation, help, completion) and the sandbox (which must accept the same).
+// Pure data: cheap to import, so help and completion can use it without loading anything else.
+
+export const SIDES = ['buyer', 'seller'] as const;
+export type Side = (typeof SIDES)[number];
+
+export const TIME_DIMENSIONS = ['DAILY', 'HOURLY', 'MONTHLY', 'RANGE'] as const;
+export type TimeDimension = (typeof TIME_DIMENSIONS)[number];
+
+export const COMMON_DIMENSIONS = [
+  'ADNETWORK', 'FORMAT', 'OS', 'COUNTRY', 'REGION', 'DEPARTMENT', 'CITY', 'POSTALCODE',
+  'DEVICETYPE', 'DEVICEBRAND', 'DEVICEMODEL', 'CARRIER',
+] as const;
+
+/** Dimensions only one side may request. APPCOUNTRY is not in the contract's seller list but the
+ * platform's own seller sample uses it (SPEC section 2), so it is accepted. */
+export const SIDE_DIMENSIONS: Record<Side, readonly string[]> = {
+  buyer: ['CAMPAIGN', 'ADUNIT', 'ADVERTISER', 'PUBLISHERID'],
+  seller: [
+    'ZONE', 'PUBLISHER', 'SUBPUBLISHERID', 'SUBSUBPUBLISHERID', 'APP', 'BUNDLEID', 'BUYERNAME',
+    'DEALID', 'DMP', 'APPCOUNTRY',
+  ],
+};
+
+export function dimensionsOf(side: Side): string[] {
+  return [...TIME_DIMENSIONS, ...COMMON_DIMENSIONS, ...SIDE_DIMENSIONS[side]];
+}
+
+export function isTimeDimension(value: string): value is TimeDimension {
+  return (TIME_DIMENSIONS as readonly string[]).includes(value);
+}
+
+/** The metrics sent when none are asked for: every metric the contract lists for the side. */
+export const DEFAULT_METRICS: Record<Side, readonly string[]> = {
+  buyer: [
+    'requests', 'displays', 'clicks', 'downloads', 'leads', 'landings', 'revenueEuro',
+    'revenueDollar', 'eyesTrackings',
+  ],
+  seller: [
+    'requests', 'displays', 'clicks', 'downloads', 'leads', 'landings', 'revenueEuro',
+    'revenueDollar',
+  ],
+};
+
+/** What each side accepts: the seller also takes eyesTrackings (its sample requests it). */
+export function metricsOf(side: Side): string[] {
+  return side === 'seller' ? [...DEFAULT_METRICS.seller, 'eyesTrackings'] : [...DEFAULT_METRICS.buyer];
+}
+
+/** The row field a metric appears as (contract 2.4 note 1: revenueDollar arrives as valueDollar). */
+export function metricField(metric: string): string {
+  return metric === 'revenueDollar' ? 'valueDollar' : metric;
+}
+
+export interface RowField {
+  name: string;
+  type: 'nullable' | 'string' | 'number';
+}
+
+const f = (type: RowField['type'], names: string): RowField[] =>
+  names.split(/\s+/).map((name) => ({ name, type }));
+
+/** The contract's row fields, in the contract's order (section 2.4). */
+export const ROW_FIELDS: Record<Side, RowField[]> = {
+  buyer: [
+    ...f('nullable', 'country city postalcode subpublisherId deviceType os adminLevel1 adminLevel2 carrier deviceModel deviceBrand'),
+    ...f('string', 'billingEntity platform creativeId adUnitLimitType advertiser adName campaignId bundleId adUnitLimitValue adId Adnetwork campaignName'),
+    ...f('number', 'eyesTrackings displays downloads landings leads clicks valueDollar revenueEuro'),
+  ],
+  seller: [
+    ...f('nullable', 'country city postalcode subpublisherId subSubPublisherId adminLevel1 adminLevel2 encodedSubpublisherId deviceModel deviceBrand'),
+    ...f('string', 'platform zoneHash appId deviceType os appName format bundleId appOwner carrier publisher Adnetwork'),
+    ...f('number', 'eyesTrackings requests displays downloads landings leads clicks valueDollar revenueEuro'),
+  ],
+};
+
+export interface Filter {
+  /** kebab-case option name, without the dashes */
+  option: string;
+  /** the request parameter */
+  param: string;
+  sides: readonly Side[];
+  /** free text is never split on commas (a carrier name may hold one) */
+  text?: boolean;
+  description: string;
+}
+
+const BOTH: readonly Side[] = SIDES;
+
+export const FILTERS: Filter[] = [
+  { option: 'advertiser-id', param: 'advertiserId', sides: ['buyer'], description: 'advertiser IDs (admin only)' },
+  { option: 'adunit-id', param: 'adunitId', sides: ['buyer'], description: 'ad unit IDs' },
+  { option: 'campaign-id', param: 'campaignId', sides: ['buyer'], description: 'campaign IDs' },
+  { option: 'publisher-id', param: 'publisherId', sides: ['seller'], description: 'publisher IDs (admin only)' },
+  { option: 'sub-publisher-id', param: 'subPublisherId', sides: ['seller'], description: 'sub-publisher IDs' },
+  { option: 'sub-sub-publisher-id', param: 'subSubPublisherId', sides: ['seller'], description: 'sub-sub-publisher IDs' },
+  { option: 'platform-id', param: 'platformId', sides: ['seller'], description: 'platform IDs' },
+  { option: 'app-id', param: 'appId', sides: ['seller'], description: 'app IDs' },
+  { option: 'placement-id', param: 's', sides: ['seller'], description: 'placement IDs (sent as s)' },
+  { option: 'buyer-id', param: 'buyerId', sides: ['seller'], description: 'ad exchange buyer IDs' },
+  { option: 'deal-id', param: 'dealId', sides: ['seller'], description: 'ad exchange deal IDs' },
+  { option: 'dmp-id', param: 'dmpId', sides: ['seller'], description: 'data management platform IDs' },
+  { option: 'dmp-source-id', param: 'dmpSourceId', sides: ['seller'], description: 'data management platform source IDs' },
+  { option: 'os-id', param: 'osId', sides: BOTH, description: 'mobile OS IDs' },
+  { option: 'format-id', param: 'formatId', sides: BOTH, description: 'format IDs' },
+  { option: 'country-id', param: 'countryId', sides: BOTH, description: 'country geoname IDs' },
+  { option: 'region-id', param: 'regionId', sides: BOTH, description: 'region geoname IDs' },
+  { option: 'department-id', param: 'departmentId', sides: BOTH, description: 'department geoname IDs' },
+  { option: 'city-id', param: 'cityId', sides: BOTH, description: 'city geoname IDs' },
+  { option: 'postalcode', param: 'postalcode', sides: BOTH, description: 'postal codes' },
+  { option: 'ad-network-id', param: 'adNetworkId', sides: BOTH, description: 'ad network IDs' },
+  { option: 'device-type-id', param: 'deviceTypeId', sides: BOTH, description: 'device type IDs' },
+  { option: 'device-brand-id', param: 'deviceBrandId', sides: BOTH, description: 'device brand IDs' },
+  { option: 'carrier', param: 'carrier', sides: BOTH, text: true, description: 'carrier names (never split on commas)' },
+  { option: 'device-model', param: 'deviceModel', sides: BOTH, text: true, description: 'device model names (never split on commas)' },
+];
+
+export function filtersOf(side: Side): Filter[] {
+  return FILTERS.filter((filter) => filter.sides.includes(side));
+}
+
+export const PARIS = 'Europe/Paris';
