@@ -1,0 +1,14 @@
+// The command table: every command, registered in one place. Each entry only declares its options;
+// what a command needs to run is loaded when it runs, so `--help` stays fast.
+
+import type { Command } from 'commander';
+import type { Context } from '../context.js';
+import { sandboxCommand } from './sandbox.js';
+
+export interface CommandSpec {
+  name: string;
+  summary: string;
+  define(command: Command, ctx: Context): void;
+}
+
+export const COMMANDS: CommandSpec[] = [sandboxCommand];
