@@ -39,7 +39,8 @@ export async function buildProgram(ctx: Context): Promise<Command> {
       outputError: () => { /* main() prints errors in one format */ },
       getOutHelpWidth: () => Math.min(ctx.stdout.columns ?? 100, 100),
       getErrHelpWidth: () => Math.min(ctx.stderr.columns ?? 100, 100),
-    });
+    })
+    .configureHelp({ showGlobalOptions: true });
   program
     .addOption(new Option('--profile <name>', 'credentials profile').env('REPORTING_PROFILE').default('default'))
     .addOption(new Option('--base-url <url>', 'API base URL (else REPORTING_BASE_URL, else the profile\'s)'))
@@ -90,6 +91,7 @@ function report(error: unknown, ctx: Context, verbose: boolean): number {
     return EXIT.usage;
   }
   if (error instanceof CliError) {
+    if (error.exitCode === EXIT.ok) return EXIT.ok; // a closed output pipe: nothing to say
     writeError(ctx, error.message, error.hint);
     return error.exitCode;
   }

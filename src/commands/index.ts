@@ -3,7 +3,13 @@
 
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
+import { campaignsCommand } from './campaigns.js';
+import { loginCommand } from './login.js';
+import { logoutCommand } from './logout.js';
+import { buyerCommand, sellerCommand } from './report.js';
 import { sandboxCommand } from './sandbox.js';
+import { statusCommand } from './status.js';
+import { whoamiCommand } from './whoami.js';
 
 export interface CommandSpec {
   name: string;
@@ -11,4 +17,13 @@ export interface CommandSpec {
   define(command: Command, ctx: Context): void;
 }
 
-export const COMMANDS: CommandSpec[] = [sandboxCommand];
+export const COMMANDS: CommandSpec[] = [
+  loginCommand,
+  logoutCommand,
+  whoamiCommand,
+  buyerCommand,
+  sellerCommand,
+  statusCommand,
+  campaignsCommand,
+  sandboxCommand,
+];

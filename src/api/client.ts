@@ -1,0 +1,85 @@
+// The Reporting API: one method per endpoint (reporting-api.md section 4), and the re-login of
+// SPEC section 4 when a token is rejected.
+
+import type { Side } from '../report/catalog.js';
+import { AuthError } from '../errors.js';
+import { Http, TokenRejectedError, type Answer } from './http.js';
+import type { Params } from './encode.js';
+import { registerSecret } from './redact.js';
+import { authResponse, campaignsResponse, statusResponse, submitResponse, type Campaign, type StatusResponse } from './schemas.js';
+
+export interface Credentials {
+  /** the token to use now, if any */
+  token(): string | undefined;
+  /** logs in again with stored or environment credentials and returns the new token; absent when
+   * there are none (then a rejected token is an error with a hint to log in) */
+  relogin?: () => Promise<string>;
+  /** what to tell a user who has no token at all */
+  missingHint: string;
+}
+
+export class ReportingClient {
+  private relogged = false;
+
+  constructor(readonly http: Http, private readonly credentials: Credentials) {}
+
+  async close(): Promise<void> {
+    await this.http.close();
+  }
+
+  /** POST /auth-reporting with `{"auth":{"email","password"}}`; answers the token. */
+  async login(email: string, password: string): Promise<string> {
+    registerSecret(password);
+    const answer = await this.http.json(
+      { method: 'POST', path: '/auth-reporting', json: { auth: { email, password } } },
+      authResponse,
+    ).catch((error: unknown) => {
+      if (error instanceof TokenRejectedError) throw new AuthError('login failed: the API refused the email or password', 'check the email and password');
+      throw error;
+    });
+    registerSecret(answer.response.token);
+    return answer.response.token;
+  }
+
+  async submit(side: Side, params: Params): Promise<string> {
+    return this.authed((token) => this.http.json({ method: 'POST', path: `/${side}-reporting`, params, token }, submitResponse));
+  }
+
+  async status(id: string): Promise<StatusResponse> {
+    return this.authed((token) => this.http.json({ method: 'POST', path: '/status-reporting', params: { id }, token }, statusResponse));
+  }
+
+  /** POST /download-reporting: the answer's body is left unread, to be streamed. */
+  async download(id: string): Promise<Answer> {
+    return this.authed((token) => this.http.send({ method: 'POST', path: '/download-reporting', params: { id }, token }));
+  }
+
+  async campaigns(): Promise<Campaign[]> {
+    return this.authed((token) => this.http.json({ method: 'GET', path: '/campaigns', token }, campaignsResponse));
+  }
+
+  private async authed<T>(call: (token: string) => Promise<T>): Promise<T> {
+    let token = this.credentials.token();
+    if (!token) {
+      if (!this.credentials.relogin) throw new AuthError('no token: not logged in', this.credentials.missingHint);
+      token = await this.relogin();
+    }
+    registerSecret(token);
+    try {
+      return await call(token);
+    } catch (error) {
+      if (!(error instanceof TokenRejectedError)) throw error;
+      if (!this.credentials.relogin) {
+        throw new AuthError(error.message, 'run `reporting login` again (or set REPORTING_EMAIL and REPORTING_PASSWORD for unattended jobs)');
+      }
+      if (this.relogged) throw new AuthError(`${error.message}, even after logging in again`);
+      return call(await this.relogin());
+    }
+  }
+
+  private async relogin(): Promise<string> {
+    this.relogged = true;
+    this.http.trace('  token rejected or missing: logging in again with REPORTING_EMAIL/REPORTING_PASSWORD');
+    return (this.credentials.relogin as () => Promise<string>)();
+  }
+}

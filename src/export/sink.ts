@@ -1,0 +1,207 @@
+// Where output goes: stdout, or a file written atomically (a temporary file beside the target,
+// flushed, renamed into place only once everything was written). A failure, a timeout or Ctrl-C
+// leaves the previous file untouched and no temporary file behind.
+
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, unlinkSync, type WriteStream, createWriteStream } from 'node:fs';
+import { open, rename, unlink } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { Output } from '../context.js';
+import { CliError, EXIT } from '../errors.js';
+
+export interface Sink {
+  /** resolves once the chunk is accepted (waits for the destination to drain) */
+  write(chunk: string | Buffer): Promise<void>;
+  /** everything was written: make it visible */
+  commit(): Promise<void>;
+  /** something failed: leave no trace */
+  abort(): Promise<void>;
+  /** the file written, or undefined for stdout */
+  readonly path?: string;
+}
+
+/** The reader went away (`reporting ... | head`): not an error, stop writing quietly. */
+export class PipeClosedError extends CliError {
+  constructor() {
+    super('the output pipe was closed', EXIT.ok);
+  }
+}
+
+const TEMP_MARK = '.reporting-tmp-';
+/** temporary files still open, removed even when the process exits abruptly */
+const openTemps = new Set<string>();
+let exitHookInstalled = false;
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once('exit', () => {
+    for (const temp of openTemps) {
+      try {
+        unlinkSync(temp);
+      } catch {
+        // already gone
+      }
+    }
+  });
+}
+
+export function tempPathFor(target: string): string {
+  return join(dirname(target), `.${basename(target)}${TEMP_MARK}${process.pid}-${randomBytes(4).toString('hex')}`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Removes temporary files of this target left by a process that was killed (SIGKILL, power loss). */
+export function cleanStaleTemps(target: string): string[] {
+  const dir = dirname(target);
+  const prefix = `.${basename(target)}${TEMP_MARK}`;
+  const removed: string[] = [];
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return removed;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = Number(/^(\d+)-/.exec(name.slice(prefix.length))?.[1]);
+    if (!Number.isInteger(pid) || pid === process.pid || isAlive(pid)) continue;
+    try {
+      unlinkSync(join(dir, name));
+      removed.push(name);
+    } catch {
+      // another run cleaned it
+    }
+  }
+  return removed;
+}
+
+function fileError(error: unknown, path: string): CliError {
+  const code = (error as NodeJS.ErrnoException).code;
+  const why = code === 'ENOSPC' ? 'the disk is full'
+    : code === 'EACCES' || code === 'EPERM' ? 'permission denied'
+      : code === 'EROFS' ? 'the file system is read-only'
+        : code === 'ENOTDIR' || code === 'EISDIR' ? 'not a file path'
+          : (error as Error).message;
+  return new CliError(`cannot write ${path}: ${why}`, EXIT.internal, code === 'ENOSPC' ? 'free some space; the previous file, if any, is untouched' : undefined);
+}
+
+function writeTo(stream: WriteStream, chunk: string | Buffer): Promise<void> {
+  return new Promise((resolvePromise, reject) => {
+    const onError = (error: Error) => reject(error);
+    stream.once('error', onError);
+    const more = stream.write(chunk);
+    if (more) {
+      stream.off('error', onError);
+      resolvePromise();
+    } else {
+      stream.once('drain', () => {
+        stream.off('error', onError);
+        resolvePromise();
+      });
+    }
+  });
+}
+
+export async function openFileSink(target: string): Promise<Sink> {
+  const path = resolve(target);
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+  } catch (error) {
+    throw fileError(error, dirname(path));
+  }
+  cleanStaleTemps(path);
+  installExitHook();
+  const temp = tempPathFor(path);
+  let stream: WriteStream;
+  try {
+    const handle = await open(temp, 'wx', 0o644);
+    openTemps.add(temp);
+    stream = createWriteStream('', { fd: handle.fd, autoClose: false, highWaterMark: 1 << 20 });
+    let failed: Error | undefined;
+    stream.on('error', (error) => { failed = error; });
+    let done = false;
+    const close = async () => {
+      if (done) return;
+      done = true;
+      await new Promise<void>((res) => stream.end(res)).catch(() => undefined);
+      await handle.close().catch(() => undefined);
+    };
+    return {
+      path,
+      async write(chunk) {
+        if (failed) throw fileError(failed, path);
+        try {
+          await writeTo(stream, chunk);
+        } catch (error) {
+          throw fileError(error, path);
+        }
+      },
+      async commit() {
+        try {
+          await new Promise<void>((res, rej) => {
+            stream.once('error', rej);
+            stream.end(() => res());
+          });
+          if (failed) throw failed;
+          await handle.sync();
+          await handle.close();
+          done = true;
+          await rename(temp, path);
+          openTemps.delete(temp);
+        } catch (error) {
+          await close();
+          await unlink(temp).catch(() => undefined);
+          openTemps.delete(temp);
+          throw fileError(error, path);
+        }
+      },
+      async abort() {
+        await close();
+        await unlink(temp).catch(() => undefined);
+        openTemps.delete(temp);
+      },
+    };
+  } catch (error) {
+    openTemps.delete(temp);
+    if (error instanceof CliError) throw error;
+    throw fileError(error, path);
+  }
+}
+
+export function stdoutSink(out: Output): Sink {
+  let closed = false;
+  const onError = (error: unknown) => {
+    if ((error as NodeJS.ErrnoException)?.code === 'EPIPE') closed = true;
+  };
+  out.once('error', onError);
+  return {
+    write(chunk) {
+      if (closed) return Promise.reject(new PipeClosedError());
+      return new Promise((resolvePromise, reject) => {
+        const more = out.write(chunk, (error) => {
+          if (error && (error as NodeJS.ErrnoException).code === 'EPIPE') closed = true;
+        });
+        if (more) return resolvePromise();
+        const onDrain = () => { out.off?.('close', onClose); resolvePromise(); };
+        const onClose = () => { out.off?.('drain', onDrain); closed = true; reject(new PipeClosedError()); };
+        out.once('drain', onDrain);
+        out.once('close', onClose);
+      });
+    },
+    async commit() {
+      out.off?.('error', onError);
+    },
+    async abort() {
+      out.off?.('error', onError);
+    },
+  };
+}

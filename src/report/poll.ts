@@ -1,0 +1,63 @@
+// Waiting for a report (SPEC section 4): fast at first, backing off with jitter, bounded by
+// --max-wait. `progress` keeps polling, `ready` ends it, any other status is a failure.
+
+import type { ReportingClient } from '../api/client.js';
+import type { StatusResponse } from '../api/schemas.js';
+import { formatDuration } from '../duration.js';
+import { ReportError } from '../errors.js';
+
+export const FIRST_POLL_MS = 1000;
+export const POLL_GROWTH = 1.5;
+/** the longest gap between polls: a report is noticed at most this long after it is ready */
+export const POLL_CAP_MS = 8000;
+
+export interface PollOptions {
+  /** a fixed interval instead of the backoff */
+  intervalMs?: number;
+  maxWaitMs: number;
+  signal: AbortSignal;
+  now(): number;
+  sleep(ms: number, signal: AbortSignal): Promise<void>;
+  random?: () => number;
+  /** called after every status answer */
+  onStatus?(status: StatusResponse, polls: number, elapsedMs: number): void;
+  /** the command to suggest for picking the report up later */
+  resumeHint?: (id: string) => string;
+}
+
+/** The wait before poll `n` (0-based): 1 s growing by half each time to 8 s, with ±10% jitter. */
+export function pollDelayMs(n: number, random: () => number = Math.random, intervalMs?: number): number {
+  if (intervalMs !== undefined) return intervalMs;
+  const base = Math.min(POLL_CAP_MS, FIRST_POLL_MS * POLL_GROWTH ** n);
+  return Math.round(base * (0.9 + random() * 0.2));
+}
+
+export const defaultResumeHint = (id: string) => `pick it up later with: reporting download ${id} --wait -o FILE`;
+
+export async function waitUntilReady(client: ReportingClient, id: string, options: PollOptions): Promise<StatusResponse> {
+  const started = options.now();
+  const hint = options.resumeHint ?? defaultResumeHint;
+  for (let polls = 1; ; polls++) {
+    const status = await client.status(id);
+    const elapsed = options.now() - started;
+    options.onStatus?.(status, polls, elapsed);
+    if (status.status === 'ready') return status;
+    if (status.status !== 'progress') {
+      const message = status.message && status.message !== status.status ? `: ${status.message}` : '';
+      throw new ReportError(`report ${id} ended in status "${status.status}"${message}`, id, hint(id));
+    }
+    const delay = pollDelayMs(polls - 1, options.random, options.intervalMs);
+    if (elapsed + delay > options.maxWaitMs) {
+      // one last look at the deadline rather than giving up early
+      const remaining = options.maxWaitMs - elapsed;
+      if (remaining > 0) {
+        await options.sleep(remaining, options.signal);
+        const last = await client.status(id);
+        options.onStatus?.(last, polls + 1, options.now() - started);
+        if (last.status === 'ready') return last;
+      }
+      throw new ReportError(`report ${id} was not ready within ${formatDuration(options.maxWaitMs)} (--max-wait)`, id, hint(id));
+    }
+    await options.sleep(delay, options.signal);
+  }
+}

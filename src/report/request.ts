@@ -1,0 +1,142 @@
+// What a report request is: the report options of `buyer`, `seller` and `run`, validated into the
+// parameters the API receives. A usage error here means no request is made at all.
+
+import { UsageError } from '../errors.js';
+import { didYouMean } from '../suggest.js';
+import {
+  DEFAULT_METRICS, SIDES, SIDE_DIMENSIONS, TIME_DIMENSIONS, dimensionsOf, filtersOf, isTimeDimension, metricsOf,
+  type Side,
+} from './catalog.js';
+import { parseTime } from './time.js';
+
+/** The report options as commander hands them over (camelCase of the kebab-case flags). */
+export interface ReportOptions {
+  since?: string;
+  until?: string;
+  metrics?: string[];
+  breakdowns?: string[];
+  param?: string[];
+  validate?: boolean;
+  [filter: string]: string[] | string | boolean | undefined;
+}
+
+export interface ReportRequest {
+  side: Side;
+  since: number;
+  until: number;
+  metrics: string[];
+  breakdowns: string[];
+  /** request parameter -> values */
+  filters: Record<string, string[]>;
+  /** --param NAME=VALUE, sent as given */
+  extra: Record<string, string | string[]>;
+}
+
+export type ParamValue = string | string[];
+
+const splitList = (values: readonly string[] | undefined): string[] =>
+  (values ?? []).flatMap((value) => value.split(',')).map((value) => value.trim()).filter(Boolean);
+
+export function camelCase(option: string): string {
+  return option.replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
+}
+
+export function parseSide(value: string): Side {
+  const side = value.toLowerCase();
+  if ((SIDES as readonly string[]).includes(side)) return side as Side;
+  throw new UsageError(`unknown side "${value}": choose buyer or seller${didYouMean(value, SIDES)}`);
+}
+
+export function resolveMetrics(side: Side, given: readonly string[] | undefined, validate = true): string[] {
+  const values = splitList(given);
+  if (values.length === 0) return [...DEFAULT_METRICS[side]];
+  if (!validate) return [...new Set(values)];
+  const accepted = metricsOf(side);
+  const resolved = values.map((value) => {
+    const match = accepted.find((metric) => metric.toLowerCase() === value.toLowerCase());
+    if (!match) {
+      throw new UsageError(
+        `unknown metric "${value}" for ${side} reports${didYouMean(value, accepted)}`,
+        `valid metrics: ${accepted.join(', ')}`,
+      );
+    }
+    return match;
+  });
+  return [...new Set(resolved)];
+}
+
+export function resolveBreakdowns(side: Side, given: readonly string[] | undefined, validate = true): string[] {
+  const values = splitList(given);
+  if (!validate) return [...new Set(values)];
+  const valid = dimensionsOf(side);
+  const other = side === 'buyer' ? 'seller' : 'buyer';
+  const resolved = [...new Set(values.map((value) => value.toUpperCase()))];
+  for (const value of resolved) {
+    if (SIDE_DIMENSIONS[other].includes(value)) {
+      throw new UsageError(`breakdown ${value} is only available for ${other} reports`, `${side} breakdowns: ${valid.join(', ')}`);
+    }
+    if (!valid.includes(value)) {
+      throw new UsageError(`unknown breakdown "${value}" for ${side} reports${didYouMean(value, valid)}`, `valid breakdowns: ${valid.join(', ')}`);
+    }
+  }
+  const times = resolved.filter(isTimeDimension);
+  if (times.length > 1) {
+    throw new UsageError(`breakdowns ${times.join(' and ')} cannot be combined`, `use at most one of ${TIME_DIMENSIONS.join(', ')}`);
+  }
+  return resolved;
+}
+
+function resolveExtra(params: readonly string[] | undefined): Record<string, string | string[]> {
+  const extra: Record<string, string | string[]> = {};
+  for (const param of params ?? []) {
+    const at = param.indexOf('=');
+    if (at <= 0) throw new UsageError(`--param wants NAME=VALUE, not "${param}"`, 'for example --param timezone=Europe/Paris');
+    const name = param.slice(0, at);
+    const value = param.slice(at + 1);
+    const existing = extra[name];
+    extra[name] = existing === undefined ? value : [...(Array.isArray(existing) ? existing : [existing]), value];
+  }
+  return extra;
+}
+
+export function buildReportRequest(side: Side, options: ReportOptions, nowMs: number): ReportRequest {
+  if (options.since === undefined) throw new UsageError('--since is required', 'for example --since yesterday --until yesterday');
+  if (options.until === undefined) throw new UsageError('--until is required', 'for example --until today (a date means its last second, 23:59:59)');
+  const since = parseTime(options.since, 'since', nowMs);
+  const until = parseTime(options.until, 'until', nowMs);
+  if (since > until) {
+    throw new UsageError(
+      `--since (${options.since}) is after --until (${options.until})`,
+      'a date as --until means its last second, so --since D --until D is the day D',
+    );
+  }
+  const validate = options.validate !== false;
+  const filters: Record<string, string[]> = {};
+  for (const filter of filtersOf(side)) {
+    const raw = options[camelCase(filter.option)];
+    if (!Array.isArray(raw) || raw.length === 0) continue;
+    const values = filter.text ? raw.map((value) => value.trim()).filter(Boolean) : splitList(raw);
+    if (values.length > 0) filters[filter.param] = values;
+  }
+  return {
+    side,
+    since,
+    until,
+    metrics: resolveMetrics(side, options.metrics, validate),
+    breakdowns: resolveBreakdowns(side, options.breakdowns, validate),
+    filters,
+    extra: resolveExtra(options.param),
+  };
+}
+
+/** The request's parameters, named as the API names them. `--param` wins over a modelled one. */
+export function requestParams(request: ReportRequest): Record<string, ParamValue> {
+  const params: Record<string, ParamValue> = {
+    since: String(request.since),
+    until: String(request.until),
+    metrics: request.metrics.join(','),
+  };
+  if (request.breakdowns.length > 0) params.breakdowns = request.breakdowns;
+  Object.assign(params, request.filters, request.extra);
+  return params;
+}

@@ -1,0 +1,74 @@
+// Time expressions, interpreted in Europe/Paris (SPEC section 2), to Unix seconds.
+
+import { DateTime } from 'luxon';
+import { UsageError } from '../errors.js';
+import { PARIS } from './catalog.js';
+
+export type Role = 'since' | 'until';
+
+const FORMS = 'Unix seconds, 2026-11-01, 2026-11-01T08:30[:00] (Paris time), an ISO time with Z or an offset, now, today, yesterday or -7d';
+
+function usage(option: string, text: string, why: string): UsageError {
+  return new UsageError(`--${option} ${JSON.stringify(text)}: ${why}`, `accepted: ${FORMS}`);
+}
+
+/** A Paris calendar day, as the role wants it: its first second, or its last (23:59:59). */
+function day(date: DateTime, role: Role): number {
+  const bound = role === 'since' ? date.startOf('day') : date.endOf('day');
+  return Math.floor(bound.toSeconds());
+}
+
+export function parseTime(input: string, role: Role, nowMs: number): number {
+  const text = input.trim();
+  const lower = text.toLowerCase();
+  const today = DateTime.fromMillis(nowMs, { zone: PARIS });
+
+  if (/^\d+$/.test(text)) {
+    if (text.length >= 13) {
+      throw usage(role, text, 'looks like a timestamp in milliseconds; give Unix seconds (10 digits)');
+    }
+    if (text.length === 8 && DateTime.fromFormat(text, 'yyyyMMdd').isValid) {
+      throw usage(role, text, `is ambiguous; write the date as ${text.slice(0, 4)}-${text.slice(4, 6)}-${text.slice(6)}, or give Unix seconds`);
+    }
+    return Number(text);
+  }
+  if (lower === 'now') return Math.floor(nowMs / 1000);
+  if (lower === 'today') return day(today, role);
+  if (lower === 'yesterday') return day(today.minus({ days: 1 }), role);
+  const ago = /^-(\d+)d$/.exec(lower);
+  if (ago) return day(today.minus({ days: Number(ago[1]) }), role);
+
+  if (/^\d{4}-\d{2}-\d{2}$/.test(text)) {
+    const date = DateTime.fromISO(text, { zone: PARIS });
+    if (!date.isValid) throw usage(role, text, 'is not a calendar date');
+    return day(date, role);
+  }
+
+  const wall = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?$/.exec(text);
+  if (wall) {
+    const [, date = '', hour = '', minute = '', second = '00'] = wall;
+    const local = DateTime.fromISO(`${date}T${hour}:${minute}:${second}`, { zone: PARIS });
+    if (!local.isValid) throw usage(role, text, 'is not a valid date and time');
+    // luxon moves a time that does not exist (the spring gap) forward: refuse it instead
+    if (local.toFormat('yyyy-MM-dd HH:mm:ss') !== `${date} ${hour}:${minute}:${second}`) {
+      throw usage(role, text, 'does not exist in Paris (the clocks skip that hour); give an offset, e.g. +01:00');
+    }
+    return Math.floor(local.toSeconds());
+  }
+
+  if (/^\d{4}-\d{2}-\d{2}T.+(Z|[+-]\d{2}(:?\d{2})?)$/i.test(text)) {
+    const instant = DateTime.fromISO(text, { setZone: true });
+    if (!instant.isValid) throw usage(role, text, 'is not a valid ISO 8601 date-time');
+    return Math.floor(instant.toSeconds());
+  }
+
+  throw usage(role, text, 'is not a time this tool understands');
+}
+
+export function parisDate(seconds: number): string {
+  return DateTime.fromSeconds(seconds, { zone: PARIS }).toFormat('yyyy-MM-dd');
+}
+
+export function parisIso(seconds: number): string {
+  return DateTime.fromSeconds(seconds, { zone: PARIS }).toISO({ suppressMilliseconds: true }) ?? String(seconds);
+}
