@@ -40,7 +40,7 @@ export function addReportOptions(command: Command, sides: readonly Side[]): Comm
 export function addWaitOptions(command: Command, what: string): Command {
   return command
     .optionsGroup('Waiting:')
-    .option('--poll-interval <duration>', 'poll at this fixed interval (default: from 1s, backing off to 8s)')
+    .option('--poll-interval <duration>', 'poll at this fixed interval (default: 1s, doubling to 7.5s)')
     .option('--max-wait <duration>', `give up waiting for ${what} after this long`, '30m');
 }
 

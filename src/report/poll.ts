@@ -6,10 +6,12 @@ import type { StatusResponse } from '../api/schemas.js';
 import { formatDuration } from '../duration.js';
 import { ReportError } from '../errors.js';
 
+// Doubling from 1 s to a 7.5 s cap, with ±5% jitter: a report is noticed at most 7.9 s after it
+// becomes ready, and a 60 s report takes at most 12 status requests (11 sleeps cover >= 63.6 s).
 export const FIRST_POLL_MS = 1000;
-export const POLL_GROWTH = 1.5;
-/** the longest gap between polls: a report is noticed at most this long after it is ready */
-export const POLL_CAP_MS = 8000;
+export const POLL_GROWTH = 2;
+export const POLL_CAP_MS = 7500;
+const JITTER = 0.05;
 
 export interface PollOptions {
   /** a fixed interval instead of the backoff */
@@ -25,11 +27,11 @@ export interface PollOptions {
   resumeHint?: (id: string) => string;
 }
 
-/** The wait before poll `n` (0-based): 1 s growing by half each time to 8 s, with ±10% jitter. */
+/** The wait after poll `n` (0-based): 1 s, 2 s, 4 s, then 7.5 s, each with ±5% jitter. */
 export function pollDelayMs(n: number, random: () => number = Math.random, intervalMs?: number): number {
   if (intervalMs !== undefined) return intervalMs;
   const base = Math.min(POLL_CAP_MS, FIRST_POLL_MS * POLL_GROWTH ** n);
-  return Math.round(base * (0.9 + random() * 0.2));
+  return Math.round(base * (1 - JITTER + random() * 2 * JITTER));
 }
 
 export const defaultResumeHint = (id: string) => `pick it up later with: reporting download ${id} --wait -o FILE`;

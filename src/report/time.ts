@@ -53,7 +53,10 @@ export function parseTime(input: string, role: Role, nowMs: number): number {
     if (local.toFormat('yyyy-MM-dd HH:mm:ss') !== `${date} ${hour}:${minute}:${second}`) {
       throw usage(role, text, 'does not exist in Paris (the clocks skip that hour); give an offset, e.g. +01:00');
     }
-    return Math.floor(local.toSeconds());
+    // the repeated hour of the autumn change: take its first occurrence (summer time)
+    const hourEarlier = DateTime.fromSeconds(local.toSeconds() - 3600, { zone: PARIS });
+    const wanted = local.toFormat('yyyy-MM-dd HH:mm:ss');
+    return Math.floor((hourEarlier.toFormat('yyyy-MM-dd HH:mm:ss') === wanted ? hourEarlier : local).toSeconds());
   }
 
   if (/^\d{4}-\d{2}-\d{2}T.+(Z|[+-]\d{2}(:?\d{2})?)$/i.test(text)) {

@@ -1,0 +1,120 @@
+// Commands run in-process through main(), with fake streams, environment and clock.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { argv, fakeContext } from '../helpers/ctx.js';
+import { tempDir } from '../helpers/tmp.js';
+
+let sandbox: Sandbox;
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0, readyDelayMs: 30 });
+});
+afterAll(() => sandbox.close());
+
+function envFor(extra: Record<string, string> = {}) {
+  return { REPORTING_CONFIG_DIR: tempDir(), REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: sandbox.token, ...extra };
+}
+
+describe('parsing, apart from behaviour', () => {
+  it('--version and --help print to stdout and exit 0', async () => {
+    const version = fakeContext();
+    expect(await main(argv('--version'), version.ctx)).toBe(0);
+    expect(version.stdout.text).toBe('0.0.0-test\n');
+    const help = fakeContext();
+    expect(await main(argv('--help'), help.ctx)).toBe(0);
+    expect(help.stdout.text).toMatch(/Usage: reporting/);
+    for (const name of ['login', 'logout', 'whoami', 'buyer', 'seller', 'status', 'campaigns', 'sandbox']) {
+      expect(help.stdout.text).toContain(`  ${name}`);
+    }
+    expect(help.stderr.text).toBe('');
+  });
+
+  it('no command prints the help on stderr and exits 2', async () => {
+    const { ctx, stderr, stdout } = fakeContext();
+    expect(await main(argv(), ctx)).toBe(2);
+    expect(stderr.text).toMatch(/Usage: reporting/);
+    expect(stdout.text).toBe('');
+  });
+
+  it('an unknown command or option is a one-line usage error with a suggestion', async () => {
+    const command = fakeContext();
+    expect(await main(argv('campains'), command.ctx)).toBe(2);
+    expect(command.stderr.text).toMatch(/^error: unknown command 'campains'/);
+    expect(command.stderr.text).toMatch(/Did you mean campaigns\?/);
+    const option = fakeContext();
+    expect(await main(argv('buyer', '--sinse', 'today'), option.ctx)).toBe(2);
+    expect(option.stderr.text).toMatch(/unknown option '--sinse'/);
+    expect(option.stderr.text).toMatch(/Did you mean --since\?/);
+    expect(option.stderr.text.trim().split('\n')).toHaveLength(2);
+  });
+
+  it('repeatable, comma-separated options accumulate; a usage error makes no request', async () => {
+    const before = sandbox.requests.length;
+    const { ctx, stderr } = fakeContext({ env: envFor() });
+    const code = await main(argv('buyer', '--since', 'today', '--until', 'today', '--metrics', 'displays', '--metrics', 'clicks,nope'), ctx);
+    expect(code).toBe(2);
+    expect(stderr.text).toMatch(/unknown metric "nope"/);
+    expect(sandbox.requests.length).toBe(before);
+  });
+});
+
+describe('buyer and seller', () => {
+  it('print the report ID, or {side, reportId, status} with --json', async () => {
+    const plain = fakeContext({ env: envFor() });
+    expect(await main(argv('buyer', '--since', 'yesterday', '--until', 'yesterday', '--breakdowns', 'daily,country'), plain.ctx)).toBe(0);
+    expect(plain.stdout.text).toMatch(/^[0-9a-f]{24}\n$/);
+    const json = fakeContext({ env: envFor() });
+    expect(await main(argv('seller', '--since', '-7d', '--until', 'today', '--json', '--app-id', '9001'), json.ctx)).toBe(0);
+    const parsed = JSON.parse(json.stdout.text);
+    expect(parsed).toEqual({ side: 'seller', reportId: expect.stringMatching(/^[0-9a-f]{24}$/), status: 'progress' });
+  });
+
+  it('sends the same report as JSON with --body json', async () => {
+    const { ctx, stdout } = fakeContext({ env: envFor() });
+    expect(await main(argv('buyer', '--since', 'yesterday', '--until', 'yesterday', '--body', 'json', '--breakdowns', 'HOURLY'), ctx)).toBe(0);
+    expect(stdout.text).toMatch(/^[0-9a-f]{24}\n$/);
+  });
+});
+
+describe('status', () => {
+  it('prints progress, then ready with --wait, and --json gives {reportId, status, message}', async () => {
+    const submit = fakeContext({ env: envFor() });
+    await main(argv('buyer', '--since', 'yesterday', '--until', 'yesterday'), submit.ctx);
+    const id = submit.stdout.text.trim();
+    const now = fakeContext({ env: envFor() });
+    expect(await main(argv('status', id), now.ctx)).toBe(0);
+    expect(now.stdout.text).toBe('progress\n');
+    const waited = fakeContext({ env: envFor() });
+    expect(await main(argv('status', id, '--wait', '--json', '--poll-interval', '20ms'), waited.ctx)).toBe(0);
+    expect(JSON.parse(waited.stdout.text)).toEqual({ reportId: id, status: 'ready', message: 'ready' });
+  });
+});
+
+describe('campaigns', () => {
+  it('prints a table with campaign, advertiser, dates and ad unit count', async () => {
+    const { ctx, stdout } = fakeContext({ env: envFor() });
+    expect(await main(argv('campaigns'), ctx)).toBe(0);
+    const [header, first] = stdout.text.split('\n');
+    expect(header).toMatch(/^CAMPAIGN\s+NAME\s+ADVERTISER\s+START\s+END\s+AD UNITS$/);
+    expect(first).toMatch(/^202401\s+Always-on "Marque", FR 2024\s+\S.*\s+2024-01-01\s+2024-12-31\s+\d$/);
+  });
+
+  it('--json prints the array as the API gave it', async () => {
+    const { ctx, stdout } = fakeContext({ env: envFor() });
+    expect(await main(argv('campaigns', '--json'), ctx)).toBe(0);
+    const campaigns = JSON.parse(stdout.text);
+    expect(campaigns.length).toBe(40);
+    expect(campaigns[0].adunits[0]).toEqual({ adunitName: expect.any(String), adunitId: '20240101' });
+  });
+});
+
+describe('whoami', () => {
+  it('tells the profile, base URL and where the token comes from, never the token', async () => {
+    const { ctx, stdout } = fakeContext({ env: envFor() });
+    expect(await main(argv('whoami', '--json'), ctx)).toBe(0);
+    const info = JSON.parse(stdout.text);
+    expect(info).toMatchObject({ profile: 'default', baseUrl: sandbox.baseUrl, baseUrlFrom: 'REPORTING_BASE_URL', token: 'from REPORTING_TOKEN' });
+    expect(stdout.text).not.toContain(sandbox.token);
+  });
+});

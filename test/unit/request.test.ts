@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { buildReportRequest, requestParams, resolveBreakdowns, resolveMetrics } from '../../src/report/request.js';
+import { formEncode } from '../../src/api/encode.js';
+import { closest } from '../../src/suggest.js';
+import { UsageError } from '../../src/errors.js';
+
+const NOW = Date.parse('2026-11-21T11:00:00Z');
+
+function usageMessage(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(UsageError);
+    return `${(error as UsageError).message} | ${(error as UsageError).hint ?? ''}`;
+  }
+  throw new Error('expected a usage error');
+}
+
+describe('metrics', () => {
+  it('are matched case-insensitively and sent in the contract spelling, duplicates once', () => {
+    expect(resolveMetrics('buyer', ['Displays,CLICKS', 'revenuedollar', 'clicks'])).toEqual(['displays', 'clicks', 'revenueDollar']);
+  });
+  it('default to every metric of the side; the seller also accepts eyesTrackings', () => {
+    expect(resolveMetrics('buyer', undefined)).toContain('eyesTrackings');
+    expect(resolveMetrics('seller', undefined)).not.toContain('eyesTrackings');
+    expect(resolveMetrics('seller', ['eyestrackings'])).toEqual(['eyesTrackings']);
+  });
+  it('refuses an unknown metric with the valid list and a suggestion', () => {
+    const message = usageMessage(() => resolveMetrics('buyer', ['displays,clikcs']));
+    expect(message).toMatch(/unknown metric "clikcs" for buyer reports; did you mean clicks\?/);
+    expect(message).toMatch(/valid metrics: requests, displays, clicks/);
+  });
+  it('--no-validate sends values as given', () => {
+    expect(resolveMetrics('buyer', ['Impressions,clicks'], false)).toEqual(['Impressions', 'clicks']);
+  });
+});
+
+describe('breakdowns', () => {
+  it('are upper-cased, split on commas, repeatable', () => {
+    expect(resolveBreakdowns('buyer', ['daily,country', 'Campaign'])).toEqual(['DAILY', 'COUNTRY', 'CAMPAIGN']);
+  });
+  it('allow at most one time dimension', () => {
+    expect(usageMessage(() => resolveBreakdowns('buyer', ['DAILY,hourly']))).toMatch(/DAILY and HOURLY cannot be combined \| use at most one of DAILY, HOURLY, MONTHLY, RANGE/);
+  });
+  it('refuse a dimension of the other side', () => {
+    expect(usageMessage(() => resolveBreakdowns('buyer', ['app']))).toMatch(/APP is only available for seller reports/);
+    expect(usageMessage(() => resolveBreakdowns('seller', ['ADUNIT']))).toMatch(/ADUNIT is only available for buyer reports/);
+  });
+  it('suggest the closest valid value', () => {
+    expect(usageMessage(() => resolveBreakdowns('seller', ['contry']))).toMatch(/did you mean COUNTRY\?/);
+    expect(usageMessage(() => resolveBreakdowns('buyer', ['devicemodle']))).toMatch(/did you mean DEVICEMODEL\?/);
+  });
+  it('accept the seller sample\'s APPCOUNTRY', () => {
+    expect(resolveBreakdowns('seller', ['appcountry'])).toEqual(['APPCOUNTRY']);
+  });
+  it('--no-validate keeps the values as given', () => {
+    expect(resolveBreakdowns('buyer', ['daily,Nope'], false)).toEqual(['daily', 'Nope']);
+  });
+});
+
+describe('a whole report request', () => {
+  it('becomes the API parameters, filters by their contract names, text filters never split', () => {
+    const request = buildReportRequest('seller', {
+      since: '2026-11-01', until: '2026-11-01', metrics: ['displays'], breakdowns: ['daily'],
+      placementId: ['p1,p2'], carrier: ['AT&T, Inc.'], deviceModel: ['Galaxy S24, 5G'], appId: ['9001', '9002'],
+      param: ['timezone=Europe/Paris', 'x=1', 'x=2'],
+    }, NOW);
+    const params = requestParams(request);
+    expect(params).toEqual({
+      since: '1793487600', until: '1793573999', metrics: 'displays', breakdowns: ['DAILY'],
+      s: ['p1', 'p2'], carrier: ['AT&T, Inc.'], deviceModel: ['Galaxy S24, 5G'], appId: ['9001', '9002'],
+      timezone: 'Europe/Paris', x: ['1', '2'],
+    });
+    expect(formEncode(params)).toBe(
+      'since=1793487600&until=1793573999&metrics=displays&breakdowns[0]=DAILY&appId[0]=9001&appId[1]=9002' +
+      '&s[0]=p1&s[1]=p2&carrier[0]=AT%26T%2C%20Inc.&deviceModel[0]=Galaxy%20S24%2C%205G' +
+      '&timezone=Europe%2FParis&x[0]=1&x[1]=2',
+    );
+  });
+  it('needs --since and --until, in order', () => {
+    expect(usageMessage(() => buildReportRequest('buyer', { until: 'today' }, NOW))).toMatch(/--since is required/);
+    expect(usageMessage(() => buildReportRequest('buyer', { since: 'today' }, NOW))).toMatch(/--until is required/);
+    expect(usageMessage(() => buildReportRequest('buyer', { since: 'today', until: 'yesterday' }, NOW))).toMatch(/--since \(today\) is after --until \(yesterday\)/);
+  });
+  it('refuses a malformed --param', () => {
+    expect(usageMessage(() => buildReportRequest('buyer', { since: 'today', until: 'today', param: ['novalue'] }, NOW))).toMatch(/--param wants NAME=VALUE/);
+  });
+});
+
+describe('suggestions', () => {
+  it('offer the closest candidate only when it is close', () => {
+    expect(closest('revenu', ['revenueEuro', 'revenueDollar'])).toBe('revenueEuro');
+    expect(closest('xyzzy', ['DAILY', 'COUNTRY'])).toBeUndefined();
+  });
+});
