@@ -116,10 +116,12 @@ export function runCli(argv: string[]): void {
     return;
   }
   const controller = new AbortController();
-  let interrupts = 0;
+  let firstSignalAt = 0;
   const onSignal = (signal: NodeJS.Signals) => {
-    interrupts += 1;
-    if (interrupts > 1) process.exit(signal === 'SIGTERM' ? 143 : EXIT.interrupted);
+    // conf's atomic writer (through when-exit) re-raises the signals it intercepts: a repeat within
+    // a second is that echo, not the user insisting. A later one forces the exit.
+    if (firstSignalAt && Date.now() - firstSignalAt > 1000) process.exit(signal === 'SIGTERM' ? 143 : EXIT.interrupted);
+    if (!firstSignalAt) firstSignalAt = Date.now();
     controller.abort(signal);
   };
   process.on('SIGINT', onSignal);

@@ -64,7 +64,7 @@ export class ReportError extends CliError {
 }
 
 export class InterruptedError extends CliError {
-  constructor(signal: string) {
-    super(`interrupted (${signal})`, signal === 'SIGTERM' ? 143 : EXIT.interrupted);
+  constructor(readonly signal: string, hint?: string) {
+    super(`interrupted (${signal})`, signal === 'SIGTERM' ? 143 : EXIT.interrupted, hint);
   }
 }

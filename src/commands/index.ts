@@ -4,9 +4,11 @@
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { campaignsCommand } from './campaigns.js';
+import { downloadCommand } from './download.js';
 import { loginCommand } from './login.js';
 import { logoutCommand } from './logout.js';
 import { buyerCommand, sellerCommand } from './report.js';
+import { runCommand } from './run.js';
 import { sandboxCommand } from './sandbox.js';
 import { statusCommand } from './status.js';
 import { whoamiCommand } from './whoami.js';
@@ -24,6 +26,8 @@ export const COMMANDS: CommandSpec[] = [
   buyerCommand,
   sellerCommand,
   statusCommand,
+  downloadCommand,
+  runCommand,
   campaignsCommand,
   sandboxCommand,
 ];

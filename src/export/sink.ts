@@ -3,7 +3,7 @@
 // leaves the previous file untouched and no temporary file behind.
 
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, unlinkSync, type WriteStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, mkdirSync, readdirSync, unlinkSync, type WriteStream } from 'node:fs';
 import { open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Output } from '../context.js';
@@ -18,6 +18,8 @@ export interface Sink {
   abort(): Promise<void>;
   /** the file written, or undefined for stdout */
   readonly path?: string;
+  /** files only: replace what was written by a transformation of it */
+  rewrite?(transform: (input: AsyncIterable<Buffer>) => AsyncIterable<string>): Promise<void>;
 }
 
 /** The reader went away (`reporting ... | head`): not an error, stop writing quietly. */
@@ -85,6 +87,7 @@ export function cleanStaleTemps(target: string): string[] {
 }
 
 function fileError(error: unknown, path: string): CliError {
+  if (error instanceof CliError) return error;
   const code = (error as NodeJS.ErrnoException).code;
   const why = code === 'ENOSPC' ? 'the disk is full'
     : code === 'EACCES' || code === 'EPERM' ? 'permission denied'
@@ -111,6 +114,83 @@ function writeTo(stream: WriteStream, chunk: string | Buffer): Promise<void> {
   });
 }
 
+/** A file written through a temporary file beside it, renamed into place by commit(). */
+class FileSink implements Sink {
+  private temp = '';
+  private stream?: WriteStream;
+  private failed?: Error;
+
+  constructor(readonly path: string) {}
+
+  async open(): Promise<void> {
+    this.temp = tempPathFor(this.path);
+    const handle = await open(this.temp, 'wx', 0o644).catch((error: unknown) => { throw fileError(error, this.path); });
+    openTemps.add(this.temp);
+    this.failed = undefined;
+    // the stream owns the handle: it flushes (fsync) and closes it when it ends
+    this.stream = createWriteStream('', { fd: handle, highWaterMark: 1 << 20, flush: true });
+    this.stream.on('error', (error) => { this.failed = error; });
+  }
+
+  async write(chunk: string | Buffer): Promise<void> {
+    if (this.failed || !this.stream) throw fileError(this.failed, this.path);
+    try {
+      await writeTo(this.stream, chunk);
+    } catch (error) {
+      throw fileError(error, this.path);
+    }
+  }
+
+  /** Closes the stream, flushing it to the disk. */
+  private async close(): Promise<void> {
+    const stream = this.stream;
+    this.stream = undefined;
+    if (!stream || stream.closed) return;
+    await new Promise<void>((res, rej) => {
+      stream.once('error', rej);
+      stream.end(() => res());
+    });
+    if (!stream.closed) await new Promise<void>((res) => stream.once('close', () => res()));
+    if (this.failed) throw this.failed;
+  }
+
+  /** Replaces what was written by a transformation of it (through a second temporary file). */
+  async rewrite(transform: (input: AsyncIterable<Buffer>) => AsyncIterable<string>): Promise<void> {
+    try {
+      await this.close();
+    } catch (error) {
+      throw fileError(error, this.path);
+    }
+    const previous = this.temp;
+    await this.open();
+    for await (const text of transform(createReadStream(previous) as AsyncIterable<Buffer>)) await this.write(text);
+    await unlink(previous).catch(() => undefined);
+    openTemps.delete(previous);
+  }
+
+  async commit(): Promise<void> {
+    try {
+      await this.close();
+      await rename(this.temp, this.path);
+      openTemps.delete(this.temp);
+    } catch (error) {
+      await this.abort();
+      throw fileError(error, this.path);
+    }
+  }
+
+  async abort(): Promise<void> {
+    const stream = this.stream;
+    this.stream = undefined;
+    if (stream && !stream.closed) {
+      stream.destroy();
+      await new Promise<void>((res) => stream.once('close', () => res()));
+    }
+    await unlink(this.temp).catch(() => undefined);
+    openTemps.delete(this.temp);
+  }
+}
+
 export async function openFileSink(target: string): Promise<Sink> {
   const path = resolve(target);
   try {
@@ -120,61 +200,9 @@ export async function openFileSink(target: string): Promise<Sink> {
   }
   cleanStaleTemps(path);
   installExitHook();
-  const temp = tempPathFor(path);
-  let stream: WriteStream;
-  try {
-    const handle = await open(temp, 'wx', 0o644);
-    openTemps.add(temp);
-    stream = createWriteStream('', { fd: handle.fd, autoClose: false, highWaterMark: 1 << 20 });
-    let failed: Error | undefined;
-    stream.on('error', (error) => { failed = error; });
-    let done = false;
-    const close = async () => {
-      if (done) return;
-      done = true;
-      await new Promise<void>((res) => stream.end(res)).catch(() => undefined);
-      await handle.close().catch(() => undefined);
-    };
-    return {
-      path,
-      async write(chunk) {
-        if (failed) throw fileError(failed, path);
-        try {
-          await writeTo(stream, chunk);
-        } catch (error) {
-          throw fileError(error, path);
-        }
-      },
-      async commit() {
-        try {
-          await new Promise<void>((res, rej) => {
-            stream.once('error', rej);
-            stream.end(() => res());
-          });
-          if (failed) throw failed;
-          await handle.sync();
-          await handle.close();
-          done = true;
-          await rename(temp, path);
-          openTemps.delete(temp);
-        } catch (error) {
-          await close();
-          await unlink(temp).catch(() => undefined);
-          openTemps.delete(temp);
-          throw fileError(error, path);
-        }
-      },
-      async abort() {
-        await close();
-        await unlink(temp).catch(() => undefined);
-        openTemps.delete(temp);
-      },
-    };
-  } catch (error) {
-    openTemps.delete(temp);
-    if (error instanceof CliError) throw error;
-    throw fileError(error, path);
-  }
+  const sink = new FileSink(path);
+  await sink.open();
+  return sink;
 }
 
 export function stdoutSink(out: Output): Sink {

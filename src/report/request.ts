@@ -4,7 +4,7 @@
 import { UsageError } from '../errors.js';
 import { didYouMean } from '../suggest.js';
 import {
-  DEFAULT_METRICS, SIDES, SIDE_DIMENSIONS, TIME_DIMENSIONS, dimensionsOf, filtersOf, isTimeDimension, metricsOf,
+  DEFAULT_METRICS, FILTERS, SIDES, SIDE_DIMENSIONS, TIME_DIMENSIONS, dimensionsOf, filtersOf, isTimeDimension, metricsOf,
   type Side,
 } from './catalog.js';
 import { parseTime } from './time.js';
@@ -111,6 +111,12 @@ export function buildReportRequest(side: Side, options: ReportOptions, nowMs: nu
     );
   }
   const validate = options.validate !== false;
+  for (const filter of FILTERS) {
+    const given = options[camelCase(filter.option)];
+    if (!filter.sides.includes(side) && Array.isArray(given) && given.length > 0) {
+      throw new UsageError(`--${filter.option} is a ${filter.sides.join('/')} filter, not for ${side} reports`);
+    }
+  }
   const filters: Record<string, string[]> = {};
   for (const filter of filtersOf(side)) {
     const raw = options[camelCase(filter.option)];

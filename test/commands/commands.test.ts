@@ -79,15 +79,21 @@ describe('buyer and seller', () => {
 
 describe('status', () => {
   it('prints progress, then ready with --wait, and --json gives {reportId, status, message}', async () => {
-    const submit = fakeContext({ env: envFor() });
-    await main(argv('buyer', '--since', 'yesterday', '--until', 'yesterday'), submit.ctx);
-    const id = submit.stdout.text.trim();
-    const now = fakeContext({ env: envFor() });
-    expect(await main(argv('status', id), now.ctx)).toBe(0);
-    expect(now.stdout.text).toBe('progress\n');
-    const waited = fakeContext({ env: envFor() });
-    expect(await main(argv('status', id, '--wait', '--json', '--poll-interval', '20ms'), waited.ctx)).toBe(0);
-    expect(JSON.parse(waited.stdout.text)).toEqual({ reportId: id, status: 'ready', message: 'ready' });
+    const slow = await startSandbox({ port: 0, readyDelayMs: 800 });
+    try {
+      const env = { ...envFor(), REPORTING_BASE_URL: slow.baseUrl, REPORTING_TOKEN: slow.token };
+      const submit = fakeContext({ env });
+      await main(argv('buyer', '--since', 'yesterday', '--until', 'yesterday'), submit.ctx);
+      const id = submit.stdout.text.trim();
+      const now = fakeContext({ env });
+      expect(await main(argv('status', id), now.ctx)).toBe(0);
+      expect(now.stdout.text).toBe('progress\n');
+      const waited = fakeContext({ env });
+      expect(await main(argv('status', id, '--wait', '--json', '--poll-interval', '50ms'), waited.ctx)).toBe(0);
+      expect(JSON.parse(waited.stdout.text)).toEqual({ reportId: id, status: 'ready', message: 'ready' });
+    } finally {
+      await slow.close();
+    }
   });
 });
 

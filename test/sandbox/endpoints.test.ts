@@ -7,7 +7,7 @@ const NOV_1_END = 1793573999; // 2026-11-01T23:59:59+01:00
 
 let sandbox: Sandbox;
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0, readyDelayMs: 150 });
+  sandbox = await startSandbox({ port: 0, readyDelayMs: 600 });
 });
 afterAll(() => sandbox.close());
 
@@ -64,7 +64,7 @@ describe('the report cycle', () => {
     expect(tooSoon.status).toBe(400);
     expect(errorOf(tooSoon).error_id).toBe('NOT_READY');
 
-    await sleep(200);
+    await sleep(650);
     const ready = await call(sandbox, '/status-reporting', { form: { id } });
     expect(ready.json.response).toEqual({ status: 'ready', message: 'ready', report_id: id });
     const downloaded = await call(sandbox, '/download-reporting', { form: { id } });

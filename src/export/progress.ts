@@ -1,0 +1,95 @@
+// Progress on stderr. On a terminal, a cli-progress line: elapsed time, status and polls while
+// waiting; rows and bytes while downloading. Elsewhere, one plain line per change of state (no
+// carriage returns, no colour). -q: nothing.
+
+import type { Context } from '../context.js';
+import { formatDuration } from '../duration.js';
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1000) return `${bytes} B`;
+  const units = ['kB', 'MB', 'GB', 'TB'];
+  let value = bytes / 1000;
+  let unit = 0;
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit++;
+  }
+  return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
+}
+
+export interface Reporter {
+  /** a change of state: "submitted", "ready", … */
+  state(line: string): void;
+  waiting(status: string, polls: number, elapsedMs: number): void;
+  downloading(rows: number, bytes: number): void;
+  /** stop any live display (before a final message) */
+  stop(): void;
+  /** a message that always shows (unless -q) */
+  note(line: string): void;
+}
+
+interface Bar {
+  start(total: number, value: number, payload: Record<string, string>): void;
+  update(value: number, payload: Record<string, string>): void;
+  stop(): void;
+}
+
+export async function createReporter(ctx: Context, quiet: boolean): Promise<Reporter> {
+  const write = (line: string) => { ctx.stderr.write(`${line}\n`); };
+  if (quiet) return { state() {}, waiting() {}, downloading() {}, stop() {}, note() {} };
+  if (!ctx.stderr.isTTY) {
+    let lastStatus = '';
+    return {
+      state: write,
+      waiting(status, polls, elapsedMs) {
+        if (status !== lastStatus) write(`status ${status} (poll ${polls}, ${formatDuration(elapsedMs)})`);
+        lastStatus = status;
+      },
+      downloading() {},
+      stop() {},
+      note: write,
+    };
+  }
+  const { SingleBar } = (await import('cli-progress')).default;
+  let bar: Bar | undefined;
+  let mode: 'wait' | 'download' | undefined;
+  const started = ctx.now();
+  const begin = (next: 'wait' | 'download', format: string) => {
+    if (mode === next) return;
+    bar?.stop();
+    const created = new SingleBar({
+      format,
+      stream: ctx.stderr as unknown as NodeJS.WritableStream,
+      hideCursor: true,
+      clearOnComplete: true,
+      barsize: 0,
+      fps: 8,
+      etaBuffer: 1,
+    });
+    created.start(0, 0, {});
+    bar = created;
+    mode = next;
+  };
+  return {
+    state(line) {
+      bar?.stop();
+      bar = undefined;
+      mode = undefined;
+      write(line);
+    },
+    waiting(status, polls, elapsedMs) {
+      begin('wait', 'waiting {elapsed}  status {status}  polls {polls}');
+      bar?.update(0, { elapsed: formatDuration(elapsedMs), status, polls: String(polls) });
+    },
+    downloading(rows, bytes) {
+      begin('download', 'downloading  {rows} rows  {bytes}  {elapsed}');
+      bar?.update(0, { rows: rows.toLocaleString('en-US'), bytes: formatBytes(bytes), elapsed: formatDuration(ctx.now() - started) });
+    },
+    stop() {
+      bar?.stop();
+      bar = undefined;
+      mode = undefined;
+    },
+    note: write,
+  };
+}

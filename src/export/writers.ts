@@ -1,0 +1,198 @@
+// Row writers: CSV (RFC 4180, through csv-stringify, in batches) and NDJSON. Each buffers at most
+// one batch; the caller drains it to the sink after every chunk of the download, so memory stays
+// flat whatever the size of the report.
+
+import { stringify } from 'csv-stringify/sync';
+import { Kind, type RowHandler } from './scanner.js';
+
+export interface CsvOptions {
+  delimiter: string;
+  bom: boolean;
+  /** BOM, `;`, CRLF, decimal comma, formulas made inert */
+  excel: boolean;
+  /** select and order columns; other fields are left out on purpose */
+  columns?: string[];
+}
+
+export interface RowWriter extends RowHandler {
+  /** text ready to be written; empties the buffer */
+  take(): string;
+  /** text to end the output with */
+  finish(): string;
+}
+
+/** Raised when a later row brings a field the header does not have and the output cannot be
+ * rewritten (stdout): the CLI never drops a field silently. */
+export class NewFieldError extends Error {
+  constructor(readonly field: string, readonly row: number) {
+    super(`row ${row + 1} has a field "${field}" that earlier rows did not have, and the CSV header was already written`);
+  }
+}
+
+/** What the header became when later rows brought fields that earlier rows did not have. */
+export interface HeaderGrowth {
+  /** the final header */
+  header: string[];
+  /** for each stretch of rows written with fewer columns: its last row (exclusive) and column count */
+  epochs: { untilRow: number; columns: number }[];
+}
+
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+export class CsvWriter implements RowWriter {
+  private header?: string[];
+  private readonly index = new Map<string, number>();
+  /** keys of the previous row, and where each lands in the header */
+  private layoutKeys: string[] = [];
+  private layoutSlots: number[] = [];
+  private batch: string[][] = [];
+  private pending = '';
+  private rowCount = 0;
+  private readonly epochs: HeaderGrowth['epochs'] = [];
+  private readonly stringifyOptions: Parameters<typeof stringify>[1];
+
+  constructor(private readonly options: CsvOptions, private readonly canGrow: boolean) {
+    this.stringifyOptions = {
+      delimiter: options.excel && options.delimiter === ',' ? ';' : options.delimiter,
+      record_delimiter: options.excel ? 'windows' : 'unix',
+    };
+    if (options.bom || options.excel) this.pending = '\uFEFF';
+    if (options.columns) this.setHeader(options.columns);
+  }
+
+  get rows(): number {
+    return this.rowCount;
+  }
+
+  private setHeader(header: string[]): void {
+    this.header = header;
+    header.forEach((name, i) => this.index.set(name, i));
+    this.batch.push([...header]);
+  }
+
+  private slotsFor(keys: string[]): number[] {
+    const header = this.header as string[];
+    const slots = new Array<number>(keys.length);
+    for (let k = 0; k < keys.length; k++) {
+      const key = keys[k] as string;
+      let slot = this.index.get(key);
+      if (slot === undefined) {
+        if (this.options.columns) slot = -1; // not selected
+        else if (!this.canGrow) throw new NewFieldError(key, this.rowCount);
+        else {
+          // rows before this one keep the width they were written with; several new fields in
+          // one row make one stretch
+          if (this.epochs[this.epochs.length - 1]?.untilRow !== this.rowCount) {
+            this.epochs.push({ untilRow: this.rowCount, columns: header.length });
+          }
+          slot = header.length;
+          header.push(key);
+          this.index.set(key, slot);
+        }
+      }
+      slots[k] = slot;
+    }
+    return slots;
+  }
+
+  row(keys: string[], values: string[], kinds: Kind[]): void {
+    if (!this.header) this.setHeader([...keys]);
+    if (!sameKeys(keys, this.layoutKeys)) {
+      this.layoutSlots = this.slotsFor(keys);
+      this.layoutKeys = [...keys];
+    }
+    const header = this.header as string[];
+    const excel = this.options.excel;
+    let cells: string[];
+    if (!excel && isIdentity(this.layoutSlots, header.length)) cells = values;
+    else {
+      cells = new Array<string>(header.length).fill('');
+      for (let k = 0; k < values.length; k++) {
+        const slot = this.layoutSlots[k] as number;
+        if (slot < 0) continue;
+        let value = values[k] as string;
+        if (excel) {
+          if (kinds[k] === Kind.Number) value = value.replace('.', ',');
+          else if (kinds[k] === Kind.String && FORMULA_START.test(value)) value = `'${value}`;
+        }
+        cells[slot] = value;
+      }
+    }
+    this.batch.push(cells);
+    this.rowCount++;
+  }
+
+  take(): string {
+    if (this.batch.length === 0) {
+      const text = this.pending;
+      this.pending = '';
+      return text;
+    }
+    const text = this.pending + stringify(this.batch, this.stringifyOptions);
+    this.pending = '';
+    this.batch = [];
+    return text;
+  }
+
+  finish(): string {
+    return this.take();
+  }
+
+  /** How the header grew, if it did after rows were written. */
+  growth(): HeaderGrowth | undefined {
+    if (this.epochs.length === 0 || !this.header) return undefined;
+    return { header: this.header, epochs: this.epochs };
+  }
+
+  /** The header line, as written. */
+  headerLine(header: string[]): string {
+    return stringify([header], this.stringifyOptions);
+  }
+}
+
+function sameKeys(a: string[], b: string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function isIdentity(slots: number[], width: number): boolean {
+  if (slots.length !== width) return false;
+  for (let i = 0; i < slots.length; i++) if (slots[i] !== i) return false;
+  return true;
+}
+
+export class NdjsonWriter implements RowWriter {
+  private pending: string[] = [];
+  rows = 0;
+
+  row(_keys: string[], _values: string[], _kinds: Kind[], raw: string): void {
+    this.pending.push(raw);
+    this.rows++;
+  }
+
+  take(): string {
+    if (this.pending.length === 0) return '';
+    const text = `${this.pending.join('\n')}\n`;
+    this.pending = [];
+    return text;
+  }
+
+  finish(): string {
+    return this.take();
+  }
+}
+
+/** For JSON output the body is copied as received: this only counts rows while the scanner checks it. */
+export class CountingWriter implements RowWriter {
+  rows = 0;
+  row(): void {
+    this.rows++;
+  }
+  take(): string {
+    return '';
+  }
+  finish(): string {
+    return '';
+  }
+}

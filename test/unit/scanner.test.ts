@@ -1,0 +1,147 @@
+import { parse } from 'csv-parse/sync';
+import { describe, expect, it } from 'vitest';
+import { Kind, ReportFormatError, ReportScanner, compactJson } from '../../src/export/scanner.js';
+import { CsvWriter, NdjsonWriter, NewFieldError, type CsvOptions } from '../../src/export/writers.js';
+import { padRecords } from '../../src/export/grow.js';
+
+interface Collected {
+  keys: string[];
+  values: string[];
+  kinds: Kind[];
+  raw: string;
+}
+
+function scan(chunks: (string | Buffer)[]) {
+  const rows: Collected[] = [];
+  const scanner = new ReportScanner({
+    row: (keys, values, kinds, raw) => rows.push({ keys: [...keys], values, kinds: [...kinds], raw }),
+  });
+  for (const chunk of chunks) scanner.push(chunk);
+  scanner.end();
+  return { rows, members: scanner.members };
+}
+
+/** Every way of cutting the body in two, at every byte (so inside every UTF-8 sequence too). */
+function everySplit(body: string): Buffer[][] {
+  const bytes = Buffer.from(body);
+  const splits: Buffer[][] = [];
+  for (let i = 0; i <= bytes.length; i++) splits.push([bytes.subarray(0, i), bytes.subarray(i)]);
+  return splits;
+}
+
+const HOSTILE = `{"data":[{"name":"a \\"quoted\\" {brace} [bracket] \\\\ back","emoji":"Météo ☀️ 😀","line":"one\\ntwo","n":-0.5e-7,"big":12345678901234567890,"keep":1.10,"t":true,"f":false,"z":null,"nested":{"a":[1,{"b":"}"}]},"esc":"\\u00e9\\ud83d\\ude00"}],"summary":{"since":"2026-11-01T00:00:00+01:00","until":"2026-11-01T23:59:59+01:00","breakdowns":["DAILY"],"timezone":"europe/paris"}}`;
+
+describe('the report scanner', () => {
+  it('reads hostile strings, every number as sent, literals, nested values, at every possible chunk boundary', () => {
+    const whole = scan([HOSTILE]);
+    expect(whole.rows).toHaveLength(1);
+    const row = whole.rows[0]!;
+    const byKey = Object.fromEntries(row.keys.map((key, i) => [key, row.values[i]]));
+    expect(byKey).toEqual({
+      name: 'a "quoted" {brace} [bracket] \\ back',
+      emoji: 'Météo ☀️ 😀',
+      line: 'one\ntwo',
+      n: '-0.5e-7',
+      big: '12345678901234567890',
+      keep: '1.10',
+      t: 'true',
+      f: 'false',
+      z: '',
+      nested: '{"a":[1,{"b":"}"}]}',
+      esc: 'é😀',
+    });
+    expect(row.kinds).toEqual([Kind.String, Kind.String, Kind.String, Kind.Number, Kind.Number, Kind.Number, Kind.Boolean, Kind.Boolean, Kind.Null, Kind.Json, Kind.String]);
+    expect(JSON.parse(row.raw)).toEqual(JSON.parse(HOSTILE).data[0]);
+    expect(whole.members.summary).toEqual(JSON.parse(HOSTILE).summary);
+    for (const chunks of everySplit(HOSTILE)) expect(scan(chunks)).toEqual(whole);
+  });
+
+  it('reads any whitespace layout and summary before data; NDJSON rows come out compact', () => {
+    const pretty = JSON.stringify({ summary: { since: 'a', until: 'b', breakdowns: [] }, other: [1, 2], data: [{ a: 1, b: ' x y ' }, { a: 2, b: null }] }, null, 4).replace(/\n/g, '\r\n\t');
+    const { rows, members } = scan([pretty]);
+    expect(rows.map((row) => row.raw)).toEqual(['{"a":1,"b":" x y "}', '{"a":2,"b":null}']);
+    expect(members).toEqual({ summary: { since: 'a', until: 'b', breakdowns: [] }, other: [1, 2] });
+    expect(scan(['{"data":[]}']).rows).toEqual([]);
+    expect(scan(['\uFEFF{"data":[{}]}']).rows[0]!.keys).toEqual([]);
+  });
+
+  it.each([
+    ['a truncated body', '{"data":[{"a":1},{"a":', /ended early \(after 1 rows\): it is truncated/],
+    ['a body cut right after a row', '{"data":[{"a":1}', /truncated/],
+    ['an empty body', '', /empty/],
+    ['no data', '{"summary":{}}', /no "data" array/],
+    ['data that is not an array', '{"data":{"rows":0}}', /"data" is not an array/],
+    ['a row that is not an object', '{"data":[1]}', /data\[0\] is not an object/],
+    ['a bad number', '{"data":[{"a":01}]}', /01 is not a JSON number/],
+    ['a bad literal', '{"data":[{"a":nul}]}', /unexpected/],
+    ['text after the end', '{"data":[]} x', /text after its end/],
+    ['an HTML page', '<html>502</html>', /not a JSON object/],
+    ['a bad escape', '{"data":[{"a":"\\x"}]}', /invalid escape/],
+  ])('refuses %s', (_label, body, message) => {
+    expect(() => scan([body])).toThrow(ReportFormatError);
+    expect(() => scan([body])).toThrow(message);
+  });
+
+  it('compacts JSON without touching strings', () => {
+    expect(compactJson('{ "a" : [ 1 , "x y" ] }')).toBe('{"a":[1,"x y"]}');
+  });
+});
+
+function toCsv(body: string, options: Partial<CsvOptions> = {}, canGrow = true): string {
+  const writer = new CsvWriter({ delimiter: ',', bom: false, excel: false, ...options }, canGrow);
+  const scanner = new ReportScanner(writer);
+  scanner.push(body);
+  scanner.end();
+  return writer.finish();
+}
+
+describe('the CSV writer', () => {
+  it('writes RFC 4180: header, quoting of delimiters, quotes and line breaks, null as empty, numbers as sent', () => {
+    const csv = toCsv(HOSTILE);
+    const [header, row] = parse(csv, { relax_column_count: false }) as string[][];
+    expect(header).toEqual(['name', 'emoji', 'line', 'n', 'big', 'keep', 't', 'f', 'z', 'nested', 'esc']);
+    expect(row).toEqual(['a "quoted" {brace} [bracket] \\ back', 'Météo ☀️ 😀', 'one\ntwo', '-0.5e-7', '12345678901234567890', '1.10', 'true', 'false', '', '{"a":[1,{"b":"}"}]}', 'é😀']);
+    expect(csv).toContain('"a ""quoted"" {brace} [bracket] \\ back"');
+  });
+
+  it('--columns selects and orders; --delimiter and --bom adjust', () => {
+    const body = '{"data":[{"a":"1,5","b":2,"c":"x"},{"a":"y","c":"z"}]}';
+    expect(toCsv(body, { columns: ['c', 'a', 'missing'] })).toBe('c,a,missing\nx,"1,5",\nz,y,\n');
+    expect(toCsv(body, { delimiter: ';', bom: true })).toBe('\uFEFFa;b;c\n1,5;2;x\ny;;z\n');
+  });
+
+  it('--excel: BOM, ";", CRLF, decimal comma, formulas made inert', () => {
+    const body = '{"data":[{"f":"=HYPERLINK(\\"x\\")","g":"+1","h":"-2","i":"@a","n":-1.25,"m":1e-7,"s":"plain"}]}';
+    expect(toCsv(body, { excel: true })).toBe('\uFEFFf;g;h;i;n;m;s\r\n"\'=HYPERLINK(""x"")";\'+1;\'-2;\'@a;-1,25;1e-7;plain\r\n');
+  });
+
+  it('never drops a field that appears in a later row', async () => {
+    const body = '{"data":[{"a":1,"b":2},{"a":3,"b":4,"c":"new, field"},{"d":5,"a":6}]}';
+    const writer = new CsvWriter({ delimiter: ',', bom: false, excel: false }, true);
+    const scanner = new ReportScanner(writer);
+    scanner.push(body);
+    scanner.end();
+    const written = writer.finish();
+    const growth = writer.growth()!;
+    expect(growth.header).toEqual(['a', 'b', 'c', 'd']);
+    async function* input() {
+      yield Buffer.from(written.slice(0, 7));
+      yield Buffer.from(written.slice(7));
+    }
+    let out = '';
+    for await (const text of padRecords(input(), growth, writer.headerLine(growth.header), ',')) out += text;
+    expect(parse(out)).toEqual([['a', 'b', 'c', 'd'], ['1', '2', '', ''], ['3', '4', 'new, field', ''], ['6', '', '', '5']]);
+    // where the header cannot be rewritten (stdout), it is an error, not a silent drop
+    expect(() => toCsv(body, {}, false)).toThrow(NewFieldError);
+  });
+});
+
+describe('the NDJSON writer', () => {
+  it('writes one row per line, exactly as sent', () => {
+    const writer = new NdjsonWriter();
+    const scanner = new ReportScanner(writer);
+    scanner.push('{"data":[{"a":1.10,"b":"x\\ny"},\n {"a": 2}]}');
+    scanner.end();
+    expect(writer.finish()).toBe('{"a":1.10,"b":"x\\ny"}\n{"a":2}\n');
+  });
+});
