@@ -2,10 +2,10 @@
 // (file 0600, folder 0700), never a password. Every change is a locked read-modify-write, so
 // parallel processes neither corrupt the file (conf writes atomically) nor lose each other's updates.
 
-import { chmodSync, closeSync, mkdirSync, openSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import Conf from 'conf';
+import type Conf from 'conf';
 import { z } from 'zod';
 import { CliError, EXIT } from '../errors.js';
 
@@ -26,33 +26,40 @@ const LOCK_STALE_MS = 10_000;
 const LOCK_GIVE_UP_MS = 15_000;
 
 export class TokenStore {
-  private readonly conf: Conf<StoreShape>;
+  private conf?: Conf<StoreShape>;
+  /** conf's file: `config.json` in the folder */
+  readonly path: string;
 
-  constructor(configDir: string) {
+  constructor(private readonly configDir: string) {
+    this.path = join(configDir, 'config.json');
+  }
+
+  /** conf (and the ajv it loads, 14 MB) is only needed to write: reading is a JSON file. */
+  private async writer(): Promise<Conf<StoreShape>> {
+    if (this.conf) return this.conf;
     // created owner-only before conf can create it with the default mode
-    mkdirSync(configDir, { recursive: true, mode: 0o700 });
+    mkdirSync(this.configDir, { recursive: true, mode: 0o700 });
+    const { default: Conf } = await import('conf');
     try {
       this.conf = new Conf<StoreShape>({
         projectName: 'reporting',
         projectSuffix: '',
-        cwd: configDir,
+        cwd: this.configDir,
         configFileMode: 0o600,
       });
     } catch (error) {
-      throw storeError(error, configDir);
+      throw storeError(error, this.configDir);
     }
     this.secure();
-  }
-
-  get path(): string {
-    return this.conf.path;
+    return this.conf;
   }
 
   profiles(): Record<string, Profile> {
     let raw: unknown;
     try {
-      raw = this.conf.store;
+      raw = JSON.parse(readFileSync(this.path, 'utf8'));
     } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
       throw storeError(error, this.path);
     }
     const parsed = storeSchema.safeParse(raw);
@@ -68,12 +75,13 @@ export class TokenStore {
 
   /** Changes one profile under the lock; `change` returns undefined to delete it. */
   async update(name: string, change: (current: Profile | undefined) => Profile | undefined): Promise<void> {
+    const conf = await this.writer();
     await this.withLock(() => {
       const profiles = { ...this.profiles() };
       const next = change(profiles[name]);
       if (next === undefined) delete profiles[name];
       else profiles[name] = next;
-      this.conf.store = { profiles };
+      conf.store = { profiles };
       this.secure();
     });
   }

@@ -9,8 +9,6 @@
 // strings, UTF-8 split across chunks, any whitespace, `summary` before or after `data`, other keys,
 // and truncation (an error at the end rather than a short file).
 
-import { StringDecoder } from 'node:string_decoder';
-
 export const enum Kind {
   String = 0,
   Number = 1,
@@ -60,7 +58,7 @@ export function compactJson(text: string): string {
 }
 
 export class ReportScanner {
-  private decoder = new StringDecoder('utf8');
+  private decoder = new TextDecoder('utf-8');
   private buf = '';
   private pos = 0;
   private state = State.Start;
@@ -78,7 +76,7 @@ export class ReportScanner {
   constructor(private readonly handler: RowHandler) {}
 
   push(chunk: Buffer | string): void {
-    const text = typeof chunk === 'string' ? chunk : this.decoder.write(chunk);
+    const text = typeof chunk === 'string' ? chunk : this.decoder.decode(chunk, { stream: true });
     this.buf = this.pos < this.buf.length ? this.buf.slice(this.pos) + text : text;
     this.pos = 0;
     this.backslash = -2;
@@ -87,7 +85,7 @@ export class ReportScanner {
 
   /** The body has ended: it must have been a whole report. */
   end(): void {
-    const rest = this.decoder.end();
+    const rest = this.decoder.decode();
     if (rest) this.push(rest);
     if (this.state !== State.Done) {
       throw new ReportFormatError(this.rows > 0 || this.state !== State.Start

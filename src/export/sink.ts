@@ -128,7 +128,7 @@ class FileSink implements Sink {
     openTemps.add(this.temp);
     this.failed = undefined;
     // the stream owns the handle: it flushes (fsync) and closes it when it ends
-    this.stream = createWriteStream('', { fd: handle, highWaterMark: 1 << 20, flush: true });
+    this.stream = createWriteStream('', { fd: handle, highWaterMark: 1 << 18, flush: true });
     this.stream.on('error', (error) => { this.failed = error; });
   }
 

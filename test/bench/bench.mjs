@@ -1,0 +1,233 @@
+#!/usr/bin/env node
+// npm run bench: start-up, conversion at 100k / 1M / 3M rows in three formats (with jq as the
+// yardstick when it is installed), and polling. Prints one table and writes test/bench/RESULTS.md.
+//
+//   node test/bench/bench.mjs [--sizes 100000,1000000,3000000] [--runs 15] [--skip-polling]
+//
+// Conversions run the real CLI (`reporting download`) against `reporting sandbox --scale N` over
+// loopback, each in its own process; peak RSS is read from /proc/<pid>/status (VmHWM).
+
+import { spawn, spawnSync } from 'node:child_process';
+import { createReadStream, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'csv-parse';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const BIN = join(root, 'bin', 'reporting.js');
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+  const at = args.indexOf(`--${name}`);
+  return at >= 0 ? args[at + 1] : fallback;
+};
+const SIZES = option('sizes', '100000,1000000,3000000').split(',').map(Number);
+const RUNS = Number(option('runs', '15'));
+const work = mkdtempSync(join(tmpdir(), 'reporting-bench-'));
+const QUERY = { side: 'buyer', since: 1793487600, until: 1795215599, breakdowns: ['DAILY'] };
+const lines = [];
+const log = (line = '') => { console.log(line); lines.push(line); };
+
+function peakOf(pid) {
+  try {
+    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Runs a command, sampling its peak RSS; resolves with wall seconds, peak bytes, output. */
+function measure(command, commandArgs, options = {}) {
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    const child = spawn(command, commandArgs, { stdio: ['ignore', options.stdout ?? 'pipe', 'pipe'], env: options.env ?? process.env });
+    let peak = 0;
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (chunk) => { stdout += chunk; });
+    child.stderr.on('data', (chunk) => { stderr += chunk; });
+    const timer = setInterval(() => { peak = Math.max(peak, peakOf(child.pid)); }, 25);
+    child.on('error', reject);
+    child.on('exit', () => { peak = Math.max(peak, peakOf(child.pid)); });
+    child.on('close', (code) => {
+      clearInterval(timer);
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      if (code !== 0) reject(new Error(`${command} ${commandArgs.join(' ')} exited ${code}: ${stderr.slice(0, 500)}`));
+      else resolve({ seconds, peak, stdout, stderr });
+    });
+  });
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const mib = (bytes) => `${Math.round(bytes / 2 ** 20)} MiB`;
+
+function timeOnce(command, commandArgs) {
+  const started = process.hrtime.bigint();
+  const result = spawnSync(command, commandArgs, { stdio: 'ignore' });
+  if (result.status !== 0) throw new Error(`${commandArgs.join(' ')} failed`);
+  return Number(process.hrtime.bigint() - started) / 1e6;
+}
+
+async function startup() {
+  const cases = [
+    ['node -e 0', ['-e', '0']],
+    ['reporting --version', [BIN, '--version']],
+    ['reporting --help', [BIN, '--help']],
+    ['reporting buyer --help', [BIN, 'buyer', '--help']],
+  ];
+  const times = cases.map(() => []);
+  for (let i = 0; i < 3; i++) cases.forEach(([, a]) => timeOnce(process.execPath, a)); // warm the file cache
+  for (let run = 0; run < RUNS; run++) cases.forEach(([, a], i) => times[i].push(timeOnce(process.execPath, a)));
+  const base = median(times[0]);
+  log('## Start-up (median of ' + RUNS + ' runs, interleaved)');
+  log('');
+  log('| command | median | ratio to `node -e 0` | target |');
+  log('|---|---|---|---|');
+  const targets = { 'reporting --version': 1.3, 'reporting --help': 1.5, 'reporting buyer --help': 1.5 };
+  cases.forEach(([name], i) => {
+    const m = median(times[i]);
+    const target = targets[name];
+    log(`| \`${name}\` | ${m.toFixed(1)} ms | ${(m / base).toFixed(2)}x | ${target ? `<= ${target}x ${m / base <= target ? 'met' : 'MISSED'}` : ''} |`);
+  });
+  log('');
+}
+
+async function startSandbox(extra) {
+  const child = spawn(process.execPath, [BIN, 'sandbox', '--port', '0', '--json', ...extra], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const line = await new Promise((resolve, reject) => {
+    let buffered = '';
+    child.stdout.on('data', (chunk) => {
+      buffered += chunk;
+      if (buffered.includes('\n')) resolve(buffered.split('\n')[0]);
+    });
+    child.on('exit', (code) => reject(new Error(`sandbox exited ${code}`)));
+  });
+  return { child, info: JSON.parse(line) };
+}
+
+async function submit(info) {
+  const body = `since=${QUERY.since}&until=${QUERY.until}&breakdowns[0]=DAILY`;
+  const response = await fetch(`${info.baseUrl}/buyer-reporting`, {
+    method: 'POST', headers: { Authorization: info.token, 'Content-Type': 'application/x-www-form-urlencoded' }, body,
+  });
+  return (await response.json()).response.report_id;
+}
+
+/** Checks the CSV against rows generated independently by the sandbox's own generator. */
+async function checkCsv(file, rows) {
+  const { FactSource } = await import(join(root, 'dist/sandbox/facts.js'));
+  const { scaledRowTexts } = await import(join(root, 'dist/sandbox/report.js'));
+  const { DEFAULT_METRICS } = await import(join(root, 'dist/report/catalog.js'));
+  const query = { ...QUERY, metrics: [...DEFAULT_METRICS.buyer], filters: {} };
+  const expected = scaledRowTexts(new FactSource(42), query, rows);
+  const parser = createReadStream(file).pipe(parse());
+  let header;
+  let index = -1;
+  let checked = 0;
+  for await (const record of parser) {
+    if (!header) {
+      header = record;
+      continue;
+    }
+    index++;
+    const text = expected.next().value;
+    if (index % 997 !== 0) continue;
+    const row = JSON.parse(text);
+    const keys = Object.keys(row);
+    if (keys.join() !== header.join()) throw new Error(`row ${index}: columns differ`);
+    keys.forEach((key, i) => {
+      const want = row[key] === null ? '' : String(row[key]);
+      if (record[i] !== want) throw new Error(`row ${index} ${key}: CSV has ${JSON.stringify(record[i])}, served ${JSON.stringify(want)}`);
+    });
+    checked++;
+  }
+  if (index + 1 !== rows) throw new Error(`the CSV has ${index + 1} rows, the report ${rows}`);
+  return checked;
+}
+
+async function conversion() {
+  const hasJq = spawnSync('jq', ['--version']).status === 0;
+  log('## Conversion (`reporting download` from `reporting sandbox --scale N` over loopback)');
+  log('');
+  log('| rows | format | wall | MB/s of JSON | peak RSS | notes |');
+  log('|---|---|---|---|---|---|');
+  const env = { ...process.env, REPORTING_CONFIG_DIR: join(work, 'config') };
+  const results = [];
+  for (const rows of SIZES) {
+    const { child, info } = await startSandbox(['--scale', String(rows), '--delay', '10ms']);
+    try {
+      const runEnv = { ...env, REPORTING_BASE_URL: info.baseUrl, REPORTING_TOKEN: info.token };
+      let jsonBytes = 0;
+      for (const format of ['json', 'ndjson', 'csv']) {
+        const id = await submit(info);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const out = join(work, `r${rows}.${format}`);
+        const run = await measure(process.execPath, [BIN, 'download', id, '-o', out, '-q'], { env: runEnv });
+        if (format === 'json') jsonBytes = statSync(out).size;
+        const mbps = jsonBytes / 1e6 / run.seconds;
+        let notes = '';
+        if (format === 'csv' && rows === 1_000_000) {
+          const sampled = await checkCsv(out, rows);
+          notes = `checked: ${rows} rows, ${sampled} sampled rows equal the served JSON`;
+          if (hasJq) {
+            const jq = await measure('sh', ['-c', `jq -r '(.data[0] | keys_unsorted) as $k | $k, (.data[] | [.[$k[]]]) | @csv' '${join(work, `r${rows}.json`)}' > '${join(work, 'jq.csv')}'`]);
+            const ratio = run.seconds / jq.seconds;
+            notes += `; jq on the same JSON: ${jq.seconds.toFixed(1)} s, ${mib(jq.peak)} (reporting takes ${ratio.toFixed(2)}x jq's time, target <= 0.5x ${ratio <= 0.5 ? 'met' : 'MISSED'})`;
+          } else notes += '; jq not installed: no ratio';
+        }
+        if (format !== 'json') rmSync(out);
+        results.push({ rows, format, seconds: run.seconds, peak: run.peak });
+        log(`| ${rows.toLocaleString('en-US')} | ${format} | ${run.seconds.toFixed(1)} s | ${mbps.toFixed(1)} | ${mib(run.peak)} | ${notes} |`);
+      }
+      rmSync(join(work, `r${rows}.json`), { force: true });
+    } finally {
+      child.kill('SIGTERM');
+    }
+  }
+  log('');
+  const peaks = results.filter((r) => r.rows >= 1_000_000).map((r) => r.peak);
+  if (peaks.length) log(`Peak RSS at 1M rows and above: at most ${mib(Math.max(...peaks))} (target <= 150 MB: ${Math.max(...peaks) <= 150e6 ? 'met' : 'MISSED'}).`);
+  for (const rows of SIZES) {
+    const of = (format) => results.find((r) => r.rows === rows && r.format === format)?.seconds;
+    if (of('csv') && of('ndjson') && of('json')) {
+      log(`${rows.toLocaleString('en-US')} rows: NDJSON ${(of('ndjson') / of('csv')).toFixed(2)}x and JSON ${(of('json') / of('csv')).toFixed(2)}x the CSV time (target <= 1).`);
+    }
+  }
+  log('');
+}
+
+async function polling() {
+  const { startSandbox: inProcess } = await import(join(root, 'dist/sandbox/server.js'));
+  const sandbox = await inProcess({ port: 0, readyDelayMs: 60_000 });
+  try {
+    const env = { ...process.env, REPORTING_CONFIG_DIR: join(work, 'config'), REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: sandbox.token };
+    await measure(process.execPath, [BIN, 'run', 'buyer', '--since', 'yesterday', '--until', 'yesterday', '-o', join(work, 'poll.csv'), '-q'], { env });
+    const submitted = sandbox.requests.find((r) => r.endpoint === 'buyer').at;
+    const statuses = sandbox.requests.filter((r) => r.endpoint === 'status').length;
+    const download = sandbox.requests.find((r) => r.endpoint === 'download').at;
+    const late = (download - (submitted + 60_000)) / 1000;
+    log('## Polling (a report that becomes ready 60 s after it is submitted)');
+    log('');
+    log('| status requests | download starts after ready | targets |');
+    log('|---|---|---|');
+    log(`| ${statuses} | ${late.toFixed(1)} s | <= 12 requests ${statuses <= 12 ? 'met' : 'MISSED'}, within 8 s ${late <= 8 ? 'met' : 'MISSED'} |`);
+    log('');
+  } finally {
+    await sandbox.close();
+  }
+}
+
+log('# Benchmark results');
+log('');
+log(`Machine: ${cpus().length} x ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB; Node ${process.version}; ${new Date().toISOString().slice(0, 10)}.`);
+log('');
+try {
+  await startup();
+  await conversion();
+  if (!args.includes('--skip-polling')) await polling();
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+writeFileSync(join(root, 'test', 'bench', 'RESULTS.md'), `${lines.join('\n')}\n`);
+console.log('Written to test/bench/RESULTS.md');
