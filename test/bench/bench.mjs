@@ -8,7 +8,7 @@
 // loopback, each in its own process; peak RSS is read from /proc/<pid>/status (VmHWM).
 
 import { spawn, spawnSync } from 'node:child_process';
-import { createReadStream, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, createReadStream, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -171,7 +171,9 @@ async function conversion() {
           const sampled = await checkCsv(out, rows);
           notes = `checked: ${rows} rows, ${sampled} sampled rows equal the served JSON`;
           if (hasJq) {
-            const jq = await measure('sh', ['-c', `jq -r '(.data[0] | keys_unsorted) as $k | $k, (.data[] | [.[$k[]]]) | @csv' '${join(work, `r${rows}.json`)}' > '${join(work, 'jq.csv')}'`]);
+            // jq itself (not a shell around it), so that its own peak RSS is read
+            const fd = openSync(join(work, 'jq.csv'), 'w');
+            const jq = await measure('jq', ['-r', '(.data[0] | keys_unsorted) as $k | $k, (.data[] | [.[$k[]]]) | @csv', join(work, `r${rows}.json`)], { stdout: fd }).finally(() => closeSync(fd));
             const ratio = run.seconds / jq.seconds;
             notes += `; jq on the same JSON: ${jq.seconds.toFixed(1)} s, ${mib(jq.peak)} (reporting takes ${ratio.toFixed(2)}x jq's time, target <= 0.5x ${ratio <= 0.5 ? 'met' : 'MISSED'})`;
           } else notes += '; jq not installed: no ratio';

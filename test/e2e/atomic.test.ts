@@ -6,7 +6,7 @@ import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/server.js';
-import { BIN, collect, firstLine, peakRss, runCli, startCli, baseEnv } from '../helpers/cli.js';
+import { BIN, NODE, collect, firstLine, peakRss, runCli, startCli, baseEnv } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const PREVIOUS = 'previous,report\n1,2\n';
@@ -134,7 +134,7 @@ describe('failures leave the previous file untouched and no temporary file', () 
       const { env } = setup(sandbox);
       // a 16 KiB file system, private to this shell: the CSV (about 50 kB) cannot fit
       const script = `mount -t tmpfs -o size=16k tmpfs /mnt && printf '${PREVIOUS.replace(/\n/g, '\\n')}' > /mnt/out.csv && ` +
-        `"${process.execPath}" "${BIN}" ${RUN.join(' ')} -o /mnt/out.csv -q; echo "exit=$?"; cat /mnt/out.csv; ls -A /mnt`;
+        `"${NODE}" "${BIN}" ${RUN.join(' ')} -o /mnt/out.csv -q; echo "exit=$?"; cat /mnt/out.csv; ls -A /mnt`;
       // asynchronous: this process serves the sandbox meanwhile
       const result = await collect(spawn('unshare', ['-rm', 'sh', '-c', script], { env: baseEnv(env) }));
       expect(result.stderr).toMatch(/^error: cannot write \/mnt\/out\.csv: the disk is full\nhint: free some space; the previous file, if any, is untouched\n$/);
