@@ -3,7 +3,7 @@
 
 import { readFileSync } from 'node:fs';
 import type { Command, CommanderError } from 'commander';
-import type { Context } from './context.js';
+import { wantsColor, type Context } from './context.js';
 import { CliError, EXIT } from './errors.js';
 
 export interface GlobalOptions {
@@ -24,7 +24,7 @@ export function readVersion(): string {
 }
 
 export async function buildProgram(ctx: Context): Promise<Command> {
-  const { Command, Option } = await import('commander');
+  const { Command, Help, Option } = await import('commander');
   const { COMMANDS } = await import('./commands/index.js');
   const program = new Command('reporting')
     .description('Request and export advertising performance reports from the Reporting API.')
@@ -40,19 +40,30 @@ export async function buildProgram(ctx: Context): Promise<Command> {
       getOutHelpWidth: () => Math.min(ctx.stdout.columns ?? 100, 100),
       getErrHelpWidth: () => Math.min(ctx.stderr.columns ?? 100, 100),
     })
-    .configureHelp({ showGlobalOptions: true });
-  program
-    .addOption(new Option('--profile <name>', 'credentials profile').env('REPORTING_PROFILE').default('default'))
-    .addOption(new Option('--base-url <url>', 'API base URL (else REPORTING_BASE_URL, else the profile\'s)'))
-    .option('--json', 'print the result as JSON on stdout')
-    .option('-q, --quiet', 'no progress or summary on stderr')
-    .option('-v, --verbose', 'HTTP trace on stderr (secrets redacted)')
-    .option('--timeout <duration>', 'per request: connect, headers, longest silence in a body', '60s')
-    .option('--retries <n>', 'retries after the first attempt', '4')
-    .addOption(new Option('--body <encoding>', 'request body encoding').choices(['form', 'json']).default('form'))
-    .option('--no-color', 'no colour (also NO_COLOR)');
+    ;
+  const group = (heading: string, ...options: InstanceType<typeof Option>[]) => {
+    for (const option of options) program.addOption(option.helpGroup(heading));
+  };
+  group(GROUPS.credentials,
+    new Option('--profile <name>', 'credentials profile').env('REPORTING_PROFILE').default('default'),
+    new Option('--base-url <url>', 'API base URL (else REPORTING_BASE_URL, else the profile\'s)'));
+  group(GROUPS.network,
+    new Option('--timeout <duration>', 'per request: connect, headers, longest silence in a body').default('60s'),
+    new Option('--retries <n>', 'retries after the first attempt').default('4'),
+    new Option('--body <encoding>', 'request body encoding').choices(['form', 'json']).default('form'),
+    new Option('-v, --verbose', 'HTTP trace on stderr (secrets redacted)'));
+  group(GROUPS.messages,
+    new Option('--json', 'print the result as JSON on stdout'),
+    new Option('-q, --quiet', 'no progress or summary on stderr'),
+    new Option('--no-color', 'no colour (also NO_COLOR)'));
+  const color = wantsColor(ctx, ctx.stdout, argvHasNoColor(ctx));
+  program.configureHelp({
+    showGlobalOptions: true,
+    formatHelp: (cmd, helper) => regroupGlobalOptions(Help.prototype.formatHelp.call(helper, cmd, helper), program),
+    styleTitle: (title) => (color ? `\u001b[1m${title}\u001b[22m` : title),
+  });
   for (const spec of COMMANDS) {
-    const command = program.command(spec.name).description(spec.summary);
+    const command = program.command(spec.name, { hidden: spec.hidden }).description(spec.summary);
     command.exitOverride().configureOutput(program.configureOutput());
     spec.define(command, ctx);
   }
@@ -60,9 +71,61 @@ export async function buildProgram(ctx: Context): Promise<Command> {
   return program;
 }
 
+const GROUPS = {
+  credentials: 'Credentials:',
+  network: 'Network options:',
+  messages: 'Messages and output:',
+};
+
+function argvHasNoColor(ctx: Context): boolean {
+  return ctx.env.REPORTING_ARGV_NO_COLOR === '1';
+}
+
+/**
+ * Commander lists the program's options under one "Global Options:" heading in a command's help;
+ * this splits that block by the options' help groups (credentials, network, messages), so every
+ * command's help reads: its own groups (report, filters, output, waiting), then these.
+ */
+function regroupGlobalOptions(text: string, program: Command): string {
+  const blocks = text.split('\n\n');
+  const at = blocks.findIndex((block) => block.startsWith('Global Options:') || block.startsWith('\u001b[1mGlobal Options:'));
+  if (at < 0) return text;
+  const lines = (blocks[at] as string).split('\n').slice(1);
+  const items: string[][] = [];
+  for (const line of lines) {
+    if (line.trim() === '') continue;
+    if (/^ {2}-/.test(line)) items.push([line]);
+    else items[items.length - 1]?.push(line);
+  }
+  const headingOf = (item: string[]) => {
+    const flags = (item[0] as string).trim().split(/\s{2,}/)[0] ?? '';
+    const option = program.options.find((o) => flags.includes(o.long ?? '\u0000'));
+    return option?.helpGroupHeading ?? 'Options:';
+  };
+  const grouped = new Map<string, string[]>();
+  for (const item of items) {
+    if (/^ {2}-V, --version/.test(item[0] as string)) continue; // the program's, not the command's
+    grouped.set(headingOf(item), [...(grouped.get(headingOf(item)) ?? []), ...item]);
+  }
+  // the command's own "Options:" block holds only --help: it joins the messages group
+  const own = blocks.findIndex((block, i) => i < at && /^(\u001b\[1m)?Options:/.test(block) && block.split('\n').length === 2);
+  if (own >= 0) {
+    const helpLine = (blocks[own] as string).split('\n')[1] as string;
+    grouped.set(GROUPS.messages, [...(grouped.get(GROUPS.messages) ?? []), helpLine]);
+  }
+  const title = blocks[at]?.startsWith('\u001b') ? (heading: string) => `\u001b[1m${heading}\u001b[22m` : (heading: string) => heading;
+  const rebuilt = [...grouped.entries()].map(([heading, body]) => [title(heading), ...body].join('\n'));
+  blocks.splice(at, 1, ...rebuilt);
+  if (own >= 0) blocks.splice(own, 1);
+  const joined = blocks.join('\n\n');
+  return text.endsWith('\n') && !joined.endsWith('\n') ? `${joined}\n` : joined;
+}
+
 /** Parses argv and runs the command; returns the exit code. Never throws. */
 export async function main(argv: string[], ctx: Context): Promise<number> {
   let verbose = argv.includes('-v') || argv.includes('--verbose');
+  // --no-color must hold for the help and errors printed before options are parsed
+  if (argv.includes('--no-color')) ctx = { ...ctx, env: { ...ctx.env, REPORTING_ARGV_NO_COLOR: '1' } };
   try {
     const program = await buildProgram(ctx);
     if (argv.length <= 2) {
@@ -103,8 +166,9 @@ function report(error: unknown, ctx: Context, verbose: boolean): number {
 
 function writeError(ctx: Context, message: string, hint?: string): void {
   const oneLine = message.replace(/\s*\n\s*/g, ' ').trim();
-  ctx.stderr.write(`error: ${oneLine}\n`);
-  if (hint) ctx.stderr.write(`hint: ${hint}\n`);
+  const color = wantsColor(ctx, ctx.stderr, argvHasNoColor(ctx));
+  ctx.stderr.write(`${color ? '\u001b[31merror:\u001b[39m' : 'error:'} ${oneLine}\n`);
+  if (hint) ctx.stderr.write(`${color ? '\u001b[2mhint:\u001b[22m' : 'hint:'} ${hint}\n`);
 }
 
 /** The process entry point (bin/reporting.js). */

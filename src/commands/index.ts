@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import type { Context } from '../context.js';
 import { campaignsCommand } from './campaigns.js';
+import { completionCommand, profilesCommand } from './completion.js';
 import { downloadCommand } from './download.js';
 import { loginCommand } from './login.js';
 import { logoutCommand } from './logout.js';
@@ -16,6 +17,7 @@ import { whoamiCommand } from './whoami.js';
 export interface CommandSpec {
   name: string;
   summary: string;
+  hidden?: boolean;
   define(command: Command, ctx: Context): void;
 }
 
@@ -30,4 +32,6 @@ export const COMMANDS: CommandSpec[] = [
   runCommand,
   campaignsCommand,
   sandboxCommand,
+  completionCommand,
+  profilesCommand,
 ];

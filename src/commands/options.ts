@@ -15,10 +15,10 @@ export function optionsOf<T>(command: Command): T & GlobalOptions {
 export function addReportOptions(command: Command, sides: readonly Side[]): Command {
   const side = sides.length === 1 ? sides[0] : undefined;
   const metricsHelp = side
-    ? `metrics, comma-separated, repeatable (default: all: ${DEFAULT_METRICS[side].join(',')})`
+    ? `metrics, comma-separated, repeatable (default: all: ${DEFAULT_METRICS[side].join(', ')})`
     : 'metrics, comma-separated, repeatable (default: every metric of the side)';
   const breakdownsHelp = side
-    ? `breakdowns, comma-separated, repeatable: ${dimensionsOf(side).join(',')}`
+    ? `breakdowns, comma-separated, repeatable: ${dimensionsOf(side).join(', ')}`
     : 'breakdowns, comma-separated, repeatable: DAILY, HOURLY, MONTHLY or RANGE, and dimensions of the side';
   command
     .optionsGroup('Report options:')

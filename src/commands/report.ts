@@ -16,7 +16,8 @@ function reportCommand(side: Side, example: string): CommandSpec {
       addReportOptions(command, [side]).addHelpText('after', `
 Examples:
   ${example}
-  id=$(reporting ${side} --since yesterday --until yesterday) && reporting download "$id" --wait -o out.csv
+  id=$(reporting ${side} --since yesterday --until yesterday)
+  reporting download "$id" --wait -o out.csv
   reporting ${side} --since -7d --until today --json`);
       command.action(async (_options: ReportOptions, cmd: Command) => {
         await run(side, optionsOf<ReportOptions>(cmd), ctx);
@@ -25,7 +26,7 @@ Examples:
   };
 }
 
-export const buyerCommand = reportCommand('buyer', 'reporting buyer --since 2026-11-01 --until 2026-11-20 --breakdowns DAILY,CAMPAIGN --metrics displays,clicks');
+export const buyerCommand = reportCommand('buyer', 'reporting buyer --since 2026-11-01 --until 2026-11-20 --breakdowns DAILY,CAMPAIGN');
 export const sellerCommand = reportCommand('seller', 'reporting seller --since yesterday --until yesterday --breakdowns HOURLY,APP --app-id 9001');
 
 export async function run(side: Side, options: ReportOptions & GlobalOptions, ctx: Context): Promise<void> {

@@ -20,7 +20,8 @@ export const runCommand: CommandSpec = {
     addWaitOptions(command, 'the report').addHelpText('after', `
 Examples:
   reporting run buyer --since yesterday --until yesterday --breakdowns DAILY,COUNTRY -o nightly.csv
-  reporting run seller --since 2026-11-01 --until 2026-11-20 --breakdowns DAILY,APP -o 'exports/{side}-{since}-{until}.csv'
+  reporting run seller --since 2026-11-01 --until 2026-11-20 --breakdowns DAILY,APP \\
+    -o 'exports/{side}-{since}-{until}.csv'
   reporting run buyer --since -7d --until yesterday --json | jq '.data | length'`);
     command.action(async (side: string, _options: RunOptions, cmd: Command) => run(side, optionsOf<RunOptions>(cmd), ctx));
   },
