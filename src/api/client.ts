@@ -19,8 +19,6 @@ export interface Credentials {
 }
 
 export class ReportingClient {
-  private relogged = false;
-
   constructor(readonly http: Http, private readonly credentials: Credentials) {}
 
   async close(): Promise<void> {
@@ -72,13 +70,18 @@ export class ReportingClient {
       if (!this.credentials.relogin) {
         throw new AuthError(error.message, 'run `reporting login` again (or set REPORTING_EMAIL and REPORTING_PASSWORD for unattended jobs)');
       }
-      if (this.relogged) throw new AuthError(`${error.message}, even after logging in again`);
-      return call(await this.relogin());
+    }
+    // once per rejected request (SPEC section 4): the repeated request is not retried again
+    const fresh = await this.relogin();
+    try {
+      return await call(fresh);
+    } catch (error) {
+      if (error instanceof TokenRejectedError) throw new AuthError(`${error.message}, even after logging in again`);
+      throw error;
     }
   }
 
   private async relogin(): Promise<string> {
-    this.relogged = true;
     this.http.trace('  token rejected or missing: logging in again with REPORTING_EMAIL/REPORTING_PASSWORD');
     return (this.credentials.relogin as () => Promise<string>)();
   }

@@ -28,17 +28,14 @@ Examples:
 
 export async function run(id: string, options: DownloadOptions & GlobalOptions, ctx: Context): Promise<void> {
   const { planOutput } = await import('../export/output.js');
-  const { parseDuration } = await import('../duration.js');
   const { withSession } = await import('../session.js');
-  const { waitUntilReady } = await import('../report/poll.js');
-  const { sleepFor } = await import('../api/http.js');
+  const { pollOptionsFrom, waitUntilReady } = await import('../report/poll.js');
   const { createReporter } = await import('../export/progress.js');
   const { saveReport, describeSaved, targetOf } = await import('../export/save.js');
   const { ReportError } = await import('../errors.js');
 
   const plan = planOutput(options, ['reportId']);
-  const maxWaitMs = parseDuration(options.maxWait, '--max-wait');
-  const intervalMs = options.pollInterval === undefined ? undefined : parseDuration(options.pollInterval, '--poll-interval');
+  const poll = pollOptionsFrom(options, ctx);
   const target = targetOf(plan, { reportId: id });
 
   await withSession(ctx, options, async (session) => {
@@ -53,14 +50,8 @@ export async function run(id: string, options: DownloadOptions & GlobalOptions, 
       throw new ReportError(`report ${id} ended in status "${first.status}"${message}`, id);
     }
     if (first.status === 'progress') {
-      await waitUntilReady(client, id, {
-        intervalMs,
-        maxWaitMs,
-        signal: ctx.signal,
-        now: ctx.now,
-        sleep: sleepFor,
-        onStatus: (status, polls, elapsed) => reporter.waiting(status.status, polls, elapsed),
-      }).finally(() => reporter.stop());
+      await waitUntilReady(client, id, { ...poll, onStatus: (status, polls, elapsed) => reporter.waiting(status.status, polls, elapsed) })
+        .finally(() => reporter.stop());
     }
     const saved = await saveReport(ctx, client, id, plan, target, session.retries(), reporter);
     if (!options.quiet) reporter.note(describeSaved(saved, id, undefined, plan.format));

@@ -30,11 +30,9 @@ Examples:
 export async function run(sideText: string, options: RunOptions & GlobalOptions, ctx: Context): Promise<void> {
   const { buildReportRequest, parseSide, requestParams } = await import('../report/request.js');
   const { planOutput, PLACEHOLDERS } = await import('../export/output.js');
-  const { parseDuration } = await import('../duration.js');
   const { parisDate } = await import('../report/time.js');
   const { withSession } = await import('../session.js');
-  const { waitUntilReady } = await import('../report/poll.js');
-  const { sleepFor } = await import('../api/http.js');
+  const { pollOptionsFrom, waitUntilReady } = await import('../report/poll.js');
   const { createReporter } = await import('../export/progress.js');
   const { saveReport, describeSaved, targetOf } = await import('../export/save.js');
   const { InterruptedError } = await import('../errors.js');
@@ -43,8 +41,7 @@ export async function run(sideText: string, options: RunOptions & GlobalOptions,
   const side = parseSide(sideText);
   const request = buildReportRequest(side, options, ctx.now());
   const plan = planOutput(options, PLACEHOLDERS);
-  const maxWaitMs = parseDuration(options.maxWait, '--max-wait');
-  const intervalMs = options.pollInterval === undefined ? undefined : parseDuration(options.pollInterval, '--poll-interval');
+  const poll = pollOptionsFrom(options, ctx);
 
   await withSession(ctx, options, async (session) => {
     const client = session.client();
@@ -58,11 +55,7 @@ export async function run(sideText: string, options: RunOptions & GlobalOptions,
     let polls = 0;
     try {
       await waitUntilReady(client, id, {
-        intervalMs,
-        maxWaitMs,
-        signal: ctx.signal,
-        now: ctx.now,
-        sleep: sleepFor,
+        ...poll,
         resumeHint: () => `pick it up later with: ${resume}`,
         onStatus: (status, count, elapsed) => {
           polls = count;

@@ -28,12 +28,15 @@ Examples:
 
 export async function run(id: string, options: StatusOptions & GlobalOptions, ctx: Context): Promise<void> {
   const { withSession } = await import('../session.js');
-  const { waitUntilReady } = await import('../report/poll.js');
-  const { sleepFor } = await import('../api/http.js');
-  const { parseDuration } = await import('../duration.js');
+  const { pollOptionsFrom, waitUntilReady } = await import('../report/poll.js');
   const { ReportError } = await import('../errors.js');
-  const maxWaitMs = parseDuration(options.maxWait, '--max-wait');
-  const intervalMs = options.pollInterval === undefined ? undefined : parseDuration(options.pollInterval, '--poll-interval');
+  let last: { status: string; message?: string | null } | undefined;
+  const poll = pollOptionsFrom(options, ctx, {
+    onStatus: (status, polls, elapsed) => {
+      last = status;
+      if (options.verbose) ctx.stderr.write(`poll ${polls}: ${status.status} after ${Math.round(elapsed / 1000)}s\n`);
+    },
+  });
   const print = (status: { status: string; message?: string | null }) => {
     const message = status.message ?? status.status;
     ctx.stdout.write(options.json
@@ -50,20 +53,8 @@ export async function run(id: string, options: StatusOptions & GlobalOptions, ct
       }
       return;
     }
-    let last: { status: string; message?: string | null } | undefined;
     try {
-      const status = await waitUntilReady(client, id, {
-        intervalMs,
-        maxWaitMs,
-        signal: ctx.signal,
-        now: ctx.now,
-        sleep: sleepFor,
-        onStatus: (status, polls, elapsed) => {
-          last = status;
-          if (options.verbose) ctx.stderr.write(`poll ${polls}: ${status.status} after ${Math.round(elapsed / 1000)}s\n`);
-        },
-      });
-      print(status);
+      print(await waitUntilReady(client, id, poll));
     } catch (error) {
       if (error instanceof ReportError && options.json && last) print(last);
       throw error;

@@ -53,9 +53,13 @@ export async function createReporter(ctx: Context, quiet: boolean): Promise<Repo
   const { SingleBar } = (await import('cli-progress')).default;
   let bar: Bar | undefined;
   let mode: 'wait' | 'download' | undefined;
-  const started = ctx.now();
-  const begin = (next: 'wait' | 'download', format: string) => {
-    if (mode === next) return;
+  let phaseStarted = ctx.now();
+  // the first frame is drawn with its values, never with the bare template
+  const show = (next: 'wait' | 'download', format: string, payload: Record<string, string>) => {
+    if (mode === next) {
+      bar?.update(0, payload);
+      return;
+    }
     bar?.stop();
     const created = new SingleBar({
       format,
@@ -66,7 +70,7 @@ export async function createReporter(ctx: Context, quiet: boolean): Promise<Repo
       fps: 8,
       etaBuffer: 1,
     });
-    created.start(0, 0, {});
+    created.start(0, 0, payload);
     bar = created;
     mode = next;
   };
@@ -78,12 +82,13 @@ export async function createReporter(ctx: Context, quiet: boolean): Promise<Repo
       write(line);
     },
     waiting(status, polls, elapsedMs) {
-      begin('wait', 'waiting {elapsed}  status {status}  polls {polls}');
-      bar?.update(0, { elapsed: formatDuration(elapsedMs), status, polls: String(polls) });
+      show('wait', 'waiting {elapsed}  status {status}  polls {polls}', { elapsed: formatDuration(elapsedMs), status, polls: String(polls) });
     },
     downloading(rows, bytes) {
-      begin('download', 'downloading  {rows} rows  {bytes}  {elapsed}');
-      bar?.update(0, { rows: rows.toLocaleString('en-US'), bytes: formatBytes(bytes), elapsed: formatDuration(ctx.now() - started) });
+      if (mode !== 'download') phaseStarted = ctx.now();
+      show('download', 'downloading  {rows} rows  {bytes}  {elapsed}', {
+        rows: rows.toLocaleString('en-US'), bytes: formatBytes(bytes), elapsed: formatDuration(ctx.now() - phaseStarted),
+      });
     },
     stop() {
       bar?.stop();

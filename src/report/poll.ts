@@ -3,7 +3,9 @@
 
 import type { ReportingClient } from '../api/client.js';
 import type { StatusResponse } from '../api/schemas.js';
-import { formatDuration } from '../duration.js';
+import type { Context } from '../context.js';
+import { formatDuration, parseDuration } from '../duration.js';
+import { sleepFor } from '../api/http.js';
 import { ReportError } from '../errors.js';
 
 // Doubling from 1 s to a 7.5 s cap, with ±5% jitter: a report is noticed at most 7.9 s after it
@@ -62,4 +64,20 @@ export async function waitUntilReady(client: ReportingClient, id: string, option
     }
     await options.sleep(delay, options.signal);
   }
+}
+
+/** The polling options of a command's --poll-interval and --max-wait (usage errors first). */
+export function pollOptionsFrom(
+  flags: { pollInterval?: string; maxWait: string },
+  ctx: Context,
+  extra: Pick<PollOptions, 'onStatus' | 'resumeHint'> = {},
+): PollOptions {
+  return {
+    intervalMs: flags.pollInterval === undefined ? undefined : parseDuration(flags.pollInterval, '--poll-interval'),
+    maxWaitMs: parseDuration(flags.maxWait, '--max-wait'),
+    signal: ctx.signal,
+    now: ctx.now,
+    sleep: sleepFor,
+    ...extra,
+  };
 }

@@ -187,8 +187,13 @@ describe('memory', () => {
       expect(records - 1).toBe(rows);
       if (peak === 0) console.warn('memory not measured: /proc/<pid>/status is not available here');
       else {
-        console.info(`reporting peak RSS for ${rows} rows to CSV: ${(peak / 2 ** 20).toFixed(0)} MiB`);
-        expect(peak).toBeLessThan(200 * 1000 * 1000);
+        // the targets were set for Node 20; Node 22 and 24 size V8's young generation from the heap
+        // limit (measured on Node 24: 255 MB, 192 MB with --max-semi-space-size=16). Holding the
+        // 735 MB body would fail either bound by gigabytes.
+        const runtime = spawnSync(NODE, ['-p', 'process.versions.node'], { encoding: 'utf8' }).stdout.trim();
+        const bound = runtime.startsWith('20.') ? 200 : 320;
+        console.info(`reporting peak RSS for ${rows} rows to CSV on Node ${runtime}: ${(peak / 2 ** 20).toFixed(0)} MiB (bound ${bound} MB)`);
+        expect(peak).toBeLessThan(bound * 1000 * 1000);
       }
     } finally {
       server.kill('SIGTERM');
