@@ -74,7 +74,7 @@ export async function run(options: CampaignsOptions & GlobalOptions, ctx: Contex
   }
 
   const { openFileSink, stdoutSink } = await import('../export/sink.js');
-  const sink = options.output && options.output !== '-' ? await openFileSink(options.output) : stdoutSink(ctx.stdout);
+  const sink = options.output && options.output !== '-' ? await openFileSink(options.output, ctx.cwd) : stdoutSink(ctx.stdout);
   try {
     await sink.write(text);
     await sink.commit();

@@ -33,7 +33,7 @@ export async function saveReport(
     csv: plan.csv,
     retries,
     signal: ctx.signal,
-    openSink: () => (target ? openFileSink(target) : Promise.resolve(stdoutSink(ctx.stdout))),
+    openSink: () => (target ? openFileSink(target, ctx.cwd) : Promise.resolve(stdoutSink(ctx.stdout))),
     progress: (rows, bytes) => reporter.downloading(rows, bytes),
     onRetry: (attempt, reason) => reporter.state(`${reason}; downloading again (retry ${attempt} of ${retries})`),
   });

@@ -191,8 +191,9 @@ class FileSink implements Sink {
   }
 }
 
-export async function openFileSink(target: string): Promise<Sink> {
-  const path = resolve(target);
+/** Opens `target`, resolved against `cwd` (the command's working directory, from its context). */
+export async function openFileSink(target: string, cwd: string): Promise<Sink> {
+  const path = resolve(cwd, target);
   try {
     mkdirSync(dirname(path), { recursive: true });
   } catch (error) {

@@ -1,5 +1,8 @@
 // Commands run in-process through main(), with fake streams, environment and clock.
 
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
@@ -104,6 +107,19 @@ describe('campaigns', () => {
     const [header, first] = stdout.text.split('\n');
     expect(header).toMatch(/^CAMPAIGN\s+NAME\s+ADVERTISER\s+START\s+END\s+AD UNITS$/);
     expect(first).toMatch(/^202401\s+Always-on "Marque", FR 2024\s+\S.*\s+2024-01-01\s+2024-12-31\s+\d$/);
+  });
+
+  it('--format csv -o writes one row per ad unit, to a path relative to the working directory', async () => {
+    const cwd = tempDir();
+    const { ctx, stderr } = fakeContext({ env: envFor(), cwd });
+    expect(await main(argv('campaigns', '--format', 'csv', '-o', 'out/campaigns.csv'), ctx)).toBe(0);
+    const rows = parse(readFileSync(join(cwd, 'out', 'campaigns.csv'), 'utf8')) as string[][];
+    expect(rows[0]).toEqual(['advertiserId', 'advertiserName', 'campaignId', 'campaignName', 'campaignStartDate', 'campaignEndDate', 'adunitId', 'adunitName']);
+    const json = fakeContext({ env: envFor() });
+    await main(argv('campaigns', '--json'), json.ctx);
+    const adunits = (JSON.parse(json.stdout.text) as { adunits: unknown[] }[]).reduce((sum, c) => sum + c.adunits.length, 0);
+    expect(rows.length - 1).toBe(adunits);
+    expect(stderr.text).toMatch(/^Wrote 40 campaigns to .*out\/campaigns\.csv\n$/);
   });
 
   it('--json prints the array as the API gave it', async () => {

@@ -4,7 +4,8 @@ import { mkdirSync, readFileSync, statSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/server.js';
-import { runCli } from '../helpers/cli.js';
+import { spawn, spawnSync } from 'node:child_process';
+import { BIN, NODE, baseEnv, collect, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 async function withSandbox<T>(options: SandboxOptions, body: (sandbox: Sandbox, configDir: string) => Promise<T>): Promise<T> {
@@ -75,6 +76,34 @@ describe('login and logout', () => {
       expect(profiles.b.token).not.toBe(profiles.a.token);
       const used = await runCli(['campaigns', '--profile', 'b', '--json'], { env });
       expect(used.code).toBe(0);
+    });
+  });
+
+  it('on a terminal, prompts without echoing the token or the password', async () => {
+    if (spawnSync('script', ['--version']).status !== 0) {
+      console.warn('SKIPPED: `script` (util-linux) is not installed, so no terminal can be simulated');
+      return;
+    }
+    await withSandbox({}, async (sandbox, dir) => {
+      const env = baseEnv({ REPORTING_CONFIG_DIR: dir });
+      const typed = async (command: string, secret: string) => {
+        // script gives the CLI a pseudo-terminal; what it prints is what a user would see
+        const child = spawn('script', ['-qfc', command, '/dev/null'], { env });
+        const done = collect(child, { keepStdin: true, timeoutMs: 20_000 });
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        child.stdin!.end(`${secret}\r`);
+        return done;
+      };
+      const cli = `"${NODE}" "${BIN}"`;
+      const token = await typed(`${cli} login --base-url ${sandbox.baseUrl}`, sandbox.token);
+      expect(token.stdout).toContain('Paste your token: ');
+      expect(token.stdout).toMatch(/Logged in: profile "default"/);
+      expect(token.stdout).not.toContain(sandbox.token);
+      expect(storeOf(dir).profiles.default.token).toBe(sandbox.token);
+      const password = await typed(`${cli} login --base-url ${sandbox.baseUrl} --email ${sandbox.email} --profile p`, sandbox.password);
+      expect(password.stdout).toContain('Password: ');
+      expect(password.stdout).not.toContain(sandbox.password);
+      expect(storeOf(dir).profiles.p.source).toBe('login');
     });
   });
 

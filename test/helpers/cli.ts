@@ -21,6 +21,8 @@ export interface RunOptions {
   input?: string;
   cwd?: string;
   timeoutMs?: number;
+  /** leave stdin open: the test types into it later */
+  keepStdin?: boolean;
 }
 
 /** A clean environment: nothing from the developer's shell leaks into a test. */
@@ -49,7 +51,7 @@ export function collect(child: ChildProcess, options: RunOptions = {}): Promise<
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk; });
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
   if (options.input !== undefined) child.stdin?.end(options.input);
-  else child.stdin?.end();
+  else if (!options.keepStdin) child.stdin?.end();
   const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
   return new Promise((resolve) => {
     child.on('close', (code, signal) => {

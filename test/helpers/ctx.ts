@@ -26,7 +26,7 @@ export interface FakeContext {
 /** 2026-11-21T12:00:00+01:00 */
 export const FIXED_NOW = Date.parse('2026-11-21T11:00:00Z');
 
-export function fakeContext(options: { env?: Record<string, string | undefined>; now?: number; stdin?: string; tty?: boolean } = {}): FakeContext {
+export function fakeContext(options: { env?: Record<string, string | undefined>; now?: number; stdin?: string; tty?: boolean; cwd?: string } = {}): FakeContext {
   const stdout = new FakeOutput(options.tty);
   const stderr = new FakeOutput(options.tty);
   const controller = new AbortController();
@@ -35,7 +35,7 @@ export function fakeContext(options: { env?: Record<string, string | undefined>;
     stderr,
     stdin: Readable.from(options.stdin === undefined ? [] : [Buffer.from(options.stdin)]),
     env: { ...options.env },
-    cwd: process.cwd(),
+    cwd: options.cwd ?? process.cwd(),
     now: () => options.now ?? FIXED_NOW,
     signal: controller.signal,
     version: '0.0.0-test',

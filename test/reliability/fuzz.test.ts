@@ -4,6 +4,7 @@
 // base URLs and output paths inside a temporary folder: no traffic leaves the machine, no file is
 // written outside the test's folder.
 
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,6 +25,8 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await sandbox.close();
+  // nothing may have been written outside the test's folder
+  expect(existsSync(join(process.cwd(), '--no-validate'))).toBe(false);
   const tally = [...codes.entries()].sort(([a], [b]) => a - b).map(([code, n]) => `exit ${code}: ${n}`).join(', ');
   console.info(`fuzzing: ${counted} generated command lines run in-process, none crashed (${tally})`);
 });
@@ -103,6 +106,8 @@ describe('random command lines', () => {
           // a command that serves or waits forever is not bad input: give it no time
           if (cmd === 'sandbox') return;
           const { ctx, stderr } = fakeContext({
+            // relative paths (`-o` followed by a flag takes the flag as its file name) land here
+            cwd: dir,
             env: {
               REPORTING_CONFIG_DIR: join(dir, 'config'),
               REPORTING_TOKEN: env.token === 'SANDBOX_TOKEN' ? sandbox.token : env.token,
