@@ -23,7 +23,7 @@ export function readVersion(): string {
   return pkg.version;
 }
 
-export async function buildProgram(ctx: Context): Promise<Command> {
+export async function buildProgram(ctx: Context, noColor = false): Promise<Command> {
   const { Command, Help, Option } = await import('commander');
   const { COMMANDS } = await import('./commands/index.js');
   const program = new Command('reporting')
@@ -56,7 +56,7 @@ export async function buildProgram(ctx: Context): Promise<Command> {
     new Option('--json', 'print the result as JSON on stdout'),
     new Option('-q, --quiet', 'no progress or summary on stderr'),
     new Option('--no-color', 'no colour (also NO_COLOR)'));
-  const color = wantsColor(ctx, ctx.stdout, argvHasNoColor(ctx));
+  const color = wantsColor(ctx, ctx.stdout, noColor);
   program.configureHelp({
     showGlobalOptions: true,
     formatHelp: (cmd, helper) => regroupGlobalOptions(Help.prototype.formatHelp.call(helper, cmd, helper), program),
@@ -76,10 +76,6 @@ const GROUPS = {
   network: 'Network options:',
   messages: 'Messages and output:',
 };
-
-function argvHasNoColor(ctx: Context): boolean {
-  return ctx.env.REPORTING_ARGV_NO_COLOR === '1';
-}
 
 /**
  * Commander lists the program's options under one "Global Options:" heading in a command's help;
@@ -125,9 +121,9 @@ function regroupGlobalOptions(text: string, program: Command): string {
 export async function main(argv: string[], ctx: Context): Promise<number> {
   let verbose = argv.includes('-v') || argv.includes('--verbose');
   // --no-color must hold for the help and errors printed before options are parsed
-  if (argv.includes('--no-color')) ctx = { ...ctx, env: { ...ctx.env, REPORTING_ARGV_NO_COLOR: '1' } };
+  const noColor = argv.includes('--no-color');
   try {
-    const program = await buildProgram(ctx);
+    const program = await buildProgram(ctx, noColor);
     if (argv.length <= 2) {
       program.outputHelp({ error: true });
       return EXIT.usage;
@@ -136,7 +132,7 @@ export async function main(argv: string[], ctx: Context): Promise<number> {
     verbose = Boolean(program.opts<GlobalOptions>().verbose);
     return EXIT.ok;
   } catch (error) {
-    return report(error, ctx, verbose);
+    return report(error, ctx, verbose, noColor);
   }
 }
 
@@ -145,28 +141,28 @@ function isCommanderError(error: unknown): error is CommanderError {
     && (error as CommanderError).code.startsWith('commander.');
 }
 
-function report(error: unknown, ctx: Context, verbose: boolean): number {
+function report(error: unknown, ctx: Context, verbose: boolean, noColor: boolean): number {
   if (isCommanderError(error)) {
     if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT.ok;
     if (error.code === 'commander.help') return EXIT.usage;
     const message = error.message.replace(/^error: /, '');
-    writeError(ctx, message, 'see `reporting --help`, or `reporting <command> --help`');
+    writeError(ctx, noColor, message, 'see `reporting --help`, or `reporting <command> --help`');
     return EXIT.usage;
   }
   if (error instanceof CliError) {
     if (error.exitCode === EXIT.ok) return EXIT.ok; // a closed output pipe: nothing to say
-    writeError(ctx, error.message, error.hint);
+    writeError(ctx, noColor, error.message, error.hint);
     return error.exitCode;
   }
   const message = error instanceof Error ? error.message : String(error);
-  writeError(ctx, `internal error: ${message}`, 'this is a bug in reporting; please report it with the command you ran');
+  writeError(ctx, noColor, `internal error: ${message}`, 'this is a bug in reporting; please report it with the command you ran');
   if (verbose && error instanceof Error && error.stack && ctx.env.REPORTING_DEBUG) ctx.stderr.write(`${error.stack}\n`);
   return EXIT.internal;
 }
 
-function writeError(ctx: Context, message: string, hint?: string): void {
+function writeError(ctx: Context, noColor: boolean, message: string, hint?: string): void {
   const oneLine = message.replace(/\s*\n\s*/g, ' ').trim();
-  const color = wantsColor(ctx, ctx.stderr, argvHasNoColor(ctx));
+  const color = wantsColor(ctx, ctx.stderr, noColor);
   ctx.stderr.write(`${color ? '\u001b[31merror:\u001b[39m' : 'error:'} ${oneLine}\n`);
   if (hint) ctx.stderr.write(`${color ? '\u001b[2mhint:\u001b[22m' : 'hint:'} ${hint}\n`);
 }

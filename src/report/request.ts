@@ -1,6 +1,7 @@
 // What a report request is: the report options of `buyer`, `seller` and `run`, validated into the
 // parameters the API receives. A usage error here means no request is made at all.
 
+import type { Params } from '../api/encode.js';
 import { UsageError } from '../errors.js';
 import { didYouMean } from '../suggest.js';
 import {
@@ -31,8 +32,6 @@ export interface ReportRequest {
   /** --param NAME=VALUE, sent as given */
   extra: Record<string, string | string[]>;
 }
-
-export type ParamValue = string | string[];
 
 const splitList = (values: readonly string[] | undefined): string[] =>
   (values ?? []).flatMap((value) => value.split(',')).map((value) => value.trim()).filter(Boolean);
@@ -136,8 +135,8 @@ export function buildReportRequest(side: Side, options: ReportOptions, nowMs: nu
 }
 
 /** The request's parameters, named as the API names them. `--param` wins over a modelled one. */
-export function requestParams(request: ReportRequest): Record<string, ParamValue> {
-  const params: Record<string, ParamValue> = {
+export function requestParams(request: ReportRequest): Params {
+  const params: Params = {
     since: String(request.since),
     until: String(request.until),
     metrics: request.metrics.join(','),
