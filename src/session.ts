@@ -15,6 +15,8 @@ export class Session {
   readonly profileName: string;
   private storeInstance?: TokenStore;
   private clientInstance?: ReportingClient;
+  /** the active profile as last read from the store (read once per command, forgotten on write) */
+  private profileRead?: { profile: Profile | undefined };
 
   constructor(readonly ctx: Context, readonly globals: GlobalOptions) {
     this.profileName = globals.profile?.trim() || 'default';
@@ -28,9 +30,12 @@ export class Session {
   }
 
   profile(): Profile | undefined {
-    const profile = this.store().get(this.profileName);
-    registerSecret(profile?.token);
-    return profile;
+    if (!this.profileRead) {
+      const profile = this.store().get(this.profileName);
+      registerSecret(profile?.token);
+      this.profileRead = { profile };
+    }
+    return this.profileRead.profile;
   }
 
   baseUrl() {
@@ -95,6 +100,7 @@ export class Session {
   }
 
   async saveToken(token: string, source: 'console' | 'login', baseUrl: string | undefined, email?: string): Promise<void> {
+    this.profileRead = undefined;
     await this.store().update(this.profileName, (current) => ({
       ...current,
       baseUrl: baseUrl ?? current?.baseUrl,
