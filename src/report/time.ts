@@ -71,7 +71,3 @@ export function parseTime(input: string, role: Role, nowMs: number): number {
 export function parisDate(seconds: number): string {
   return DateTime.fromSeconds(seconds, { zone: PARIS }).toFormat('yyyy-MM-dd');
 }
-
-export function parisIso(seconds: number): string {
-  return DateTime.fromSeconds(seconds, { zone: PARIS }).toISO({ suppressMilliseconds: true }) ?? String(seconds);
-}

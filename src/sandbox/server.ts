@@ -12,7 +12,7 @@ import { LISTED_YEARS } from './entities.js';
 import { FactSource } from './facts.js';
 import { ENDPOINTS, FaultPlan, noFaults, type BodyFault, type EndpointName, type Faults } from './faults.js';
 import { BadBody, listOf, parseForm, parseJsonBody, single, type Params } from './params.js';
-import { buildRows, isFilterParam, rowFieldNames, scaledRowTexts, summaryOf, type ReportQuery } from './report.js';
+import { buildRows, isFilterParam, scaledRowTexts, summaryOf, type ReportQuery } from './report.js';
 
 export type Layout = 'compact' | 'pretty' | 'summary-first';
 
