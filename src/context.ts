@@ -13,8 +13,6 @@ export interface Output {
 
 export interface Input extends AsyncIterable<Buffer | string> {
   isTTY?: boolean;
-  setRawMode?(mode: boolean): unknown;
-  on?(event: string, listener: (...args: never[]) => void): unknown;
 }
 
 export interface Context {

@@ -1,6 +1,8 @@
 // Reading secrets: all of stdin (for --token-stdin / --password-stdin), or a hidden prompt on a
 // terminal. A prompt is never shown when stdin is not a terminal.
 
+import { createInterface } from 'node:readline';
+import { Writable } from 'node:stream';
 import type { Context } from './context.js';
 import { InterruptedError, UsageError } from './errors.js';
 
@@ -18,39 +20,26 @@ export async function readSecretFromStdin(ctx: Context, what: string, flag: stri
   return secret;
 }
 
-/** Asks for a secret without echoing it. `alternatives` names the flags to use without a terminal. */
+/** Asks for a secret without echoing it. `alternatives` names the flags to use without a terminal.
+ * Node's readline does the line editing (backspace over any character, emoji included); what it
+ * would echo goes nowhere. */
 export async function promptSecret(ctx: Context, label: string, alternatives: string): Promise<string> {
-  if (!ctx.stdin.isTTY || !ctx.stdin.setRawMode || !ctx.stdin.on) {
+  if (!ctx.stdin.isTTY) {
     throw new UsageError(`cannot prompt for the ${label}: standard input is not a terminal`, `use ${alternatives}`);
   }
+  const silent = new Writable({ write: (_chunk, _encoding, done) => done() });
+  const reader = createInterface({ input: ctx.stdin as NodeJS.ReadableStream, output: silent, terminal: true });
+  // asked only once the terminal no longer echoes (readline set raw mode above)
   ctx.stderr.write(`${label[0]?.toUpperCase()}${label.slice(1)}: `);
-  const stdin = ctx.stdin as Required<Pick<typeof ctx.stdin, 'setRawMode' | 'on'>> & typeof ctx.stdin & NodeJS.ReadStream;
-  stdin.setRawMode(true);
-  stdin.resume();
   try {
     return await new Promise<string>((resolve, reject) => {
-      let value = '';
-      const onData = (data: Buffer) => {
-        for (const char of data.toString('utf8')) {
-          if (char === '\r' || char === '\n') {
-            stdin.off('data', onData);
-            resolve(value.trim());
-            return;
-          }
-          if (char === '\u0003') {
-            stdin.off('data', onData);
-            reject(new InterruptedError('SIGINT'));
-            return;
-          }
-          if (char === '\u007f' || char === '\b') value = value.slice(0, -1);
-          else if (char >= ' ') value += char;
-        }
-      };
-      stdin.on('data', onData);
+      reader.once('line', (line) => resolve(line.trim()));
+      reader.once('SIGINT', () => reject(new InterruptedError('SIGINT')));
+      // Ctrl-D, or the terminal went away, before a line was typed
+      reader.once('close', () => reject(new UsageError(`no ${label} was typed`, `use ${alternatives}`)));
     });
   } finally {
-    stdin.setRawMode(false);
-    stdin.pause();
+    reader.close();
     ctx.stderr.write('\n');
   }
 }

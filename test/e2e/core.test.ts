@@ -86,16 +86,24 @@ describe('login and logout', () => {
     }
     await withSandbox({}, async (sandbox, dir) => {
       const env = baseEnv({ REPORTING_CONFIG_DIR: dir });
-      const typed = async (command: string, secret: string) => {
+      const typed = async (command: string, keys: string) => {
         // script gives the CLI a pseudo-terminal; what it prints is what a user would see
         const child = spawn('script', ['-qfc', command, '/dev/null'], { env });
         const done = collect(child, { keepStdin: true, timeoutMs: 20_000 });
-        await new Promise((resolve) => setTimeout(resolve, 1500));
-        child.stdin!.end(`${secret}\r`);
+        // type once the prompt is up (the terminal is then in raw mode)
+        await new Promise<void>((resolve) => {
+          let seen = '';
+          child.stdout!.on('data', (chunk: Buffer) => {
+            seen += chunk.toString('utf8');
+            if (/: $/.test(seen)) resolve();
+          });
+        });
+        child.stdin!.end(`${keys}\r`);
         return done;
       };
       const cli = `"${NODE}" "${BIN}"`;
-      const token = await typed(`${cli} login --base-url ${sandbox.baseUrl}`, sandbox.token);
+      // an emoji typed by mistake, then erased with one backspace, leaves nothing behind
+      const token = await typed(`${cli} login --base-url ${sandbox.baseUrl}`, `${sandbox.token}\u{1F600}\u007f`);
       expect(token.stdout).toContain('Paste your token: ');
       expect(token.stdout).toMatch(/Logged in: profile "default"/);
       expect(token.stdout).not.toContain(sandbox.token);
