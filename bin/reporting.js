@@ -1,2 +1,2 @@
 #!/usr/bin/env node
-import('../dist/cli.js').then((cli) => cli.runCli(process.argv));
+import('../dist/main.js').then((entry) => entry.main(process.argv));

@@ -51,14 +51,14 @@ _reporting() {
       return 0 ;;
     --format)
       case "$cmd" in
-        run) values="csv json ndjson" ;;
         download) values="csv json ndjson" ;;
+        run) values="csv json ndjson" ;;
         campaigns) values="table json csv" ;;
       esac ;;
-    --body) values="form json" ;;
-    --layout) values="compact pretty summary-first" ;;
-    --malformed) values="truncated wrong-types no-report-id data-not-array unknown-status" ;;
     --delimiter) values="comma semicolon tab pipe" ;;
+    --body) values="form json" ;;
+    --malformed) values="truncated wrong-types no-report-id data-not-array unknown-status" ;;
+    --layout) values="compact pretty summary-first" ;;
   esac
   if [[ -n "$values" ]]; then
     COMPREPLY=($(compgen -W "$values" -- "$cur"))

@@ -1,11 +1,11 @@
-// Bundles the CLI entry (src/cli.ts and the command table, with commander) into dist/cli.js, so that
+// Bundles the CLI entry (src/main.ts, the program and the registry, with commander) into dist/main.js, so that
 // `reporting --help` loads a handful of files instead of some twenty-five modules. Code splitting
 // keeps every `import()` lazy: undici, zod, luxon, conf, csv-stringify and cli-progress load only
 // when a command needs them. tsc still type-checks and emits dist/ for the demo and the bench.
 import { build } from 'esbuild';
 
 await build({
-  entryPoints: ['src/cli.ts'],
+  entryPoints: ['src/main.ts'],
   outdir: 'dist',
   bundle: true,
   splitting: true,

@@ -1,56 +1,30 @@
-import type { Command } from 'commander';
-import type { Context } from '../context.js';
-import type { GlobalOptions } from '../cli.js';
-import type { CommandSpec } from './index.js';
-import { optionsOf } from './options.js';
+// `campaigns`: campaigns and their ad units, as a table on a terminal, JSON, or CSV (one row per ad unit).
+
+import { stringify } from 'csv-stringify/sync';
+import { openFileSink, stdoutSink } from '../export/sink.js';
+import type { Factory } from '../factory.js';
+import { table } from '../io/table.js';
+
+export type CampaignsFormat = 'table' | 'json' | 'csv';
 
 export interface CampaignsOptions {
-  format?: string;
+  format?: CampaignsFormat;
   output?: string;
 }
 
-export const campaignsCommand: CommandSpec = {
-  name: 'campaigns',
-  summary: 'list campaigns and their ad units: a table, --json, or --format csv',
-  define(command: Command, ctx: Context) {
-    command
-      .optionsGroup('Output options:')
-      .option('--format <format>', 'table, json or csv (one row per ad unit); default: from -o\'s extension, else table')
-      .option('-o, --output <file>', 'write to FILE (atomically) instead of stdout')
-      .addHelpText('after', `
-Examples:
-  reporting campaigns
-  reporting campaigns --json | jq -r '.[] | select(.adunits | length > 2) | .campaignName'
-  reporting campaigns --format csv -o campaigns.csv`)
-      .action(async (_options: CampaignsOptions, cmd: Command) => run(optionsOf<CampaignsOptions>(cmd), ctx));
-  },
-};
-
-const FORMATS = ['table', 'json', 'csv'] as const;
-type Format = (typeof FORMATS)[number];
-
-export async function run(options: CampaignsOptions & GlobalOptions, ctx: Context): Promise<void> {
-  const { UsageError } = await import('../errors.js');
-  const { didYouMean } = await import('../suggest.js');
-  let format: Format;
-  if (options.json) format = 'json';
-  else if (options.format) {
-    const wanted = options.format.toLowerCase();
-    if (!(FORMATS as readonly string[]).includes(wanted)) {
-      throw new UsageError(`unknown format "${options.format}" for campaigns${didYouMean(options.format, FORMATS)}`, `choose ${FORMATS.join(', ')}`);
-    }
-    format = wanted as Format;
-  } else if (options.output && options.output !== '-') {
+export async function run(options: CampaignsOptions, f: Factory): Promise<void> {
+  let format: CampaignsFormat;
+  if (f.globals.json) format = 'json';
+  else if (options.format) format = options.format;
+  else if (options.output && options.output !== '-') {
     format = /\.json$/i.test(options.output) ? 'json' : 'csv';
   } else format = 'table';
 
-  const { withSession } = await import('../session.js');
-  const campaigns = await withSession(ctx, options, (session) => session.client().campaigns());
+  const campaigns = await f.client().campaigns();
 
   let text: string;
-  if (format === 'json') text = `${JSON.stringify(campaigns, null, ctx.stdout.isTTY && !options.output ? 2 : undefined)}\n`;
+  if (format === 'json') text = `${JSON.stringify(campaigns, null, f.stdout.isTTY && !options.output ? 2 : undefined)}\n`;
   else if (format === 'csv') {
-    const { stringify } = await import('csv-stringify/sync');
     const rows = campaigns.flatMap((c) => (c.adunits.length ? c.adunits : [{ adunitId: '', adunitName: '' }]).map((unit) => ({
       advertiserId: c.advertiserId,
       advertiserName: c.advertiserName,
@@ -69,12 +43,11 @@ export async function run(options: CampaignsOptions & GlobalOptions, ctx: Contex
     text = table(
       ['CAMPAIGN', 'NAME', 'ADVERTISER', 'START', 'END', 'AD UNITS'],
       campaigns.map((c) => [c.campaignId, c.campaignName, c.advertiserName, c.campaignStartDate.slice(0, 10), c.campaignEndDate.slice(0, 10), String(c.adunits.length)]),
-      ctx.stdout.isTTY ? ctx.stdout.columns : undefined,
+      f.stdout.isTTY ? f.stdout.columns : undefined,
     );
   }
 
-  const { openFileSink, stdoutSink } = await import('../export/sink.js');
-  const sink = options.output && options.output !== '-' ? await openFileSink(options.output, ctx.cwd) : stdoutSink(ctx.stdout);
+  const sink = options.output && options.output !== '-' ? await openFileSink(options.output, f.cwd) : stdoutSink(f.stdout);
   try {
     await sink.write(text);
     await sink.commit();
@@ -82,22 +55,5 @@ export async function run(options: CampaignsOptions & GlobalOptions, ctx: Contex
     await sink.abort();
     throw error;
   }
-  if (sink.path && !options.quiet) ctx.stderr.write(`Wrote ${campaigns.length} campaigns to ${sink.path}\n`);
-}
-
-/** A plain aligned table; on a narrow terminal the widest column is cut with an ellipsis. */
-export function table(header: string[], rows: string[][], width?: number): string {
-  const clean = (cell: string) => cell.replace(/\s+/g, ' ');
-  const all = [header, ...rows.map((row) => row.map(clean))];
-  const widths = header.map((_, i) => Math.max(...all.map((row) => [...(row[i] ?? '')].length)));
-  if (width) {
-    const total = widths.reduce((sum, w) => sum + w, 0) + 2 * (widths.length - 1);
-    const widest = widths.indexOf(Math.max(...widths));
-    if (total > width) widths[widest] = Math.max(8, (widths[widest] ?? 0) - (total - width));
-  }
-  const fit = (cell: string, w: number) => {
-    const chars = [...cell];
-    return chars.length > w ? `${chars.slice(0, w - 1).join('')}…` : cell + ' '.repeat(w - chars.length);
-  };
-  return `${all.map((row) => row.map((cell, i) => fit(cell, widths[i] ?? 0)).join('  ').trimEnd()).join('\n')}\n`;
+  if (sink.path && !f.globals.quiet) f.stderr.write(`Wrote ${campaigns.length} campaigns to ${sink.path}\n`);
 }

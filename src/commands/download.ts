@@ -1,62 +1,44 @@
 // `download <id>`: checks the status first (the contract forbids downloading before `ready`).
 
-import type { Command } from 'commander';
-import type { Context } from '../context.js';
-import type { GlobalOptions } from '../cli.js';
-import type { OutputOptions } from '../export/output.js';
-import type { CommandSpec } from './index.js';
-import { addOutputOptions, addWaitOptions, optionsOf } from './options.js';
+import { ReportError } from '../errors.js';
+import { planOutput, type OutputOptions } from '../export/output.js';
+import type { Factory } from '../factory.js';
+import { createReporter } from '../io/progress.js';
+import { describeSaved, saveReport, targetOf } from '../jobs/download.js';
+import { pollOptionsFrom, waitUntilReady, type WaitFlags } from '../report/poll.js';
 
-export type DownloadOptions = OutputOptions & { wait?: boolean; pollInterval?: string; maxWait: string };
+export interface DownloadOptions {
+  id: string;
+  /** poll until ready first */
+  waitForIt: boolean;
+  output: OutputOptions;
+  wait: WaitFlags;
+}
 
-export const downloadCommand: CommandSpec = {
-  name: 'download',
-  summary: 'download a ready report to a file or stdout (--wait polls first)',
-  define(command: Command, ctx: Context) {
-    command.argument('<id>', 'report ID').option('--wait', 'poll until the report is ready, then download');
-    addOutputOptions(command);
-    addWaitOptions(command, 'the report').addHelpText('after', `
--o takes the placeholder {reportId}; {side}, {since} and {until} are known to \`run\` only.
-
-Examples:
-  reporting download 87a72010101115 -o report.csv
-  reporting download 87a72010101115 --wait --format ndjson > rows.ndjson
-  reporting download 87a72010101115 --json | jq .summary`);
-    command.action(async (id: string, _options: DownloadOptions, cmd: Command) => run(id, optionsOf<DownloadOptions>(cmd), ctx));
-  },
-};
-
-export async function run(id: string, options: DownloadOptions & GlobalOptions, ctx: Context): Promise<void> {
-  const { planOutput } = await import('../export/output.js');
-  const { withSession } = await import('../session.js');
-  const { pollOptionsFrom, waitUntilReady } = await import('../report/poll.js');
-  const { createReporter } = await import('../export/progress.js');
-  const { saveReport, describeSaved, targetOf } = await import('../export/save.js');
-  const { ReportError } = await import('../errors.js');
-
-  const plan = planOutput(options, ['reportId']);
-  const poll = pollOptionsFrom(options, ctx);
+export async function run(opts: DownloadOptions, f: Factory): Promise<void> {
+  const { id } = opts;
+  const { json, quiet } = f.globals;
+  const plan = planOutput({ ...opts.output, json }, ['reportId']);
+  const poll = pollOptionsFrom(opts.wait, f);
   const target = targetOf(plan, { reportId: id });
 
-  await withSession(ctx, options, async (session) => {
-    const client = session.client();
-    const reporter = await createReporter(ctx, Boolean(options.quiet));
-    const first = await client.status(id);
-    if (first.status === 'progress' && !options.wait) {
-      throw new ReportError(`report ${id} is not ready yet (status: progress)`, id, `add --wait to wait for it: reporting download ${id} --wait${target ? ` -o '${target}'` : ''}`);
-    }
-    if (first.status !== 'ready' && first.status !== 'progress') {
-      const message = first.message && first.message !== first.status ? `: ${first.message}` : '';
-      throw new ReportError(`report ${id} ended in status "${first.status}"${message}`, id);
-    }
-    if (first.status === 'progress') {
-      await waitUntilReady(client, id, { ...poll, onStatus: (status, polls, elapsed) => reporter.waiting(status.status, polls, elapsed) })
-        .finally(() => reporter.stop());
-    }
-    const saved = await saveReport(ctx, client, id, plan, target, session.retries(), reporter);
-    if (!options.quiet) reporter.note(describeSaved(saved, id, undefined, plan.format));
-    if (options.json && saved.path) {
-      ctx.stdout.write(`${JSON.stringify({ reportId: id, rows: saved.rows, file: saved.path, format: plan.format, summary: saved.summary ?? null })}\n`);
-    }
-  });
+  const client = f.client();
+  const reporter = await createReporter(f, quiet);
+  const first = await client.status(id);
+  if (first.status === 'progress' && !opts.waitForIt) {
+    throw new ReportError(`report ${id} is not ready yet (status: progress)`, id, `add --wait to wait for it: reporting download ${id} --wait${target ? ` -o '${target}'` : ''}`);
+  }
+  if (first.status !== 'ready' && first.status !== 'progress') {
+    const message = first.message && first.message !== first.status ? `: ${first.message}` : '';
+    throw new ReportError(`report ${id} ended in status "${first.status}"${message}`, id);
+  }
+  if (first.status === 'progress') {
+    await waitUntilReady(client, id, { ...poll, onStatus: (status, polls, elapsed) => reporter.waiting(status.status, polls, elapsed) })
+      .finally(() => reporter.stop());
+  }
+  const saved = await saveReport(f, client, id, plan, target, f.globals.retries, reporter);
+  if (!quiet) reporter.note(describeSaved(saved, id, undefined, plan.format));
+  if (json && saved.path) {
+    f.stdout.write(`${JSON.stringify({ reportId: id, rows: saved.rows, file: saved.path, format: plan.format, summary: saved.summary ?? null })}\n`);
+  }
 }

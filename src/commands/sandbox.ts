@@ -1,62 +1,25 @@
-import type { Command } from 'commander';
-import type { Context } from '../context.js';
-import type { CommandSpec } from './index.js';
-import type { GlobalOptions } from '../cli.js';
-import type { SandboxFlags } from '../sandbox/options.js';
+// `sandbox`: run the local emulator of the Reporting API until Ctrl-C.
+
 import { UsageError } from '../errors.js';
+import type { Factory } from '../factory.js';
+import { sandboxOptionsFrom, type SandboxFlags } from '../sandbox/options.js';
+import { startSandbox } from '../sandbox/server.js';
 
-export interface SandboxCommandOptions extends SandboxFlags {
-  json?: boolean;
-  verbose?: boolean;
-}
+export type SandboxCommandOptions = SandboxFlags;
 
-const collect = (value: string, previous: string[]) => [...previous, value];
-
-export const sandboxCommand: CommandSpec = {
-  name: 'sandbox',
-  summary: 'run a local emulator of the Reporting API (for trying the CLI and testing scripts)',
-  define(command: Command, ctx: Context) {
-    command
-      .option('--port <port>', 'port to listen on (0 picks a free one)', '8787')
-      .option('--host <host>', 'address to listen on', '127.0.0.1')
-      .option('--seed <n>', 'seed of the synthetic data', '42')
-      .option('--delay <duration>', 'how long a report stays in progress', '1s')
-      .option('--latency <duration>', 'fault: delay before every answer')
-      .option('--error <spec>', 'fault: STATUS[,endpoint=NAME][,first=N|,rate=R][,retry-after=S][,html] (repeatable)', collect, [])
-      .option('--reset-download <spec>', 'fault: BYTES[,times=N]: reset the connection after BYTES of a download')
-      .option('--stall-download <spec>', 'fault: BYTES[,times=N]: go silent after BYTES of a download')
-      .option('--token-uses <n>', 'fault: tokens expire after N uses')
-      .option('--report-status <status>', 'fault: reports end in this status instead of ready (e.g. failed)')
-      .option('--malformed <kind>', 'fault: answer malformed JSON: truncated, wrong-types, no-report-id, data-not-array, unknown-status')
-      .option('--scale <rows>', 'every download returns this many rows, streamed')
-      .option('--layout <layout>', 'JSON layout of downloads: compact, pretty, summary-first', 'compact')
-      .addHelpText('after', `
-Examples:
-  reporting sandbox
-  reporting sandbox --port 0 --json
-  reporting sandbox --error 503,endpoint=download,first=2 --token-uses 5
-  reporting sandbox --scale 1000000 --delay 200ms`)
-      .action(async (options: SandboxCommandOptions, cmd: Command) => {
-        await run({ ...cmd.optsWithGlobals<GlobalOptions & SandboxCommandOptions>(), ...options }, ctx);
-      });
-  },
-};
-
-export async function run(options: SandboxCommandOptions & GlobalOptions, ctx: Context): Promise<void> {
-  const { sandboxOptionsFrom } = await import('../sandbox/options.js');
-  const { startSandbox } = await import('../sandbox/server.js');
-  const settings = sandboxOptionsFrom(options);
-  if (options.verbose) settings.log = (line) => { ctx.stderr.write(`${line}\n`); };
+export async function run(opts: SandboxCommandOptions, f: Factory): Promise<void> {
+  const settings = sandboxOptionsFrom(opts);
+  if (f.globals.verbose) settings.log = (line) => { f.stderr.write(`${line}\n`); };
   const sandbox = await startSandbox(settings).catch((error: NodeJS.ErrnoException) => {
     const where = `${settings.host}:${settings.port}`;
     if (error.code === 'EADDRINUSE') throw new UsageError(`cannot listen on ${where}: the address is in use`, 'choose another --port, or --port 0 for a free one');
     throw new UsageError(`cannot listen on ${where}: ${error.message}`);
   });
   const info = { baseUrl: sandbox.baseUrl, email: sandbox.email, password: sandbox.password, token: sandbox.token };
-  if (options.json) {
-    ctx.stdout.write(`${JSON.stringify(info)}\n`);
+  if (f.globals.json) {
+    f.stdout.write(`${JSON.stringify(info)}\n`);
   } else {
-    ctx.stdout.write(
+    f.stdout.write(
       `Sandbox listening on ${info.baseUrl}\n` +
       `  email:    ${info.email}\n  password: ${info.password}\n  token:    ${info.token}\n\n` +
       `Try:\n  reporting login --base-url ${info.baseUrl} --email ${info.email}\n` +
@@ -65,9 +28,9 @@ export async function run(options: SandboxCommandOptions & GlobalOptions, ctx: C
     );
   }
   await new Promise<void>((resolve) => {
-    if (ctx.signal.aborted) resolve();
-    ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+    if (f.signal.aborted) resolve();
+    f.signal.addEventListener('abort', () => resolve(), { once: true });
   });
   await sandbox.close();
-  if (!options.quiet && !options.json) ctx.stderr.write('Sandbox stopped.\n');
+  if (!f.globals.quiet && !f.globals.json) f.stderr.write('Sandbox stopped.\n');
 }

@@ -1,48 +1,33 @@
-import type { Command } from 'commander';
-import type { Context } from '../context.js';
-import type { GlobalOptions } from '../cli.js';
-import type { CommandSpec } from './index.js';
-import { optionsOf } from './options.js';
+// `whoami`: the active profile, its base URL and whether a token is stored (never the token).
 
-export const whoamiCommand: CommandSpec = {
-  name: 'whoami',
-  summary: 'show the active profile, base URL and whether a token is stored (never the token)',
-  define(command: Command, ctx: Context) {
-    command
-      .addHelpText('after', `
-Examples:
-  reporting whoami
-  reporting whoami --profile staging --json`)
-      .action(async (_options: object, cmd: Command) => run(optionsOf<object>(cmd), ctx));
-  },
-};
+import { resolveToken } from '../auth/resolve.js';
+import type { Factory } from '../factory.js';
 
-export async function run(options: GlobalOptions, ctx: Context): Promise<void> {
-  const { Session } = await import('../session.js');
-  const { resolveToken } = await import('../auth/resolve.js');
-  const session = new Session(ctx, options);
-  const profiles = session.store().profiles();
-  const profile = profiles[session.profileName];
+export type WhoamiOptions = Record<string, never>;
+
+export async function run(_opts: WhoamiOptions, f: Factory): Promise<void> {
+  const profiles = f.store().profiles();
+  const profile = profiles[f.profileName];
   let baseUrl: { url: string; source: string } | undefined;
   try {
-    baseUrl = session.baseUrl();
+    baseUrl = f.baseUrl();
   } catch {
     baseUrl = undefined;
   }
-  const token = resolveToken(ctx.env, profile);
+  const token = resolveToken(f.env, profile);
   const info = {
-    profile: session.profileName,
+    profile: f.profileName,
     baseUrl: baseUrl?.url ?? null,
     baseUrlFrom: baseUrl?.source ?? null,
     token: token ? (token.source === 'profile' ? `stored (${profile?.source ?? 'console'})` : 'from REPORTING_TOKEN') : 'none',
     savedAt: profile?.token ? (profile.savedAt ?? null) : null,
     email: profile?.email ?? null,
-    relogin: Boolean(ctx.env.REPORTING_EMAIL && ctx.env.REPORTING_PASSWORD),
-    store: session.store().path,
+    relogin: Boolean(f.env.REPORTING_EMAIL && f.env.REPORTING_PASSWORD),
+    store: f.store().path,
     profiles: Object.keys(profiles).sort(),
   };
-  if (options.json) {
-    ctx.stdout.write(`${JSON.stringify(info)}\n`);
+  if (f.globals.json) {
+    f.stdout.write(`${JSON.stringify(info)}\n`);
     return;
   }
   const lines = [
@@ -54,5 +39,5 @@ export async function run(options: GlobalOptions, ctx: Context): Promise<void> {
   if (info.relogin) lines.push('re-login: REPORTING_EMAIL and REPORTING_PASSWORD are set');
   lines.push(`store:    ${info.store}`);
   if (info.profiles.length > 1) lines.push(`profiles: ${info.profiles.join(', ')}`);
-  ctx.stdout.write(`${lines.join('\n')}\n`);
+  f.stdout.write(`${lines.join('\n')}\n`);
 }

@@ -1,12 +1,10 @@
 // Streaming a downloaded report into its output: from the socket, through the scanner, into the
-// writer, into the sink, chunk by chunk. A download that breaks off is retried from the start
-// (SPEC section 4) into a fresh temporary file; nothing partial ever reaches the target.
+// writer, into the sink, chunk by chunk. A body that breaks off is a BodyBrokenError, which the
+// download job (src/jobs/download.ts) retries from the start.
 
-import type { ReportingClient } from '../api/client.js';
-import { describeNetworkError, sleepFor } from '../api/http.js';
-import { backoffMs } from '../api/retry.js';
+import { describeNetworkError } from '../api/http.js';
 import { summary as summarySchema, type Summary } from '../api/schemas.js';
-import { CliError, InterruptedError, NetworkError, UnexpectedResponseError } from '../errors.js';
+import { CliError, NetworkError, UnexpectedResponseError } from '../errors.js';
 import { padRecords } from './grow.js';
 import type { Format } from './output.js';
 import { ReportFormatError, ReportScanner } from './scanner.js';
@@ -23,7 +21,7 @@ export interface ExportResult {
 export type Progress = (rows: number, bytes: number) => void;
 
 /** A failure of the connection while the body streamed: worth another try. */
-class BodyBrokenError extends NetworkError {}
+export class BodyBrokenError extends NetworkError {}
 
 function makeWriter(format: Format, csv: CsvOptions, sink: Sink): RowWriter {
   if (format === 'csv') return new CsvWriter(csv, sink.rewrite !== undefined);
@@ -83,44 +81,4 @@ export async function writeReport(
   }
   const parsed = summarySchema.safeParse(scanner.members.summary);
   return { rows: scanner.rows, bytes, summary: parsed.success ? parsed.data : undefined };
-}
-
-export interface DownloadOptions {
-  format: Format;
-  csv: CsvOptions;
-  retries: number;
-  signal: AbortSignal;
-  openSink: () => Promise<Sink>;
-  progress?: Progress;
-  /** told before a new attempt */
-  onRetry?: (attempt: number, reason: string) => void;
-}
-
-/** Downloads a ready report into a sink, retrying broken downloads from the start. */
-export async function downloadReport(client: ReportingClient, id: string, options: DownloadOptions): Promise<ExportResult & { path?: string }> {
-  for (let attempt = 0; ; attempt++) {
-    const sink = await options.openSink();
-    let written = false;
-    const watched: Sink = {
-      path: sink.path,
-      rewrite: sink.rewrite?.bind(sink),
-      write: (chunk) => { written = true; return sink.write(chunk); },
-      commit: () => sink.commit(),
-      abort: () => sink.abort(),
-    };
-    try {
-      const answer = await client.download(id);
-      const result = await writeReport(answer.body, watched, options.format, options.csv, options.progress);
-      await sink.commit();
-      return { ...result, path: sink.path };
-    } catch (error) {
-      await sink.abort();
-      if (options.signal.aborted) throw new InterruptedError(String(options.signal.reason));
-      // a file starts again from nothing; stdout can only start again if nothing was written
-      const retryable = error instanceof BodyBrokenError && (sink.path !== undefined || !written);
-      if (!retryable || attempt >= options.retries) throw error;
-      options.onRetry?.(attempt + 1, (error as Error).message);
-      await sleepFor(backoffMs(attempt, Math.random), options.signal);
-    }
-  }
 }

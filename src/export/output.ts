@@ -8,10 +8,12 @@ import type { CsvOptions } from './writers.js';
 export const FORMATS = ['csv', 'json', 'ndjson'] as const;
 export type Format = (typeof FORMATS)[number];
 
+/** The output flags of `run` and `download`, parsed at the edge. */
 export interface OutputOptions {
   output?: string;
   format?: string;
-  columns?: string;
+  /** --columns, repeatable and comma-separated, already split */
+  columns?: string[];
   delimiter?: string;
   bom?: boolean;
   excel?: boolean;
@@ -36,10 +38,12 @@ function formatFromName(path: string): Format | undefined {
   return undefined;
 }
 
+/** --delimiter's names (completion offers them); `\t` is understood too. */
+export const DELIMITER_NAMES: Record<string, string> = { comma: ',', semicolon: ';', tab: '\t', pipe: '|' };
+
 function delimiterOf(text: string | undefined): string {
   if (text === undefined) return ',';
-  const named: Record<string, string> = { tab: '\t', '\\t': '\t', semicolon: ';', comma: ',', pipe: '|' };
-  const delimiter = named[text.toLowerCase()] ?? text;
+  const delimiter = (text === '\\t' ? '\t' : DELIMITER_NAMES[text.toLowerCase()]) ?? text;
   if ([...delimiter].length !== 1 || delimiter === '"' || delimiter === '\n' || delimiter === '\r') {
     throw new UsageError(`--delimiter wants one character (not a quote or a line break), not ${JSON.stringify(text)}`, 'for example --delimiter ";" or --delimiter tab');
   }
@@ -72,8 +76,8 @@ export function planOutput(options: OutputOptions, available: readonly string[])
   } else if (template) format = formatFromName(template) ?? 'csv';
   else format = options.json ? 'json' : 'csv';
 
-  const columns = options.columns?.split(',').map((column) => column.trim()).filter(Boolean);
-  if (options.columns !== undefined && (!columns || columns.length === 0)) throw new UsageError('--columns wants a comma-separated list of field names');
+  const columns = options.columns;
+  if (columns !== undefined && columns.length === 0) throw new UsageError('--columns wants a comma-separated list of field names');
   const csvOnly = ['columns', 'delimiter', 'bom', 'excel'] as const;
   if (format !== 'csv') {
     const given = csvOnly.filter((name) => options[name] !== undefined && options[name] !== false);

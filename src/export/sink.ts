@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdirSync, readdirSync, unlinkSync, type WriteStream } from 'node:fs';
 import { open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import type { Output } from '../context.js';
+import type { Output } from '../factory.js';
 import { CliError, EXIT } from '../errors.js';
 
 export interface Sink {

@@ -3,8 +3,8 @@
 
 import type { ReportingClient } from '../api/client.js';
 import type { StatusResponse } from '../api/schemas.js';
-import type { Context } from '../context.js';
-import { formatDuration, parseDuration } from '../duration.js';
+import type { Context } from '../factory.js';
+import { formatDuration } from '../duration.js';
 import { sleepFor } from '../api/http.js';
 import { ReportError } from '../errors.js';
 
@@ -66,17 +66,24 @@ export async function waitUntilReady(client: ReportingClient, id: string, option
   }
 }
 
-/** The polling options of a command's --poll-interval and --max-wait (usage errors first). */
+/** --poll-interval and --max-wait, parsed. */
+export interface WaitFlags {
+  pollIntervalMs?: number;
+  maxWaitMs: number;
+}
+
+/** The polling options of a command's waiting flags. */
 export function pollOptionsFrom(
-  flags: { pollInterval?: string; maxWait: string },
-  ctx: Context,
+  flags: WaitFlags,
+  ctx: Pick<Context, 'signal' | 'now' | 'random'>,
   extra: Pick<PollOptions, 'onStatus' | 'resumeHint'> = {},
 ): PollOptions {
   return {
-    intervalMs: flags.pollInterval === undefined ? undefined : parseDuration(flags.pollInterval, '--poll-interval'),
-    maxWaitMs: parseDuration(flags.maxWait, '--max-wait'),
+    intervalMs: flags.pollIntervalMs,
+    maxWaitMs: flags.maxWaitMs,
     signal: ctx.signal,
     now: ctx.now,
+    random: ctx.random,
     sleep: sleepFor,
     ...extra,
   };

@@ -10,15 +10,18 @@ import {
 } from './catalog.js';
 import { parseTime } from './time.js';
 
-/** The report options as commander hands them over (camelCase of the kebab-case flags). */
-export interface ReportOptions {
+/** The report flags of `buyer`, `seller` and `run`, parsed at the edge (lists already split). */
+export interface ReportFlags {
   since?: string;
   until?: string;
-  metrics?: string[];
-  breakdowns?: string[];
-  param?: string[];
-  validate?: boolean;
-  [filter: string]: string[] | string | boolean | undefined;
+  metrics: string[];
+  breakdowns: string[];
+  /** request parameter (contract name) -> values given, for every filter flag used */
+  filters: Record<string, string[]>;
+  /** --param NAME=VALUE, as typed */
+  params: string[];
+  /** false with --no-validate */
+  validate: boolean;
 }
 
 export interface ReportRequest {
@@ -33,21 +36,13 @@ export interface ReportRequest {
   extra: Record<string, string | string[]>;
 }
 
-const splitList = (values: readonly string[] | undefined): string[] =>
-  (values ?? []).flatMap((value) => value.split(',')).map((value) => value.trim()).filter(Boolean);
-
-export function camelCase(option: string): string {
-  return option.replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
-}
-
 export function parseSide(value: string): Side {
   const side = value.toLowerCase();
   if ((SIDES as readonly string[]).includes(side)) return side as Side;
   throw new UsageError(`unknown side "${value}": choose buyer or seller${didYouMean(value, SIDES)}`);
 }
 
-export function resolveMetrics(side: Side, given: readonly string[] | undefined, validate = true): string[] {
-  const values = splitList(given);
+export function resolveMetrics(side: Side, values: readonly string[], validate = true): string[] {
   if (values.length === 0) return [...DEFAULT_METRICS[side]];
   if (!validate) return [...new Set(values)];
   const accepted = metricsOf(side);
@@ -64,8 +59,7 @@ export function resolveMetrics(side: Side, given: readonly string[] | undefined,
   return [...new Set(resolved)];
 }
 
-export function resolveBreakdowns(side: Side, given: readonly string[] | undefined, validate = true): string[] {
-  const values = splitList(given);
+export function resolveBreakdowns(side: Side, values: readonly string[], validate = true): string[] {
   if (!validate) return [...new Set(values)];
   const valid = dimensionsOf(side);
   const other = side === 'buyer' ? 'seller' : 'buyer';
@@ -85,9 +79,9 @@ export function resolveBreakdowns(side: Side, given: readonly string[] | undefin
   return resolved;
 }
 
-function resolveExtra(params: readonly string[] | undefined): Record<string, string | string[]> {
+function resolveExtra(params: readonly string[]): Record<string, string | string[]> {
   const extra: Record<string, string | string[]> = {};
-  for (const param of params ?? []) {
+  for (const param of params) {
     const at = param.indexOf('=');
     if (at <= 0) throw new UsageError(`--param wants NAME=VALUE, not "${param}"`, 'for example --param timezone=Europe/Paris');
     const name = param.slice(0, at);
@@ -98,7 +92,7 @@ function resolveExtra(params: readonly string[] | undefined): Record<string, str
   return extra;
 }
 
-export function buildReportRequest(side: Side, options: ReportOptions, nowMs: number): ReportRequest {
+export function buildReportRequest(side: Side, options: ReportFlags, nowMs: number): ReportRequest {
   if (options.since === undefined) throw new UsageError('--since is required', 'for example --since yesterday --until yesterday');
   if (options.until === undefined) throw new UsageError('--until is required', 'for example --until today (a date means its last second, 23:59:59)');
   const since = parseTime(options.since, 'since', nowMs);
@@ -109,28 +103,23 @@ export function buildReportRequest(side: Side, options: ReportOptions, nowMs: nu
       'a date as --until means its last second, so --since D --until D is the day D',
     );
   }
-  const validate = options.validate !== false;
+  const filters: Record<string, string[]> = {};
   for (const filter of FILTERS) {
-    const given = options[camelCase(filter.option)];
-    if (!filter.sides.includes(side) && Array.isArray(given) && given.length > 0) {
+    const given = options.filters[filter.param] ?? [];
+    if (given.length === 0) continue;
+    if (!filter.sides.includes(side)) {
       throw new UsageError(`--${filter.option} is a ${filter.sides.join('/')} filter, not for ${side} reports`);
     }
-  }
-  const filters: Record<string, string[]> = {};
-  for (const filter of filtersOf(side)) {
-    const raw = options[camelCase(filter.option)];
-    if (!Array.isArray(raw) || raw.length === 0) continue;
-    const values = filter.text ? raw.map((value) => value.trim()).filter(Boolean) : splitList(raw);
-    if (values.length > 0) filters[filter.param] = values;
+    filters[filter.param] = given;
   }
   return {
     side,
     since,
     until,
-    metrics: resolveMetrics(side, options.metrics, validate),
-    breakdowns: resolveBreakdowns(side, options.breakdowns, validate),
+    metrics: resolveMetrics(side, options.metrics, options.validate),
+    breakdowns: resolveBreakdowns(side, options.breakdowns, options.validate),
     filters,
-    extra: resolveExtra(options.param),
+    extra: resolveExtra(options.params),
   };
 }
 

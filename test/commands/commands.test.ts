@@ -4,10 +4,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli.js';
+import { runCli as main } from '../../src/cli/program.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { argv, fakeContext } from '../helpers/ctx.js';
 import { tempDir } from '../helpers/tmp.js';
+import { startHostile } from '../hostile/server.js';
 
 let sandbox: Sandbox;
 beforeAll(async () => {
@@ -77,6 +78,21 @@ describe('buyer and seller', () => {
     const { ctx, stdout } = fakeContext({ env: envFor() });
     expect(await main(argv('buyer', '--since', 'yesterday', '--until', 'yesterday', '--body', 'json', '--breakdowns', 'HOURLY'), ctx)).toBe(0);
     expect(stdout.text).toMatch(/^[0-9a-f]{24}\n$/);
+    // what went over the wire: a JSON object with the same names, not a form
+    const server = await startHostile();
+    try {
+      const sent = fakeContext({ env: envFor({ REPORTING_BASE_URL: server.baseUrl }) });
+      const args = ['buyer', '--since', '2026-11-01', '--until', '2026-11-01', '--breakdowns', 'daily,country', '--campaign-id', '7'];
+      expect(await main(argv(...args, '--body', 'json'), sent.ctx)).toBe(0);
+      expect(await main(argv(...args), fakeContext({ env: envFor({ REPORTING_BASE_URL: server.baseUrl }) }).ctx)).toBe(0);
+      const [json, form] = server.received.filter((request) => request.route === 'buyer');
+      expect(json?.headers['content-type']).toBe('application/json');
+      expect(JSON.parse(json?.body ?? '')).toMatchObject({ metrics: expect.stringContaining('displays,'), breakdowns: ['DAILY', 'COUNTRY'], campaignId: ['7'] });
+      expect(form?.headers['content-type']).toBe('application/x-www-form-urlencoded');
+      expect(form?.body).toContain('breakdowns[0]=DAILY&breakdowns[1]=COUNTRY');
+    } finally {
+      await server.close();
+    }
   });
 });
 

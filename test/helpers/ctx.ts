@@ -2,7 +2,7 @@
 
 import { EventEmitter } from 'node:events';
 import { Readable } from 'node:stream';
-import type { Context, Output } from '../../src/context.js';
+import type { Context, Output } from '../../src/factory.js';
 
 export class FakeOutput extends EventEmitter implements Output {
   text = '';
@@ -37,6 +37,7 @@ export function fakeContext(options: { env?: Record<string, string | undefined>;
     env: { ...options.env },
     cwd: options.cwd ?? process.cwd(),
     now: () => options.now ?? FIXED_NOW,
+    random: () => 0.5,
     signal: controller.signal,
     version: '0.0.0-test',
   };
@@ -44,3 +45,15 @@ export function fakeContext(options: { env?: Record<string, string | undefined>;
 }
 
 export const argv = (...args: string[]) => ['node', 'reporting', ...args];
+
+/** Parses a command line as the CLI would and returns the typed options the command would
+ * receive, without running it (the gh `runF` seam): flags are tested apart from behaviour. */
+export async function parseOptions<O>(...args: string[]): Promise<{ name: string; opts: O; code: number; stderr: string }> {
+  const { runCli } = await import('../../src/cli/program.js');
+  const { ctx, stderr } = fakeContext();
+  let captured: { name: string; opts: O } | undefined;
+  const code = await runCli(argv(...args), ctx, async (name, opts) => {
+    captured = { name, opts: opts as O };
+  });
+  return { name: captured?.name ?? '', opts: captured?.opts as O, code, stderr: stderr.text };
+}

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli.js';
+import { runCli as main } from '../../src/cli/program.js';
 import { parseTime } from '../../src/report/time.js';
 import { UsageError } from '../../src/errors.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { buildReportRequest, requestParams, resolveBreakdowns, resolveMetrics } from '../../src/report/request.js';
+import type { ReportOptions } from '../../src/commands/report.js';
+import { buildReportRequest, requestParams, resolveBreakdowns, resolveMetrics, type ReportFlags } from '../../src/report/request.js';
+import { parseOptions } from '../helpers/ctx.js';
 import { formEncode } from '../../src/api/encode.js';
 import { closest } from '../../src/suggest.js';
 import { UsageError } from '../../src/errors.js';
@@ -18,29 +20,29 @@ function usageMessage(fn: () => unknown): string {
 
 describe('metrics', () => {
   it('are matched case-insensitively and sent in the contract spelling, duplicates once', () => {
-    expect(resolveMetrics('buyer', ['Displays,CLICKS', 'revenuedollar', 'clicks'])).toEqual(['displays', 'clicks', 'revenueDollar']);
+    expect(resolveMetrics('buyer', ['Displays', 'CLICKS', 'revenuedollar', 'clicks'])).toEqual(['displays', 'clicks', 'revenueDollar']);
   });
   it('default to every metric of the side; the seller also accepts eyesTrackings', () => {
-    expect(resolveMetrics('buyer', undefined)).toContain('eyesTrackings');
-    expect(resolveMetrics('seller', undefined)).not.toContain('eyesTrackings');
+    expect(resolveMetrics('buyer', [])).toContain('eyesTrackings');
+    expect(resolveMetrics('seller', [])).not.toContain('eyesTrackings');
     expect(resolveMetrics('seller', ['eyestrackings'])).toEqual(['eyesTrackings']);
   });
   it('refuses an unknown metric with the valid list and a suggestion', () => {
-    const message = usageMessage(() => resolveMetrics('buyer', ['displays,clikcs']));
+    const message = usageMessage(() => resolveMetrics('buyer', ['displays', 'clikcs']));
     expect(message).toMatch(/unknown metric "clikcs" for buyer reports; did you mean clicks\?/);
     expect(message).toMatch(/valid metrics: requests, displays, clicks/);
   });
   it('--no-validate sends values as given', () => {
-    expect(resolveMetrics('buyer', ['Impressions,clicks'], false)).toEqual(['Impressions', 'clicks']);
+    expect(resolveMetrics('buyer', ['Impressions', 'clicks'], false)).toEqual(['Impressions', 'clicks']);
   });
 });
 
 describe('breakdowns', () => {
-  it('are upper-cased, split on commas, repeatable', () => {
-    expect(resolveBreakdowns('buyer', ['daily,country', 'Campaign'])).toEqual(['DAILY', 'COUNTRY', 'CAMPAIGN']);
+  it('are upper-cased', () => {
+    expect(resolveBreakdowns('buyer', ['daily', 'country', 'Campaign'])).toEqual(['DAILY', 'COUNTRY', 'CAMPAIGN']);
   });
   it('allow at most one time dimension', () => {
-    expect(usageMessage(() => resolveBreakdowns('buyer', ['DAILY,hourly']))).toMatch(/DAILY and HOURLY cannot be combined \| use at most one of DAILY, HOURLY, MONTHLY, RANGE/);
+    expect(usageMessage(() => resolveBreakdowns('buyer', ['DAILY', 'hourly']))).toMatch(/DAILY and HOURLY cannot be combined \| use at most one of DAILY, HOURLY, MONTHLY, RANGE/);
   });
   it('refuse a dimension of the other side', () => {
     expect(usageMessage(() => resolveBreakdowns('buyer', ['app']))).toMatch(/APP is only available for seller reports/);
@@ -54,18 +56,21 @@ describe('breakdowns', () => {
     expect(resolveBreakdowns('seller', ['appcountry'])).toEqual(['APPCOUNTRY']);
   });
   it('--no-validate keeps the values as given', () => {
-    expect(resolveBreakdowns('buyer', ['daily,Nope'], false)).toEqual(['daily', 'Nope']);
+    expect(resolveBreakdowns('buyer', ['daily', 'Nope'], false)).toEqual(['daily', 'Nope']);
   });
 });
 
 describe('a whole report request', () => {
-  it('becomes the API parameters, filters by their contract names, text filters never split', () => {
-    const request = buildReportRequest('seller', {
-      since: '2026-11-01', until: '2026-11-01', metrics: ['displays'], breakdowns: ['daily'],
-      placementId: ['p1,p2'], carrier: ['AT&T, Inc.'], deviceModel: ['Galaxy S24, 5G'], appId: ['9001', '9002'],
-      param: ['timezone=Europe/Paris', 'x=1', 'x=2'],
-    }, NOW);
-    const params = requestParams(request);
+  const flags = (given: Partial<ReportFlags>): ReportFlags => ({ metrics: [], breakdowns: [], filters: {}, params: [], validate: true, ...given });
+
+  it('becomes the API parameters, filters by their contract names, text filters never split', async () => {
+    const { opts, code } = await parseOptions<ReportOptions>(
+      'seller', '--since', '2026-11-01', '--until', '2026-11-01', '--metrics', 'displays', '--breakdowns', 'daily',
+      '--placement-id', 'p1,p2', '--carrier', 'AT&T, Inc.', '--device-model', 'Galaxy S24, 5G', '--app-id', '9001', '--app-id', '9002',
+      '--param', 'timezone=Europe/Paris', '--param', 'x=1', '--param', 'x=2',
+    );
+    expect(code).toBe(0);
+    const params = requestParams(buildReportRequest(opts.side, opts.report, NOW));
     expect(params).toEqual({
       since: '1793487600', until: '1793573999', metrics: 'displays', breakdowns: ['DAILY'],
       s: ['p1', 'p2'], carrier: ['AT&T, Inc.'], deviceModel: ['Galaxy S24, 5G'], appId: ['9001', '9002'],
@@ -77,13 +82,18 @@ describe('a whole report request', () => {
       '&timezone=Europe%2FParis&x[0]=1&x[1]=2',
     );
   });
+  it('splits comma-separated metrics and breakdowns, repeatable', async () => {
+    const { opts } = await parseOptions<ReportOptions>('buyer', '--metrics', 'Displays,CLICKS', '--metrics', 'clicks', '--breakdowns', 'daily,country', '--breakdowns', 'Campaign');
+    expect(opts.report.metrics).toEqual(['Displays', 'CLICKS', 'clicks']);
+    expect(opts.report.breakdowns).toEqual(['daily', 'country', 'Campaign']);
+  });
   it('needs --since and --until, in order', () => {
-    expect(usageMessage(() => buildReportRequest('buyer', { until: 'today' }, NOW))).toMatch(/--since is required/);
-    expect(usageMessage(() => buildReportRequest('buyer', { since: 'today' }, NOW))).toMatch(/--until is required/);
-    expect(usageMessage(() => buildReportRequest('buyer', { since: 'today', until: 'yesterday' }, NOW))).toMatch(/--since \(today\) is after --until \(yesterday\)/);
+    expect(usageMessage(() => buildReportRequest('buyer', flags({ until: 'today' }), NOW))).toMatch(/--since is required/);
+    expect(usageMessage(() => buildReportRequest('buyer', flags({ since: 'today' }), NOW))).toMatch(/--until is required/);
+    expect(usageMessage(() => buildReportRequest('buyer', flags({ since: 'today', until: 'yesterday' }), NOW))).toMatch(/--since \(today\) is after --until \(yesterday\)/);
   });
   it('refuses a malformed --param', () => {
-    expect(usageMessage(() => buildReportRequest('buyer', { since: 'today', until: 'today', param: ['novalue'] }, NOW))).toMatch(/--param wants NAME=VALUE/);
+    expect(usageMessage(() => buildReportRequest('buyer', flags({ since: 'today', until: 'today', params: ['novalue'] }), NOW))).toMatch(/--param wants NAME=VALUE/);
   });
 });
 

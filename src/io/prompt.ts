@@ -3,8 +3,8 @@
 
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
-import type { Context } from './context.js';
-import { InterruptedError, UsageError } from './errors.js';
+import type { Context } from '../factory.js';
+import { InterruptedError, UsageError } from '../errors.js';
 
 export async function readAllStdin(ctx: Context): Promise<string> {
   let text = '';

@@ -5,7 +5,8 @@
 // the bash-completion package).
 
 import type { Command, Option } from 'commander';
-import { COMMON_DIMENSIONS, DEFAULT_METRICS, SIDE_DIMENSIONS, TIME_DIMENSIONS, metricsOf } from './report/catalog.js';
+import { DELIMITER_NAMES } from '../export/output.js';
+import { DEFAULT_METRICS, SIDES, dimensionsOf, metricsOf } from '../report/catalog.js';
 
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;
 export type Shell = (typeof SHELLS)[number];
@@ -15,12 +16,16 @@ interface OptionSpec {
   long?: string;
   takesValue: boolean;
   description: string;
+  /** the option's value list (commander's .choices), the one source for help and completion */
+  choices?: string[];
 }
 
 interface CommandSpec {
   name: string;
   summary: string;
   options: OptionSpec[];
+  /** the values of the command's first argument, when it has a fixed list (run's side, a shell) */
+  argChoices?: string[];
 }
 
 export interface CompletionSpec {
@@ -34,6 +39,7 @@ function optionSpec(option: Option): OptionSpec {
     long: option.long,
     takesValue: option.required || option.optional,
     description: option.description.replace(/\s+/g, ' '),
+    choices: option.argChoices ? [...option.argChoices] : undefined,
   };
 }
 
@@ -46,24 +52,35 @@ export function specOf(program: Command): CompletionSpec {
         name: command.name(),
         summary: command.description(),
         options: command.options.filter((option) => !option.hidden).map(optionSpec),
+        argChoices: command.registeredArguments[0]?.argChoices ? [...command.registeredArguments[0].argChoices] : undefined,
       })),
   };
 }
 
-const DIMENSIONS = {
-  buyer: [...TIME_DIMENSIONS, ...COMMON_DIMENSIONS, ...SIDE_DIMENSIONS.buyer],
-  seller: [...TIME_DIMENSIONS, ...COMMON_DIMENSIONS, ...SIDE_DIMENSIONS.seller],
-};
+const DIMENSIONS = { buyer: dimensionsOf('buyer'), seller: dimensionsOf('seller') };
 const ANY_DIMENSION = [...new Set([...DIMENSIONS.buyer, ...DIMENSIONS.seller])];
 const METRICS = { buyer: metricsOf('buyer'), seller: metricsOf('seller') };
-const ANY_METRIC = [...new Set([...DEFAULT_METRICS.buyer, ...DEFAULT_METRICS.seller, 'eyesTrackings'])];
-const FORMATS: Record<string, string[]> = { run: ['csv', 'json', 'ndjson'], download: ['csv', 'json', 'ndjson'], campaigns: ['table', 'json', 'csv'] };
-const FIXED_VALUES: Record<string, string[]> = {
-  '--body': ['form', 'json'],
-  '--layout': ['compact', 'pretty', 'summary-first'],
-  '--malformed': ['truncated', 'wrong-types', 'no-report-id', 'data-not-array', 'unknown-status'],
-  '--delimiter': ['comma', 'semicolon', 'tab', 'pipe'],
+const ANY_METRIC = [...new Set([...DEFAULT_METRICS.buyer, ...DEFAULT_METRICS.seller, ...SIDES.flatMap(metricsOf)])];
+
+/** --format's values per command (they differ: campaigns has a table). */
+const formatsOf = (spec: CompletionSpec): Record<string, string[]> =>
+  Object.fromEntries(spec.commands.flatMap((c) => {
+    const format = c.options.find((o) => o.long === '--format');
+    return format?.choices ? [[c.name, format.choices]] : [];
+  }));
+
+/** Every other option with a value list, by flag; --delimiter's names are suggestions. */
+const fixedValuesOf = (spec: CompletionSpec): Record<string, string[]> => {
+  const fixed: Record<string, string[]> = { '--delimiter': Object.keys(DELIMITER_NAMES) };
+  for (const option of [...spec.globals, ...spec.commands.flatMap((c) => c.options)]) {
+    if (option.choices && option.long && option.long !== '--format') fixed[option.long] = option.choices;
+  }
+  return fixed;
 };
+
+/** Commands whose first argument has a fixed list of values. */
+const argumentValuesOf = (spec: CompletionSpec): [string, string[]][] =>
+  spec.commands.flatMap((c) => (c.argChoices ? [[c.name, c.argChoices] as [string, string[]]] : []));
 
 const flagsOf = (options: OptionSpec[]) => options.flatMap((o) => [o.long, o.short].filter((f): f is string => Boolean(f)));
 const valueFlags = (spec: CompletionSpec) =>
@@ -75,7 +92,7 @@ function bash(spec: CompletionSpec): string {
   const commandOptions = spec.commands
     .map((c) => `    ${c.name}) opts="${flagsOf(c.options).join(' ')}" ;;`)
     .join('\n');
-  const fixed = Object.entries(FIXED_VALUES).map(([flag, values]) => `    ${flag}) values="${values.join(' ')}" ;;`).join('\n');
+  const fixed = Object.entries(fixedValuesOf(spec)).map(([flag, values]) => `    ${flag}) values="${values.join(' ')}" ;;`).join('\n');
   return `${header('bash')}
 # Install: source it from ~/.bashrc, e.g.  source <(reporting completion bash)
 # or copy it to ~/.local/share/bash-completion/completions/reporting.
@@ -129,7 +146,7 @@ _reporting() {
       return 0 ;;
     --format)
       case "$cmd" in
-${Object.entries(FORMATS).map(([name, values]) => `        ${name}) values="${values.join(' ')}" ;;`).join('\n')}
+${Object.entries(formatsOf(spec)).map(([name, values]) => `        ${name}) values="${values.join(' ')}" ;;`).join('\n')}
       esac ;;
 ${fixed}
   esac
@@ -147,8 +164,7 @@ ${fixed}
   fi
   if [[ "$cur" != -* ]]; then
     case "$cmd" in
-      run) [[ -z "$side" ]] && COMPREPLY=($(compgen -W "buyer seller" -- "$cur")) ;;
-      completion) COMPREPLY=($(compgen -W "${SHELLS.join(' ')}" -- "$cur")) ;;
+${argumentValuesOf(spec).map(([name, values]) => `      ${name}) ${name === 'run' ? '[[ -z "$side" ]] && ' : ''}COMPREPLY=($(compgen -W "${values.join(' ')}" -- "$cur")) ;;`).join('\n')}
     esac
     return 0
   fi
@@ -216,10 +232,10 @@ _reporting() {
     -o|--output) _files; return ;;
     --format)
       case $cmd in
-${Object.entries(FORMATS).map(([name, list]) => `        ${name}) compadd -- ${list.join(' ')} ;;`).join('\n')}
+${Object.entries(formatsOf(spec)).map(([name, list]) => `        ${name}) compadd -- ${list.join(' ')} ;;`).join('\n')}
       esac
       return ;;
-${Object.entries(FIXED_VALUES).map(([flag, list]) => `    ${flag}) compadd -- ${list.join(' ')}; return ;;`).join('\n')}
+${Object.entries(fixedValuesOf(spec)).map(([flag, list]) => `    ${flag}) compadd -- ${list.join(' ')}; return ;;`).join('\n')}
   esac
   (( \${value_options[(Ie)$prev]} )) && return
 
@@ -234,8 +250,7 @@ ${Object.entries(FIXED_VALUES).map(([flag, list]) => `    ${flag}) compadd -- ${
   fi
   if [[ \${words[CURRENT]} != -* ]]; then
     case $cmd in
-      run) [[ -z $side ]] && compadd -- buyer seller ;;
-      completion) compadd -- ${SHELLS.join(' ')} ;;
+${argumentValuesOf(spec).map(([name, values]) => `      ${name}) ${name === 'run' ? '[[ -z $side ]] && ' : ''}compadd -- ${values.join(' ')} ;;`).join('\n')}
     esac
     return
   fi
@@ -335,12 +350,13 @@ function fish(spec: CompletionSpec): string {
     for (const o of command.options) lines.push(option(o, `__reporting_using ${command.name}`));
   }
   lines.push(
-    "complete -c reporting -n '__reporting_needs_side' -a 'buyer seller'",
-    `complete -c reporting -n '__reporting_using completion' -a '${SHELLS.join(' ')}'`,
+    ...argumentValuesOf(spec).map(([name, values]) => (name === 'run'
+      ? `complete -c reporting -n '__reporting_needs_side' -a '${values.join(' ')}'`
+      : `complete -c reporting -n '__reporting_using ${name}' -a '${values.join(' ')}'`)),
     "complete -c reporting -n '__reporting_using buyer seller run' -l breakdowns -x -a '(__reporting_list breakdowns)'",
     "complete -c reporting -n '__reporting_using buyer seller run' -l metrics -x -a '(__reporting_list metrics)'",
-    ...Object.entries(FORMATS).map(([name, values]) => `complete -c reporting -n '__reporting_using ${name}' -l format -x -a '${values.join(' ')}'`),
-    ...Object.entries(FIXED_VALUES).map(([flag, values]) => `complete -c reporting -l ${flag.slice(2)} -x -a '${values.join(' ')}'`),
+    ...Object.entries(formatsOf(spec)).map(([name, values]) => `complete -c reporting -n '__reporting_using ${name}' -l format -x -a '${values.join(' ')}'`),
+    ...Object.entries(fixedValuesOf(spec)).map(([flag, values]) => `complete -c reporting -l ${flag.slice(2)} -x -a '${values.join(' ')}'`),
     "complete -c reporting -l profile -x -a '(reporting __profiles 2>/dev/null)'",
     "complete -c reporting -n '__reporting_using run download campaigns' -s o -l output -r -F",
     '',

@@ -2,7 +2,7 @@
 // waiting; rows and bytes while downloading. Elsewhere, one plain line per change of state (no
 // carriage returns, no colour). -q: nothing.
 
-import type { Context } from '../context.js';
+import type { Context } from '../factory.js';
 import { formatDuration } from '../duration.js';
 
 export function formatBytes(bytes: number): string {

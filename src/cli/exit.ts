@@ -1,0 +1,38 @@
+// The one place an error becomes a message and an exit code (SPEC section 4; the table of codes
+// is EXIT in src/errors.ts). Commander's own errors are usage errors; typed CliErrors carry their
+// code; anything else is a bug, said so in one line (the stack only with REPORTING_DEBUG and -v).
+
+import type { CommanderError } from 'commander';
+import { CliError, EXIT } from '../errors.js';
+import { wantsColor, type Context } from '../factory.js';
+
+function isCommanderError(error: unknown): error is CommanderError {
+  return error instanceof Error && typeof (error as CommanderError).code === 'string'
+    && (error as CommanderError).code.startsWith('commander.');
+}
+
+/** Prints what the user needs to know about `error` on stderr and returns the exit code. */
+export function exitCodeFor(error: unknown, ctx: Context, options: { verbose: boolean; noColor: boolean }): number {
+  if (isCommanderError(error)) {
+    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT.ok;
+    if (error.code === 'commander.help') return EXIT.usage;
+    writeError(ctx, options.noColor, error.message.replace(/^error: /, ''), 'see `reporting --help`, or `reporting <command> --help`');
+    return EXIT.usage;
+  }
+  if (error instanceof CliError) {
+    if (error.exitCode === EXIT.ok) return EXIT.ok; // a closed output pipe: nothing to say
+    writeError(ctx, options.noColor, error.message, error.hint);
+    return error.exitCode;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  writeError(ctx, options.noColor, `internal error: ${message}`, 'this is a bug in reporting; please report it with the command you ran');
+  if (options.verbose && error instanceof Error && error.stack && ctx.env.REPORTING_DEBUG) ctx.stderr.write(`${error.stack}\n`);
+  return EXIT.internal;
+}
+
+function writeError(ctx: Context, noColor: boolean, message: string, hint?: string): void {
+  const oneLine = message.replace(/\s*\n\s*/g, ' ').trim();
+  const color = wantsColor(ctx, ctx.stderr, noColor);
+  ctx.stderr.write(`${color ? '\u001b[31merror:\u001b[39m' : 'error:'} ${oneLine}\n`);
+  if (hint) ctx.stderr.write(`${color ? '\u001b[2mhint:\u001b[22m' : 'hint:'} ${hint}\n`);
+}

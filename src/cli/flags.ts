@@ -1,0 +1,64 @@
+// Flag values parsed at the edge (commander argParsers): what reaches a command is already a
+// number of milliseconds, a count, a list or one of a set of values. A bad value is a usage error
+// naming the flag, raised while commander parses, before any command runs.
+
+import { Argument, Option } from 'commander';
+import { formatDuration, parseDuration } from '../duration.js';
+import { UsageError } from '../errors.js';
+import { didYouMean } from '../suggest.js';
+
+/** A duration (`500ms`, `30s`, `5m`, `2h`, plain seconds) within [min, max], in milliseconds. */
+export function duration(flag: string, minMs: number, maxMs: number): (text: string) => number {
+  return (text) => {
+    const ms = parseDuration(text, flag);
+    if (ms < minMs || ms > maxMs) {
+      throw new UsageError(`${flag} wants a duration from ${formatDuration(minMs)} to ${formatDuration(maxMs)}, not "${text}"`);
+    }
+    return ms;
+  };
+}
+
+/** A whole number within [min, max]. */
+export function count(flag: string, min: number, max: number): (text: string) => number {
+  return (text) => {
+    if (!/^\s*\d+\s*$/.test(text) || Number(text) < min || Number(text) > max) {
+      throw new UsageError(`${flag} wants a whole number from ${min} to ${max}, not "${text}"`);
+    }
+    return Number(text);
+  };
+}
+
+/** Repeatable and comma-separated: `--metrics a,b --metrics c` is [a, b, c]. */
+export function list(text: string, previous: string[] = []): string[] {
+  return [...previous, ...text.split(',').map((item) => item.trim()).filter(Boolean)];
+}
+
+/** Repeatable, never split (free text such as a carrier name may hold a comma). */
+export function repeat(text: string, previous: string[] = []): string[] {
+  return [...previous, text];
+}
+
+/**
+ * An option whose value is one of `values`, matched case-insensitively, with a did-you-mean; `what`
+ * names the value in the error ("unknown format ..."). The values stay on the option
+ * (`argChoices`), so help and shell completion read the same list.
+ */
+export function choiceOption(flags: string, description: string, values: readonly string[], what = 'value'): Option {
+  const option = new Option(flags, description).choices(values);
+  const flag = option.long ?? flags;
+  return option.argParser((text: string) => {
+    const match = values.find((value) => value.toLowerCase() === text.toLowerCase());
+    if (match) return match;
+    throw new UsageError(`unknown ${what} "${text}": ${flag} is one of ${values.join(', ')}${didYouMean(text, values)}`);
+  });
+}
+
+/** A command argument whose value is one of `values`, matched case-insensitively, with a
+ * did-you-mean; `unknown` words the error for a value that is not one of them. */
+export function choiceArgument(name: string, description: string, values: readonly string[], unknown: (text: string) => string): Argument {
+  return new Argument(name, description).choices(values).argParser((text: string) => {
+    const match = values.find((value) => value.toLowerCase() === text.toLowerCase());
+    if (match) return match;
+    throw new UsageError(`${unknown(text)}${didYouMean(text, values)}`, `choose ${values.join(', ')}`);
+  });
+}

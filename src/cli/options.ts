@@ -1,0 +1,93 @@
+// Option groups shared by several commands: their flags (data only, cheap at start-up: only the
+// catalog is imported) and the typed values a command receives from them.
+
+import { Option, type Command } from 'commander';
+import { FILTERS, DEFAULT_METRICS, dimensionsOf, type Side } from '../report/catalog.js';
+import type { OutputOptions } from '../export/output.js';
+import type { WaitFlags } from '../report/poll.js';
+import type { ReportFlags } from '../report/request.js';
+import { choiceOption, duration, list, repeat } from './flags.js';
+
+/** What commander hands over: flag name (camelCase) -> parsed value. Typed per group below. */
+export type Parsed = Record<string, unknown>;
+
+const camelCase = (option: string) => option.replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
+
+export const OUTPUT_FORMATS = ['csv', 'json', 'ndjson'] as const;
+
+export function addReportOptions(command: Command, sides: readonly Side[]): Command {
+  const side = sides.length === 1 ? sides[0] : undefined;
+  const metricsHelp = side
+    ? `metrics, comma-separated, repeatable (default: all: ${DEFAULT_METRICS[side].join(', ')})`
+    : 'metrics, comma-separated, repeatable (default: every metric of the side)';
+  const breakdownsHelp = side
+    ? `breakdowns, comma-separated, repeatable: ${dimensionsOf(side).join(', ')}`
+    : 'breakdowns, comma-separated, repeatable: DAILY, HOURLY, MONTHLY or RANGE, and dimensions of the side';
+  command
+    .optionsGroup('Report options:')
+    .option('--since <time>', 'start of the period (Europe/Paris): 2026-11-01, yesterday, -7d, now, Unix seconds, ISO')
+    .option('--until <time>', 'end of the period; a date means its last second (23:59:59)')
+    .option('--metrics <list>', metricsHelp, list)
+    .option('--breakdowns <list>', breakdownsHelp, list)
+    .option('--param <name=value>', 'send a parameter the CLI does not model (repeatable)', repeat)
+    .option('--no-validate', 'send metric and breakdown values as given');
+  command.optionsGroup('Filters (repeatable, comma-separated):');
+  for (const filter of FILTERS) {
+    if (!filter.sides.some((s) => sides.includes(s))) continue;
+    const only = sides.length > 1 && filter.sides.length === 1 ? ` (${filter.sides[0]} only)` : '';
+    command.option(`--${filter.option} <${filter.text ? 'name' : 'ids'}>`, `${filter.description}${only}`, filter.text ? repeat : list);
+  }
+  return command;
+}
+
+export function reportFlagsOf(parsed: Parsed): ReportFlags {
+  const filters: Record<string, string[]> = {};
+  for (const filter of FILTERS) {
+    const given = (parsed[camelCase(filter.option)] as string[] | undefined) ?? [];
+    const values = filter.text ? given.map((value) => value.trim()).filter(Boolean) : given;
+    if (values.length > 0) filters[filter.param] = values;
+  }
+  return {
+    since: parsed.since as string | undefined,
+    until: parsed.until as string | undefined,
+    metrics: (parsed.metrics as string[] | undefined) ?? [],
+    breakdowns: (parsed.breakdowns as string[] | undefined) ?? [],
+    filters,
+    params: (parsed.param as string[] | undefined) ?? [],
+    validate: parsed.validate !== false,
+  };
+}
+
+export function addWaitOptions(command: Command, what: string): Command {
+  return command
+    .optionsGroup('Waiting:')
+    .option('--poll-interval <duration>', 'poll at this fixed interval (default: 1s, doubling to 7.5s)', duration('--poll-interval', 10, 3_600_000))
+    .addOption(new Option('--max-wait <duration>', `give up waiting for ${what} after this long`)
+      .argParser(duration('--max-wait', 100, 7 * 86_400_000)).default(30 * 60_000, '30m'));
+}
+
+export function waitFlagsOf(parsed: Parsed): WaitFlags {
+  return { pollIntervalMs: parsed.pollInterval as number | undefined, maxWaitMs: parsed.maxWait as number };
+}
+
+export function addOutputOptions(command: Command, placeholders: string): Command {
+  return command
+    .optionsGroup('Output options:')
+    .option('-o, --output <file>', `write to FILE (- for stdout); placeholders ${placeholders}`)
+    .addOption(choiceOption('--format <format>', 'default: from the file extension, else csv', OUTPUT_FORMATS, 'format'))
+    .option('--columns <list>', 'CSV: select and order columns (comma-separated, repeatable)', list)
+    .option('--delimiter <char>', 'CSV: field delimiter (default: ,)')
+    .option('--bom', 'CSV: start with a UTF-8 byte order mark')
+    .option('--excel', 'CSV for spreadsheets in France: BOM, ";", CRLF, decimal comma, formulas made inert');
+}
+
+export function outputFlagsOf(parsed: Parsed): OutputOptions {
+  return {
+    output: parsed.output as string | undefined,
+    format: parsed.format as string | undefined,
+    columns: parsed.columns as string[] | undefined,
+    delimiter: parsed.delimiter as string | undefined,
+    bom: parsed.bom as boolean | undefined,
+    excel: parsed.excel as boolean | undefined,
+  };
+}

@@ -1,0 +1,110 @@
+// The commander program, built from the registry, with the typed global flags; `runCli` parses
+// argv, runs the command through the factory, and returns the exit code (never throws).
+
+import { Command, Option } from 'commander';
+import { EXIT } from '../errors.js';
+import { createFactory, wantsColor, type Context, type Factory, type GlobalFlags } from '../factory.js';
+import { exitCodeFor } from './exit.js';
+import { choiceOption, count, duration } from './flags.js';
+import { GROUPS, GroupedHelp } from './help.js';
+import { REGISTRY, type AnyEntry } from './registry.js';
+import type { Parsed } from './options.js';
+
+/** Runs a command instead of loading its module: the seam for flags-only tests (gh's runF). */
+export type RunF = (name: string, opts: unknown, f: Factory) => Promise<void>;
+
+export function buildProgram(ctx: Context, settings: { noColor?: boolean; runF?: RunF } = {}): Command {
+  const bold = wantsColor(ctx, ctx.stdout, settings.noColor);
+  class ReportingCommand extends Command {
+    override createCommand(name?: string): Command {
+      return new ReportingCommand(name);
+    }
+
+    override createHelp() {
+      return Object.assign(new GroupedHelp(bold), this.configureHelp());
+    }
+  }
+  const output = {
+    writeOut: (text: string) => { ctx.stdout.write(text); },
+    writeErr: (text: string) => { ctx.stderr.write(text); },
+    outputError: () => { /* runCli prints errors in one format */ },
+    getOutHelpWidth: () => Math.min(ctx.stdout.columns ?? 100, 100),
+    getErrHelpWidth: () => Math.min(ctx.stderr.columns ?? 100, 100),
+  };
+  const program = new ReportingCommand('reporting')
+    .description('Request and export advertising performance reports from the Reporting API.')
+    .version(ctx.version, '-V, --version', 'print the version')
+    .addHelpOption(new Option('-h, --help', 'show help').helpGroup(GROUPS.messages))
+    .addHelpCommand(false)
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .configureOutput(output);
+  const group = (heading: string, ...options: Option[]) => {
+    for (const option of options) program.addOption(option.helpGroup(heading));
+  };
+  group(GROUPS.credentials,
+    new Option('--profile <name>', 'credentials profile').env('REPORTING_PROFILE').default('default'),
+    new Option('--base-url <url>', 'API base URL (else REPORTING_BASE_URL, else the profile\'s)'));
+  group(GROUPS.network,
+    new Option('--timeout <duration>', 'per request: connect, headers, longest silence in a body')
+      .argParser(duration('--timeout', 100, 3_600_000)).default(60_000, '60s'),
+    new Option('--retries <n>', 'retries after the first attempt').argParser(count('--retries', 0, 100)).default(4),
+    choiceOption('--body <encoding>', 'request body encoding', ['form', 'json'], 'encoding').default('form'),
+    new Option('-v, --verbose', 'HTTP trace on stderr (secrets redacted)'));
+  group(GROUPS.messages,
+    new Option('--json', 'print the result as JSON on stdout'),
+    new Option('-q, --quiet', 'no progress or summary on stderr'),
+    new Option('--no-color', 'no colour (also NO_COLOR)'));
+
+  for (const entry of REGISTRY) addCommand(program, entry, ctx, settings.runF);
+  program.addHelpText('after', '\nEvery command has its own --help. The README (shipped with the package) covers time\nexpressions, output formats, exit codes and cron recipes.\n');
+  return program;
+}
+
+function addCommand(program: Command, entry: AnyEntry, ctx: Context, runF: RunF | undefined): void {
+  const command = program.command(entry.name, { hidden: entry.hidden }).description(entry.summary);
+  command.exitOverride().configureOutput(program.configureOutput());
+  entry.define(command);
+  command.action(async () => {
+    const opts = entry.options(command.processedArgs as string[], command.opts<Parsed>(), command);
+    const f = createFactory(ctx, globalsOf(program.opts<Parsed>(), ctx));
+    try {
+      if (runF) await runF(entry.name, opts, f);
+      else await (await entry.load()).run(opts, f);
+    } finally {
+      await f.close();
+    }
+  });
+}
+
+function globalsOf(parsed: Parsed, ctx: Context): GlobalFlags {
+  return {
+    profile: String(parsed.profile ?? 'default'),
+    baseUrl: parsed.baseUrl as string | undefined,
+    json: Boolean(parsed.json),
+    quiet: Boolean(parsed.quiet),
+    verbose: Boolean(parsed.verbose),
+    timeoutMs: parsed.timeout as number,
+    retries: parsed.retries as number,
+    color: parsed.color !== false && ctx.env.NO_COLOR === undefined && ctx.env.TERM !== 'dumb',
+    body: parsed.body as GlobalFlags['body'],
+  };
+}
+
+/** Parses argv and runs the command; returns the exit code. Never throws. */
+export async function runCli(argv: string[], ctx: Context, runF?: RunF): Promise<number> {
+  const verbose = argv.includes('-v') || argv.includes('--verbose');
+  // --no-color must hold for the help and errors printed before options are parsed
+  const noColor = argv.includes('--no-color');
+  try {
+    const program = buildProgram(ctx, { noColor, runF });
+    if (argv.length <= 2) {
+      program.outputHelp({ error: true });
+      return EXIT.usage;
+    }
+    await program.parseAsync(argv);
+    return EXIT.ok;
+  } catch (error) {
+    return exitCodeFor(error, ctx, { verbose, noColor });
+  }
+}

@@ -1,0 +1,226 @@
+// Every command, in one table: its arguments and flags (declared for help, completion and
+// parsing: data only), how commander's parse becomes the command's typed options, and `load`, the
+// ONE lazy boundary: a command's module, and what it needs, load only when that command runs, so
+// `--help` stays fast.
+
+import type { Command } from 'commander';
+import type { CampaignsFormat, CampaignsOptions } from '../commands/campaigns.js';
+import type { CompletionOptions } from '../commands/completion.js';
+import type { DownloadOptions } from '../commands/download.js';
+import type { LoginOptions } from '../commands/login.js';
+import type { LogoutOptions } from '../commands/logout.js';
+import type { ProfilesOptions } from '../commands/profiles.js';
+import type { ReportOptions } from '../commands/report.js';
+import type { RunOptions } from '../commands/run.js';
+import type { SandboxCommandOptions } from '../commands/sandbox.js';
+import type { StatusOptions } from '../commands/status.js';
+import type { WhoamiOptions } from '../commands/whoami.js';
+import type { Shell } from '../completion/scripts.js';
+import type { Factory } from '../factory.js';
+import { SIDES, type Side } from '../report/catalog.js';
+import { choiceArgument, choiceOption, repeat } from './flags.js';
+import {
+  addOutputOptions, addReportOptions, addWaitOptions, outputFlagsOf, reportFlagsOf, waitFlagsOf, type Parsed,
+} from './options.js';
+
+export interface CommandModule<O> {
+  run(opts: O, f: Factory): Promise<void>;
+}
+
+export interface Entry<O> {
+  name: string;
+  summary: string;
+  hidden?: boolean;
+  /** arguments, options and help text */
+  define(command: Command): void;
+  /** the command's typed options from commander's parse: its arguments and its own flags */
+  options(args: string[], parsed: Parsed, command: Command): O;
+  load(): Promise<CommandModule<O>>;
+}
+
+/** An entry with its options type erased, so entries of every command share one array. */
+export type AnyEntry = Entry<unknown>;
+const entry = <O>(e: Entry<O>): AnyEntry => e as unknown as AnyEntry;
+
+const examples = (...lines: string[]) => `\nExamples:\n${lines.map((line) => `  ${line}`).join('\n')}`;
+const SHELLS: readonly Shell[] = ['bash', 'zsh', 'fish'];
+const CAMPAIGNS_FORMATS: readonly CampaignsFormat[] = ['table', 'json', 'csv'];
+
+function reportEntry(side: Side, example: string): AnyEntry {
+  return entry<ReportOptions>({
+    name: side,
+    summary: `submit a ${side} report request; print its report ID`,
+    define(command) {
+      addReportOptions(command, [side]).addHelpText('after', examples(
+        example,
+        `id=$(reporting ${side} --since yesterday --until yesterday)`,
+        'reporting download "$id" --wait -o out.csv',
+        `reporting ${side} --since -7d --until today --json`,
+      ));
+    },
+    options: (_args, parsed) => ({ side, report: reportFlagsOf(parsed) }),
+    load: () => import('../commands/report.js'),
+  });
+}
+
+export const REGISTRY: AnyEntry[] = [
+  entry<LoginOptions>({
+    name: 'login',
+    summary: 'store a token for a profile: a console token, or email and password',
+    define(command) {
+      command
+        .option('--token-stdin', 'read a console token from standard input')
+        .option('--email <email>', 'log in with email and password (POST /auth-reporting)')
+        .option('--password-stdin', 'with --email: read the password from standard input (else REPORTING_PASSWORD, else a prompt)')
+        .addHelpText('after', examples(
+          'pbpaste | reporting login --token-stdin --base-url https://api.example.com',
+          'reporting login --email me@example.com --base-url https://api.example.com',
+          'reporting login --profile staging --email me@example.com --password-stdin < password.txt',
+        ));
+    },
+    options: (_args, parsed) => ({
+      tokenStdin: Boolean(parsed.tokenStdin),
+      email: parsed.email as string | undefined,
+      passwordStdin: Boolean(parsed.passwordStdin),
+    }),
+    load: () => import('../commands/login.js'),
+  }),
+  entry<LogoutOptions>({
+    name: 'logout',
+    summary: "forget the profile's token (its base URL is kept)",
+    define(command) {
+      command.addHelpText('after', examples('reporting logout', 'reporting logout --profile staging'));
+    },
+    options: () => ({}),
+    load: () => import('../commands/logout.js'),
+  }),
+  entry<WhoamiOptions>({
+    name: 'whoami',
+    summary: 'show the active profile, base URL and whether a token is stored (never the token)',
+    define(command) {
+      command.addHelpText('after', examples('reporting whoami', 'reporting whoami --profile staging --json'));
+    },
+    options: () => ({}),
+    load: () => import('../commands/whoami.js'),
+  }),
+  reportEntry('buyer', 'reporting buyer --since 2026-11-01 --until 2026-11-20 --breakdowns DAILY,CAMPAIGN'),
+  reportEntry('seller', 'reporting seller --since yesterday --until yesterday --breakdowns HOURLY,APP --app-id 9001'),
+  entry<StatusOptions>({
+    name: 'status',
+    summary: "print a report's status; --wait polls until it is ready",
+    define(command) {
+      command.argument('<id>', 'report ID').option('--wait', 'poll until the report is ready (exit 6 if it fails or --max-wait passes)');
+      addWaitOptions(command, 'the report').addHelpText('after', `
+A status other than progress or ready means the report failed: exit 6.
+${examples(
+    'reporting status 87a72010101115',
+    'reporting status 87a72010101115 --wait --max-wait 10m',
+    'reporting status 87a72010101115 --json | jq -r .status',
+  )}`);
+    },
+    options: ([id], parsed) => ({ id: id as string, waitForIt: Boolean(parsed.wait), wait: waitFlagsOf(parsed) }),
+    load: () => import('../commands/status.js'),
+  }),
+  entry<DownloadOptions>({
+    name: 'download',
+    summary: 'download a ready report to a file or stdout (--wait polls first)',
+    define(command) {
+      command.argument('<id>', 'report ID').option('--wait', 'poll until the report is ready, then download');
+      addOutputOptions(command, '{reportId}');
+      addWaitOptions(command, 'the report').addHelpText('after', `
+-o takes the placeholder {reportId}; {side}, {since} and {until} are known to \`run\` only.
+${examples(
+    'reporting download 87a72010101115 -o report.csv',
+    'reporting download 87a72010101115 --wait --format ndjson > rows.ndjson',
+    'reporting download 87a72010101115 --json | jq .summary',
+  )}`);
+    },
+    options: ([id], parsed) => ({ id: id as string, waitForIt: Boolean(parsed.wait), output: outputFlagsOf(parsed), wait: waitFlagsOf(parsed) }),
+    load: () => import('../commands/download.js'),
+  }),
+  entry<RunOptions>({
+    name: 'run',
+    summary: 'submit a report, wait for it, download it and write CSV, JSON or NDJSON',
+    define(command) {
+      command.addArgument(choiceArgument('<side>', 'buyer or seller', SIDES, (text) => `unknown side "${text}": choose buyer or seller`));
+      addReportOptions(command, SIDES);
+      addOutputOptions(command, '{side} {since} {until} {reportId}');
+      addWaitOptions(command, 'the report').addHelpText('after', examples(
+        'reporting run buyer --since yesterday --until yesterday --breakdowns DAILY,COUNTRY -o nightly.csv',
+        'reporting run seller --since 2026-11-01 --until 2026-11-20 --breakdowns DAILY,APP \\',
+        "  -o 'exports/{side}-{since}-{until}.csv'",
+        "reporting run buyer --since -7d --until yesterday --json | jq '.data | length'",
+      ));
+    },
+    options: ([side], parsed) => ({ side: side as Side, report: reportFlagsOf(parsed), output: outputFlagsOf(parsed), wait: waitFlagsOf(parsed) }),
+    load: () => import('../commands/run.js'),
+  }),
+  entry<CampaignsOptions>({
+    name: 'campaigns',
+    summary: 'list campaigns and their ad units: a table, --json, or --format csv',
+    define(command) {
+      command
+        .optionsGroup('Output options:')
+        .addOption(choiceOption('--format <format>', 'csv: one row per ad unit; default: from -o\'s extension, else table', CAMPAIGNS_FORMATS, 'format for campaigns'))
+        .option('-o, --output <file>', 'write to FILE (atomically) instead of stdout')
+        .addHelpText('after', examples(
+          'reporting campaigns',
+          "reporting campaigns --json | jq -r '.[] | select(.adunits | length > 2) | .campaignName'",
+          'reporting campaigns --format csv -o campaigns.csv',
+        ));
+    },
+    options: (_args, parsed) => ({ format: parsed.format as CampaignsFormat | undefined, output: parsed.output as string | undefined }),
+    load: () => import('../commands/campaigns.js'),
+  }),
+  entry<SandboxCommandOptions>({
+    name: 'sandbox',
+    summary: 'run a local emulator of the Reporting API (for trying the CLI and testing scripts)',
+    define(command) {
+      command
+        .option('--port <port>', 'port to listen on (0 picks a free one)', '8787')
+        .option('--host <host>', 'address to listen on', '127.0.0.1')
+        .option('--seed <n>', 'seed of the synthetic data', '42')
+        .option('--delay <duration>', 'how long a report stays in progress', '1s')
+        .option('--latency <duration>', 'fault: delay before every answer')
+        .option('--error <spec>', 'fault: STATUS[,endpoint=NAME][,first=N|,rate=R][,retry-after=S][,html] (repeatable)', repeat, [])
+        .option('--reset-download <spec>', 'fault: BYTES[,times=N]: reset the connection after BYTES of a download')
+        .option('--stall-download <spec>', 'fault: BYTES[,times=N]: go silent after BYTES of a download')
+        .option('--token-uses <n>', 'fault: tokens expire after N uses')
+        .option('--report-status <status>', 'fault: reports end in this status instead of ready (e.g. failed)')
+        .addOption(choiceOption('--malformed <kind>', 'fault: answer malformed JSON', ['truncated', 'wrong-types', 'no-report-id', 'data-not-array', 'unknown-status'], 'kind'))
+        .option('--scale <rows>', 'every download returns this many rows, streamed')
+        .addOption(choiceOption('--layout <layout>', 'JSON layout of downloads', ['compact', 'pretty', 'summary-first'], 'layout').default('compact'))
+        .addHelpText('after', examples(
+          'reporting sandbox',
+          'reporting sandbox --port 0 --json',
+          'reporting sandbox --error 503,endpoint=download,first=2 --token-uses 5',
+          'reporting sandbox --scale 1000000 --delay 200ms',
+        ));
+    },
+    options: (_args, parsed) => parsed as unknown as SandboxCommandOptions,
+    load: () => import('../commands/sandbox.js'),
+  }),
+  entry<CompletionOptions>({
+    name: 'completion',
+    summary: 'print a shell completion script (bash, zsh or fish)',
+    define(command) {
+      command
+        .addArgument(choiceArgument('<shell>', 'bash, zsh or fish', SHELLS, (text) => `no completion for the shell "${text}"`))
+        .addHelpText('after', examples(
+          'source <(reporting completion bash)                                  # in ~/.bashrc',
+          'reporting completion zsh > "${fpath[1]}/_reporting"                  # then restart zsh',
+          'reporting completion fish > ~/.config/fish/completions/reporting.fish',
+        ));
+    },
+    options: ([shell], _parsed, command) => ({ shell: shell as Shell, program: command.parent as Command }),
+    load: () => import('../commands/completion.js'),
+  }),
+  entry<ProfilesOptions>({
+    name: '__profiles',
+    summary: 'profile names, for completion scripts',
+    hidden: true,
+    define() {},
+    options: () => ({}),
+    load: () => import('../commands/profiles.js'),
+  }),
+];

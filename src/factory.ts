@@ -1,0 +1,165 @@
+// The one place shared dependencies are built (STYLE lesson 6). The process hands in a Context
+// (streams, environment, clock, cancellation); the factory adds the typed global flags and, built
+// lazily on first use, the token store, the active profile, the base URL and the API client.
+// Commands receive it whole and never reach for process.* themselves, so tests run them
+// in-process with fakes.
+
+import type { Dispatcher } from 'undici';
+import { ReportingClient } from './api/client.js';
+import { Http } from './api/http.js';
+import { registerSecret } from './api/redact.js';
+import { resolveBaseUrl, resolveToken, type BaseUrlSource } from './auth/resolve.js';
+import { TokenStore, configDir, type Profile } from './auth/store.js';
+
+export interface Output {
+  write(chunk: string | Uint8Array, callback?: (error?: Error | null) => void): boolean;
+  once(event: 'drain' | 'error' | 'close', listener: (...args: unknown[]) => void): unknown;
+  off?(event: string, listener: (...args: unknown[]) => void): unknown;
+  isTTY?: boolean;
+  columns?: number;
+}
+
+export interface Input extends AsyncIterable<Buffer | string> {
+  isTTY?: boolean;
+}
+
+/** What the process provides; tests build their own. */
+export interface Context {
+  stdout: Output;
+  stderr: Output;
+  stdin: Input;
+  env: Record<string, string | undefined>;
+  cwd: string;
+  /** milliseconds since the epoch; tests fix it */
+  now(): number;
+  /** [0, 1); tests fix it */
+  random(): number;
+  /** aborted on SIGINT/SIGTERM; its reason is the signal name */
+  signal: AbortSignal;
+  /** the HTTP dispatcher; tests may hand in their own */
+  dispatcher?: Dispatcher;
+  version: string;
+}
+
+/** The program's global flags, parsed and typed at the edge (src/cli/program.ts). */
+export interface GlobalFlags {
+  profile: string;
+  baseUrl?: string;
+  json: boolean;
+  quiet: boolean;
+  verbose: boolean;
+  timeoutMs: number;
+  retries: number;
+  /** false with --no-color, NO_COLOR or TERM=dumb */
+  color: boolean;
+  body: 'form' | 'json';
+}
+
+export const DEFAULT_GLOBALS: GlobalFlags = {
+  profile: 'default', json: false, quiet: false, verbose: false, timeoutMs: 60_000, retries: 4, color: true, body: 'form',
+};
+
+export interface Factory extends Context {
+  readonly globals: GlobalFlags;
+  readonly profileName: string;
+  store(): TokenStore;
+  /** the active profile, read once per command (forgotten when a token is saved) */
+  profile(): Profile | undefined;
+  baseUrl(): { url: string; source: BaseUrlSource };
+  /** an HTTP helper for this base URL (validated: HTTPS, or HTTP to loopback), not yet connected */
+  http(baseUrl: string): Http;
+  /** the client of the active profile: its token, and re-login from REPORTING_EMAIL and
+   * REPORTING_PASSWORD once a token is rejected */
+  client(): ReportingClient;
+  saveToken(token: string, source: 'console' | 'login', baseUrl: string | undefined, email?: string): Promise<void>;
+  /** a line of -v trace on stderr, or undefined without -v */
+  trace: ((line: string) => void) | undefined;
+  /** closes what was opened (connections) */
+  close(): Promise<void>;
+}
+
+/** Whether to colour a stream: a terminal, and no --no-color, NO_COLOR or TERM=dumb. */
+export function wantsColor(ctx: Pick<Context, 'env'>, stream: Output, noColorFlag = false): boolean {
+  return Boolean(stream.isTTY) && !noColorFlag && ctx.env.NO_COLOR === undefined && ctx.env.TERM !== 'dumb';
+}
+
+export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
+  const profileName = globals.profile.trim() || 'default';
+  registerSecret(ctx.env.REPORTING_TOKEN);
+  registerSecret(ctx.env.REPORTING_PASSWORD);
+  let store: TokenStore | undefined;
+  let profileRead: { profile: Profile | undefined } | undefined;
+  let client: ReportingClient | undefined;
+  const trace = globals.verbose ? (line: string) => { ctx.stderr.write(`${line}\n`); } : undefined;
+
+  const factory: Factory = {
+    ...ctx,
+    globals,
+    profileName,
+    trace,
+    store() {
+      store ??= new TokenStore(configDir(ctx.env));
+      return store;
+    },
+    profile() {
+      if (!profileRead) {
+        const profile = factory.store().get(profileName);
+        registerSecret(profile?.token);
+        profileRead = { profile };
+      }
+      return profileRead.profile;
+    },
+    baseUrl() {
+      return resolveBaseUrl(globals.baseUrl, ctx.env, factory.profile(), profileName);
+    },
+    http(baseUrl) {
+      return new Http({
+        baseUrl,
+        timeoutMs: globals.timeoutMs,
+        retries: globals.retries,
+        encoding: globals.body,
+        userAgent: `reporting/${ctx.version} (node ${process.versions.node})`,
+        signal: ctx.signal,
+        dispatcher: ctx.dispatcher,
+        trace,
+        now: ctx.now,
+        random: ctx.random,
+      });
+    },
+    client() {
+      if (client) return client;
+      const { url } = factory.baseUrl();
+      const email = ctx.env.REPORTING_EMAIL?.trim();
+      const password = ctx.env.REPORTING_PASSWORD;
+      let current = resolveToken(ctx.env, factory.profile())?.token;
+      const created: ReportingClient = new ReportingClient(factory.http(url), {
+        token: () => current,
+        missingHint: `run \`reporting login --profile ${profileName}\`, or set REPORTING_TOKEN`,
+        relogin: email && password
+          ? async () => {
+            current = await created.login(email, password);
+            await factory.saveToken(current, 'login', url, email);
+            return current;
+          }
+          : undefined,
+      });
+      client = created;
+      return created;
+    },
+    async saveToken(token, source, baseUrl, email) {
+      profileRead = undefined;
+      await factory.store().update(profileName, (current) => ({
+        ...current,
+        baseUrl: baseUrl ?? current?.baseUrl,
+        token,
+        source,
+        savedAt: new Date(ctx.now()).toISOString(),
+        email: source === 'login' ? email : undefined,
+      }));
+    },
+    async close() {
+      await client?.close();
+    },
+  };
+  return factory;
+}

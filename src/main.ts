@@ -1,0 +1,53 @@
+// The process edge, and the only code that touches process.*: signals, a closed stdout pipe,
+// flushing, and the exit code. Everything else receives a Context (src/factory.ts).
+
+import { readFileSync } from 'node:fs';
+import { EXIT } from './errors.js';
+import type { Context } from './factory.js';
+
+function readVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+/** The process entry point (bin/reporting.js). */
+export function main(argv: string[]): void {
+  const args = argv.slice(2);
+  // `--version` is on every script's hot path: answer it before loading anything else
+  if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+    process.stdout.write(`${readVersion()}\n`);
+    return;
+  }
+  const controller = new AbortController();
+  let firstSignalAt = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    // conf's atomic writer (through when-exit) re-raises the signals it intercepts: a repeat within
+    // a second is that echo, not the user insisting. A later one forces the exit.
+    if (firstSignalAt && Date.now() - firstSignalAt > 1000) process.exit(signal === 'SIGTERM' ? 143 : EXIT.interrupted);
+    if (!firstSignalAt) firstSignalAt = Date.now();
+    controller.abort(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  // a closed pipe (`reporting ... | head`) is not an error: stop quietly
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(EXIT.ok);
+  });
+  const ctx: Context = {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdin: process.stdin,
+    env: process.env,
+    cwd: process.cwd(),
+    now: () => Date.now(),
+    random: Math.random,
+    signal: controller.signal,
+    version: readVersion(),
+  };
+  void import('./cli/program.js').then(({ runCli }) => runCli(argv, ctx)).then((code) => {
+    const finish = () => process.exit(code);
+    // let stdout drain before leaving, so piped output is never cut short
+    if (process.stdout.writableNeedDrain) process.stdout.once('drain', finish);
+    else finish();
+  });
+}
