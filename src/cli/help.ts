@@ -29,7 +29,7 @@ export class GroupedHelp extends Help {
     return [...own.filter((option) => option.long !== '--help'), ...inherited, ...help];
   }
 
-  override groupItems<T extends Command | Option>(unsortedItems: T[], visibleItems: T[], getGroup: (item: T) => string): Map<string, T[]> {
+  override groupItems<T extends Command | Option>(_unsortedItems: T[], visibleItems: T[], getGroup: (item: T) => string): Map<string, T[]> {
     // group order follows the visible items (own groups first, then the program's)
     return super.groupItems(visibleItems, visibleItems, getGroup);
   }

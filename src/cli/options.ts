@@ -3,7 +3,7 @@
 
 import { Option, type Command } from 'commander';
 import { FILTERS, DEFAULT_METRICS, dimensionsOf, type Side } from '../report/catalog.js';
-import type { OutputOptions } from '../export/output.js';
+import { FORMATS, type OutputOptions } from '../export/output.js';
 import type { WaitFlags } from '../report/poll.js';
 import type { ReportFlags } from '../report/request.js';
 import { choiceOption, duration, list, repeat } from './flags.js';
@@ -12,8 +12,6 @@ import { choiceOption, duration, list, repeat } from './flags.js';
 export type Parsed = Record<string, unknown>;
 
 const camelCase = (option: string) => option.replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
-
-export const OUTPUT_FORMATS = ['csv', 'json', 'ndjson'] as const;
 
 export function addReportOptions(command: Command, sides: readonly Side[]): Command {
   const side = sides.length === 1 ? sides[0] : undefined;
@@ -74,7 +72,7 @@ export function addOutputOptions(command: Command, placeholders: string): Comman
   return command
     .optionsGroup('Output options:')
     .option('-o, --output <file>', `write to FILE (- for stdout); placeholders ${placeholders}`)
-    .addOption(choiceOption('--format <format>', 'default: from the file extension, else csv', OUTPUT_FORMATS, 'format'))
+    .addOption(choiceOption('--format <format>', 'default: from the file extension, else csv', FORMATS, 'format'))
     .option('--columns <list>', 'CSV: select and order columns (comma-separated, repeatable)', list)
     .option('--delimiter <char>', 'CSV: field delimiter (default: ,)')
     .option('--bom', 'CSV: start with a UTF-8 byte order mark')

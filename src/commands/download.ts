@@ -5,7 +5,7 @@ import { planOutput, type OutputOptions } from '../export/output.js';
 import type { Factory } from '../factory.js';
 import { createReporter } from '../io/progress.js';
 import { describeSaved, saveReport, targetOf } from '../jobs/download.js';
-import { pollOptionsFrom, waitUntilReady, type WaitFlags } from '../report/poll.js';
+import { failedReport, isFailed, pollOptionsFrom, waitUntilReady, type WaitFlags } from '../report/poll.js';
 
 export interface DownloadOptions {
   id: string;
@@ -28,10 +28,7 @@ export async function run(opts: DownloadOptions, f: Factory): Promise<void> {
   if (first.status === 'progress' && !opts.waitForIt) {
     throw new ReportError(`report ${id} is not ready yet (status: progress)`, id, `add --wait to wait for it: reporting download ${id} --wait${target ? ` -o '${target}'` : ''}`);
   }
-  if (first.status !== 'ready' && first.status !== 'progress') {
-    const message = first.message && first.message !== first.status ? `: ${first.message}` : '';
-    throw new ReportError(`report ${id} ended in status "${first.status}"${message}`, id);
-  }
+  if (isFailed(first)) throw failedReport(id, first);
   if (first.status === 'progress') {
     await waitUntilReady(client, id, { ...poll, onStatus: (status, polls, elapsed) => reporter.waiting(status.status, polls, elapsed) })
       .finally(() => reporter.stop());

@@ -3,7 +3,7 @@
 import type { StatusResponse } from '../api/schemas.js';
 import { ReportError } from '../errors.js';
 import type { Factory } from '../factory.js';
-import { pollOptionsFrom, waitUntilReady, type WaitFlags } from '../report/poll.js';
+import { failedReport, isFailed, pollOptionsFrom, waitUntilReady, type WaitFlags } from '../report/poll.js';
 
 export interface StatusOptions {
   id: string;
@@ -31,9 +31,7 @@ export async function run(opts: StatusOptions, f: Factory): Promise<void> {
   if (!opts.waitForIt) {
     const status = await client.status(id);
     print(status);
-    if (status.status !== 'progress' && status.status !== 'ready') {
-      throw new ReportError(`report ${id} ended in status "${status.status}"`, id);
-    }
+    if (isFailed(status)) throw failedReport(id, status);
     return;
   }
   try {

@@ -38,6 +38,15 @@ export function pollDelayMs(n: number, random: () => number = Math.random, inter
 
 export const defaultResumeHint = (id: string) => `pick it up later with: reporting download ${id} --wait -o FILE`;
 
+/** Whether a status ends the wait in failure (anything but progress and ready). */
+export const isFailed = (status: StatusResponse) => status.status !== 'progress' && status.status !== 'ready';
+
+/** The error for a report that ended in a failure status, with the server's message when it adds one. */
+export function failedReport(id: string, status: StatusResponse, hint?: string): ReportError {
+  const message = status.message && status.message !== status.status ? `: ${status.message}` : '';
+  return new ReportError(`report ${id} ended in status "${status.status}"${message}`, id, hint);
+}
+
 export async function waitUntilReady(client: ReportingClient, id: string, options: PollOptions): Promise<StatusResponse> {
   const started = options.now();
   const hint = options.resumeHint ?? defaultResumeHint;
@@ -46,10 +55,7 @@ export async function waitUntilReady(client: ReportingClient, id: string, option
     const elapsed = options.now() - started;
     options.onStatus?.(status, polls, elapsed);
     if (status.status === 'ready') return status;
-    if (status.status !== 'progress') {
-      const message = status.message && status.message !== status.status ? `: ${status.message}` : '';
-      throw new ReportError(`report ${id} ended in status "${status.status}"${message}`, id, hint(id));
-    }
+    if (isFailed(status)) throw failedReport(id, status, hint(id));
     const delay = pollDelayMs(polls - 1, options.random, options.intervalMs);
     if (elapsed + delay > options.maxWaitMs) {
       // one last look at the deadline rather than giving up early

@@ -5,7 +5,7 @@ import type { Params } from '../api/encode.js';
 import { UsageError } from '../errors.js';
 import { didYouMean } from '../suggest.js';
 import {
-  DEFAULT_METRICS, FILTERS, SIDES, SIDE_DIMENSIONS, TIME_DIMENSIONS, dimensionsOf, filtersOf, isTimeDimension, metricsOf,
+  DEFAULT_METRICS, FILTERS, SIDE_DIMENSIONS, TIME_DIMENSIONS, dimensionsOf, isTimeDimension, metricsOf,
   type Side,
 } from './catalog.js';
 import { parseTime } from './time.js';
@@ -34,12 +34,6 @@ export interface ReportRequest {
   filters: Record<string, string[]>;
   /** --param NAME=VALUE, sent as given */
   extra: Record<string, string | string[]>;
-}
-
-export function parseSide(value: string): Side {
-  const side = value.toLowerCase();
-  if ((SIDES as readonly string[]).includes(side)) return side as Side;
-  throw new UsageError(`unknown side "${value}": choose buyer or seller${didYouMean(value, SIDES)}`);
 }
 
 export function resolveMetrics(side: Side, values: readonly string[], validate = true): string[] {
