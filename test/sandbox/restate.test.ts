@@ -2,6 +2,7 @@
 
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
+import { parseDuration } from '../../src/duration.js';
 import { clockFrom } from '../../src/sandbox/options.js';
 import type { Sandbox, SandboxOptions } from '../../src/sandbox/server.js';
 import { call, withSandbox } from '../helpers/http.js';
@@ -95,6 +96,11 @@ describe('--report-ttl', () => {
 });
 
 describe('the sandbox clock', () => {
+  it('duration flags take days: --restate 3d, --report-ttl 1d', () => {
+    expect(parseDuration('3d', '--restate')).toBe(3 * 86_400_000);
+    expect(parseDuration('0.5d', '--report-ttl')).toBe(43_200_000);
+  });
+
   it('--now starts the clock at an instant (Paris when no offset is given) and lets it run', async () => {
     const clock = clockFrom('2026-11-20T06:00:00');
     expect(Math.abs(clock() - NOW)).toBeLessThan(1000);
