@@ -110,7 +110,8 @@ describe('--fail-over-days', () => {
 
 describe('what the sandbox records', () => {
   it('lists, per report ID, its submit, status and download requests in order, with the state answered', async () => {
-    await withSandbox({ readyDelayMs: 0, workMsPerDay: 1000, now: frozen }, async (sandbox) => {
+    const lines: string[] = [];
+    await withSandbox({ readyDelayMs: 0, workMsPerDay: 1000, now: frozen, log: (line) => lines.push(line) }, async (sandbox) => {
       const id = await idOf(sandbox, { ...days('2026-11-01', 1), breakdowns: ['DAILY'] });
       await statusOf(sandbox, id);
       expect((await call(sandbox, '/download-reporting', { form: { id } })).status).toBe(400);
@@ -130,6 +131,14 @@ describe('what the sandbox records', () => {
         { kind: 'download', httpStatus: 200, state: 'ready', complete: true },
       ]);
       expect(log!.events.map((event) => event.at - log!.submittedAt)).toEqual([0, 0, 0, 1000, 1000]);
+      await sleep(0); // the log line is written when the answer is closed
+      expect(lines.filter((line) => line.includes(`report=${id}`)).map((line) => line.replace(/ \d+ms/, ''))).toEqual([
+        `POST /buyer-reporting 200 report=${id} progress`,
+        `POST /status-reporting 200 report=${id} progress`,
+        `POST /download-reporting 400 report=${id} progress`,
+        `POST /status-reporting 200 report=${id} ready`,
+        `POST /download-reporting 200 report=${id} ready`,
+      ]);
     });
   });
 
