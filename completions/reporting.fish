@@ -186,7 +186,7 @@ complete -c reporting -n '__reporting_using campaigns' -s o -l output -r -d 'wri
 complete -c reporting -n '__reporting_using sandbox' -l port -r -d 'port to listen on (0 picks a free one)'
 complete -c reporting -n '__reporting_using sandbox' -l host -r -d 'address to listen on'
 complete -c reporting -n '__reporting_using sandbox' -l seed -r -d 'seed of the synthetic data'
-complete -c reporting -n '__reporting_using sandbox' -l delay -r -d 'how long a report stays in progress (the least, with --work)'
+complete -c reporting -n '__reporting_using sandbox' -l delay -r -d 'how long a report stays in progress (default 1s; with --work, the least, 0 by default)'
 complete -c reporting -n '__reporting_using sandbox' -l work -r -d 'work model: time in progress per day of period (+10% per breakdown but RANGE, DAILY, MONTHLY)'
 complete -c reporting -n '__reporting_using sandbox' -l max-running -r -d 'answer 429 with Retry-After to submits beyond N reports in progress per token'
 complete -c reporting -n '__reporting_using sandbox' -l fail-over-days -r -d 'reports touching more than N days end in failed ("too much data")'

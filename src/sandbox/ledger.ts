@@ -46,6 +46,11 @@ export interface SandboxStats {
   peakInProgressAllTokens: number;
   /** report IDs forgotten after --report-ttl */
   expired: number;
+  /** reports a client still has to finish: submitted, and not yet downloaded whole, answered
+   * `failed` (or another end state) to a status request, or forgotten */
+  open: number;
+  /** the most open reports at once, all tokens together: what a client's concurrency bounds */
+  peakOpen: number;
 }
 
 /** Reports kept in the log; older ones are dropped so that a long-running sandbox stays small. */
@@ -55,7 +60,8 @@ export class Ledger {
   private readonly logs = new Map<string, ReportLog>();
   /** token -> when each of its reports leaves `progress` */
   private readonly running = new Map<string, number[]>();
-  private readonly counts = { submitted: 0, refused: 0, peak: 0, peakAll: 0, expired: 0 };
+  private readonly open = new Set<string>();
+  private readonly counts = { submitted: 0, refused: 0, peak: 0, peakAll: 0, expired: 0, peakOpen: 0 };
 
   /** Reports of the token still in progress at `now`, soonest done first. */
   inProgress(token: string, now: number): number[] {
@@ -72,20 +78,30 @@ export class Ledger {
     this.counts.peak = Math.max(this.counts.peak, mine.length);
     this.counts.peakAll = Math.max(this.counts.peakAll, this.totalInProgress(log.submittedAt));
     this.logs.set(log.id, { ...log, events: [] });
-    if (this.logs.size > KEPT) this.logs.delete(this.logs.keys().next().value as string);
+    this.open.add(log.id);
+    this.counts.peakOpen = Math.max(this.counts.peakOpen, this.open.size);
+    if (this.logs.size > KEPT) {
+      const oldest = this.logs.keys().next().value as string;
+      this.logs.delete(oldest);
+      this.open.delete(oldest);
+    }
   }
 
   refused(): void {
     this.counts.refused++;
   }
 
-  expired(): void {
+  expired(id: string): void {
     this.counts.expired++;
+    this.open.delete(id);
   }
 
   /** Records a request about a report the sandbox once accepted; other IDs are not logged. */
   event(id: string, event: ReportEvent): void {
     this.logs.get(id)?.events.push(event);
+    const downloaded = event.kind === 'download' && event.httpStatus === 200 && event.complete === true;
+    const ended = event.kind === 'status' && event.state !== undefined && event.state !== 'progress' && event.state !== 'ready';
+    if (downloaded || ended) this.open.delete(id);
   }
 
   stats(now: number): SandboxStats {
@@ -96,6 +112,8 @@ export class Ledger {
       peakInProgress: this.counts.peak,
       peakInProgressAllTokens: this.counts.peakAll,
       expired: this.counts.expired,
+      open: this.open.size,
+      peakOpen: this.counts.peakOpen,
     };
   }
 

@@ -11,7 +11,7 @@ export interface SandboxFlags {
   port: string;
   host: string;
   seed: string;
-  delay: string;
+  delay?: string;
   latency?: string;
   error: string[];
   resetDownload?: string;
@@ -56,7 +56,7 @@ export function sandboxOptionsFrom(flags: SandboxFlags): SandboxOptions & { host
     host: flags.host,
     port: wholeNumber(flags.port, '--port', 0, 65535),
     seed: wholeNumber(flags.seed, '--seed', 0),
-    readyDelayMs: parseDuration(flags.delay, '--delay'),
+    ...(flags.delay === undefined ? {} : { readyDelayMs: parseDuration(flags.delay, '--delay') }),
     faults,
     scaleRows: flags.scale === undefined ? undefined : wholeNumber(flags.scale, '--scale', 0),
     layout: flags.layout as Layout,

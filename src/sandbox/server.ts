@@ -25,7 +25,7 @@ export interface SandboxOptions {
   host?: string;
   port?: number;
   seed?: number;
-  /** the least time a report stays in `progress` (1 s by default) */
+  /** the least time a report stays in `progress` (1 s by default; 0 by default with workMsPerDay) */
   readyDelayMs?: number;
   /** the work model: time in `progress` per day of period, times 1.1 for each breakdown other than
    * RANGE, DAILY and MONTHLY; a report stays in progress max(readyDelayMs, this) */
@@ -113,7 +113,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const seed = options.seed ?? 42;
   const email = options.email ?? 'demo@sandbox.test';
   const password = options.password ?? 'sandbox-password';
-  const model = { readyDelayMs: options.readyDelayMs ?? 1000, workMsPerDay: options.workMsPerDay ?? 0, failOverDays: options.failOverDays };
+  // with a work model, the work decides unless a minimum is asked for
+  const readyDelayMs = options.readyDelayMs ?? (options.workMsPerDay === undefined ? 1000 : 0);
+  const model = { readyDelayMs, workMsPerDay: options.workMsPerDay ?? 0, failOverDays: options.failOverDays };
   const clock = options.now ?? Date.now;
   let skew = 0;
   const now = () => clock() + skew;
@@ -267,7 +269,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     for (const report of reports.values()) {
       if (!expired(report, at)) break;
       reports.delete(report.id);
-      ledger.expired();
+      ledger.expired(report.id);
     }
   }
 

@@ -55,6 +55,13 @@ describe('work model', () => {
     });
   });
 
+  it('with --work, there is no minimum unless --delay is given', async () => {
+    await withSandbox({ readyDelayMs: undefined, workMsPerDay: 1000, now: frozen }, async (sandbox) => {
+      await idOf(sandbox, { since: paris('2026-08-01T00:00:00'), until: paris('2026-08-01T00:00:59') });
+      expect(sandbox.reports()[0]!.doneAt - sandbox.reports()[0]!.submittedAt).toBe(Math.round(1000 / 1440));
+    });
+  });
+
   it('without --work, --delay alone decides, whatever the period', async () => {
     await withSandbox({ readyDelayMs: 250, now: frozen }, async (sandbox) => {
       await idOf(sandbox, days('2026-01-01', 300));
@@ -139,6 +146,22 @@ describe('what the sandbox records', () => {
         `POST /status-reporting 200 report=${id} ready`,
         `POST /download-reporting 200 report=${id} ready`,
       ]);
+    });
+  });
+
+  it('counts open reports, submitted and not yet downloaded whole or seen failed: what a client\'s concurrency bounds', async () => {
+    await withSandbox({ readyDelayMs: 0, workMsPerDay: 1000, failOverDays: 2, now: frozen }, async (sandbox) => {
+      const ids = [await idOf(sandbox, days('2026-11-01', 1)), await idOf(sandbox, days('2026-11-01', 1)), await idOf(sandbox, days('2026-11-01', 3))];
+      expect(sandbox.stats()).toMatchObject({ open: 3, peakOpen: 3 });
+      sandbox.advance(2000);
+      // ready is not done: the client still has to download
+      expect((await statusOf(sandbox, ids[0]!)).status).toBe('ready');
+      expect(sandbox.stats().open).toBe(3);
+      expect((await call(sandbox, '/download-reporting', { form: { id: ids[0]! } })).status).toBe(200);
+      expect((await statusOf(sandbox, ids[2]!)).status).toBe('failed');
+      expect(sandbox.stats()).toMatchObject({ open: 1, peakOpen: 3, inProgress: 0 });
+      await idOf(sandbox, days('2026-11-02', 1));
+      expect(sandbox.stats()).toMatchObject({ open: 2, peakOpen: 3 });
     });
   });
 
