@@ -6,7 +6,7 @@ function __reporting_state --description "print the subcommand and the side bein
     set -l cmd
     set -l side
     set -l skip 0
-    set -l value_options --ad-network-id --adunit-id --advertiser-id --app-id --base-url --body --breakdowns --buyer-id --campaign-id --carrier --city-id --columns --country-id --deal-id --delay --delimiter --department-id --device-brand-id --device-model --device-type-id --dmp-id --dmp-source-id --email --error --format --format-id --host --latency --layout --malformed --max-wait --metrics --os-id --output --param --placement-id --platform-id --poll-interval --port --postalcode --profile --publisher-id --region-id --report-status --reset-download --retries --scale --seed --since --stall-download --sub-publisher-id --sub-sub-publisher-id --timeout --token-uses --until -o
+    set -l value_options --ad-network-id --adunit-id --advertiser-id --app-id --base-url --body --breakdowns --buyer-id --campaign-id --carrier --city-id --columns --country-id --deal-id --delay --delimiter --department-id --device-brand-id --device-model --device-type-id --dmp-id --dmp-source-id --email --error --fail-over-days --format --format-id --host --latency --layout --malformed --max-running --max-wait --metrics --now --os-id --output --param --placement-id --platform-id --poll-interval --port --postalcode --profile --publisher-id --region-id --report-status --report-ttl --reset-download --restate --retries --scale --seed --since --stall-download --sub-publisher-id --sub-sub-publisher-id --timeout --token-uses --until --work -o
     for word in $tokens[2..-1]
         if test $skip = 1
             set skip 0
@@ -186,7 +186,13 @@ complete -c reporting -n '__reporting_using campaigns' -s o -l output -r -d 'wri
 complete -c reporting -n '__reporting_using sandbox' -l port -r -d 'port to listen on (0 picks a free one)'
 complete -c reporting -n '__reporting_using sandbox' -l host -r -d 'address to listen on'
 complete -c reporting -n '__reporting_using sandbox' -l seed -r -d 'seed of the synthetic data'
-complete -c reporting -n '__reporting_using sandbox' -l delay -r -d 'how long a report stays in progress'
+complete -c reporting -n '__reporting_using sandbox' -l delay -r -d 'how long a report stays in progress (default 1s; with --work, the least, 0 by default)'
+complete -c reporting -n '__reporting_using sandbox' -l work -r -d 'work model: time in progress per day of period (+10% per breakdown but RANGE, DAILY, MONTHLY)'
+complete -c reporting -n '__reporting_using sandbox' -l max-running -r -d 'answer 429 with Retry-After to submits beyond N reports in progress per token'
+complete -c reporting -n '__reporting_using sandbox' -l fail-over-days -r -d 'reports touching more than N days end in failed ("too much data")'
+complete -c reporting -n '__reporting_using sandbox' -l restate -r -d 'numbers of the days within DURATION before now change with every submission (e.g. 3d)'
+complete -c reporting -n '__reporting_using sandbox' -l report-ttl -r -d 'forget report IDs this long after submission (status and download answer 404)'
+complete -c reporting -n '__reporting_using sandbox' -l now -r -d 'the sandbox clock starts at this ISO 8601 instant (for --restate and --report-ttl)'
 complete -c reporting -n '__reporting_using sandbox' -l latency -r -d 'fault: delay before every answer'
 complete -c reporting -n '__reporting_using sandbox' -l error -r -d 'fault: STATUS[,endpoint=NAME][,first=N|,rate=R][,retry-after=S][,html] (repeatable)'
 complete -c reporting -n '__reporting_using sandbox' -l reset-download -r -d 'fault: BYTES[,times=N]: reset the connection after BYTES of a download'

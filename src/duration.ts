@@ -1,12 +1,12 @@
 import { UsageError } from './errors.js';
 
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
-/** `500ms`, `30s`, `5m`, `2h`, or plain seconds (`12`, `1.5`), in milliseconds. */
+/** `500ms`, `30s`, `5m`, `2h`, `3d` (24-hour days), or plain seconds (`12`, `1.5`), in milliseconds. */
 export function parseDuration(text: string, option: string): number {
-  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(text);
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text);
   if (!match) {
-    throw new UsageError(`${option} wants a duration like 500ms, 30s, 5m or 2h, not "${text}"`);
+    throw new UsageError(`${option} wants a duration like 500ms, 30s, 5m, 2h or 3d, not "${text}"`);
   }
   return Math.round(Number(match[1]) * (UNITS[match[2] ?? 's'] ?? 1000));
 }

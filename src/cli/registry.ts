@@ -180,7 +180,13 @@ ${examples(
         .option('--port <port>', 'port to listen on (0 picks a free one)', '8787')
         .option('--host <host>', 'address to listen on', '127.0.0.1')
         .option('--seed <n>', 'seed of the synthetic data', '42')
-        .option('--delay <duration>', 'how long a report stays in progress', '1s')
+        .option('--delay <duration>', 'how long a report stays in progress (default 1s; with --work, the least, 0 by default)')
+        .option('--work <duration>', 'work model: time in progress per day of period (+10% per breakdown but RANGE, DAILY, MONTHLY)')
+        .option('--max-running <n>', 'answer 429 with Retry-After to submits beyond N reports in progress per token')
+        .option('--fail-over-days <n>', 'reports touching more than N days end in failed ("too much data")')
+        .option('--restate <duration>', 'numbers of the days within DURATION before now change with every submission (e.g. 3d)')
+        .option('--report-ttl <duration>', 'forget report IDs this long after submission (status and download answer 404)')
+        .option('--now <instant>', 'the sandbox clock starts at this ISO 8601 instant (for --restate and --report-ttl)')
         .option('--latency <duration>', 'fault: delay before every answer')
         .option('--error <spec>', 'fault: STATUS[,endpoint=NAME][,first=N|,rate=R][,retry-after=S][,html] (repeatable)', repeat, [])
         .option('--reset-download <spec>', 'fault: BYTES[,times=N]: reset the connection after BYTES of a download')
@@ -195,6 +201,8 @@ ${examples(
           'reporting sandbox --port 0 --json',
           'reporting sandbox --error 503,endpoint=download,first=2 --token-uses 5',
           'reporting sandbox --scale 1000000 --delay 200ms',
+          'reporting sandbox --work 0.5s --max-running 8 --fail-over-days 31',
+          'reporting sandbox --restate 3d --report-ttl 1h --now 2026-11-21T06:00:00+01:00',
         ));
     },
     options: (_args, parsed) => parsed as unknown as SandboxCommandOptions,

@@ -31,6 +31,13 @@ export async function run(opts: SandboxCommandOptions, f: Factory): Promise<void
     if (f.signal.aborted) resolve();
     f.signal.addEventListener('abort', () => resolve(), { once: true });
   });
+  const stats = sandbox.stats();
   await sandbox.close();
-  if (!f.globals.quiet && !f.globals.json) f.stderr.write('Sandbox stopped.\n');
+  if (f.globals.json) {
+    // a second line, after the first: scripts that read only the first are not affected
+    f.stdout.write(`${JSON.stringify({ stopped: true, stats })}\n`);
+  } else if (!f.globals.quiet) {
+    f.stderr.write(`Sandbox stopped: ${stats.submitted} reports submitted, at most ${stats.peakInProgress} in progress at once` +
+      `${stats.refused > 0 ? `, ${stats.refused} refused` : ''}.\n`);
+  }
 }

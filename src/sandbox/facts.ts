@@ -82,6 +82,13 @@ const DIURNAL = [
   1.3, 1.25, 1.0, 0.95, 1.0, 1.1, 1.3, 1.5, 1.6, 1.4, 0.9, 0.5,
 ];
 
+/** Late numbers: facts from `from` (Unix seconds) on are drawn at `revision`, so their
+ * conversions and revenue differ from one revision to the next; earlier facts never change. */
+export interface Restatement {
+  from: number;
+  revision: number;
+}
+
 export class FactSource {
   private readonly campaignCache = new Map<number, Campaign[]>();
 
@@ -97,7 +104,7 @@ export class FactSource {
   }
 
   /** Every fact whose second lies in [since, until], in time order. */
-  *between(since: number, until: number): Generator<Fact> {
+  *between(since: number, until: number, restated?: Restatement): Generator<Fact> {
     const firstHour = Math.floor(since / 3600) * 3600;
     for (let start = firstHour; start <= until; start += 3600) {
       const info = hourInfo(start);
@@ -105,16 +112,19 @@ export class FactSource {
       for (let slot = 0; slot < FACTS_PER_HOUR; slot++) {
         const ts = start + (hash(this.seed, 0x75, start, slot) % 3600);
         if (ts < since || ts > until) continue;
-        facts.push(this.fact(info, slot, ts));
+        facts.push(this.fact(info, slot, ts, restated !== undefined && ts >= restated.from ? restated.revision : 0));
       }
       facts.sort((a, b) => a.ts - b.ts);
       yield* facts;
     }
   }
 
-  private fact(info: HourInfo, slot: number, ts: number): Fact {
+  private fact(info: HourInfo, slot: number, ts: number, revision: number): Fact {
     const seed = this.seed;
     const h = (what: number) => hash(seed, what, info.start, slot);
+    // what arrives late (clicks and what follows them, revenue) depends on the revision;
+    // who, where and how many displays never do, so a restated day keeps its rows
+    const late = revision === 0 ? h : (what: number) => hash(seed, what, info.start, slot, 0x1a7e, revision);
     const hour = info.uniform ? info : { ...info, ...parisTime(ts) };
     const place = pickWeighted(PLACES, h(1));
     const year = hour.year;
@@ -126,9 +136,9 @@ export class FactSource {
     const diurnal = DIURNAL[hour.localHour] ?? 1;
     const requests = Math.floor((60 + unit(h(10)) * 900) * diurnal * (0.5 + place.weight / 6));
     const displays = Math.floor(requests * (0.45 + unit(h(11)) * 0.45));
-    const clicks = Math.floor(displays * (0.004 + unit(h(12)) * 0.03));
-    const cpmMicros = 200_000 + Math.floor(unit(h(13)) * 6_000_000);
-    const euroNanos = displays * cpmMicros + (h(14) % 1000);
+    const clicks = Math.floor(displays * (0.004 + unit(late(12)) * 0.03));
+    const cpmMicros = 200_000 + Math.floor(unit(late(13)) * 6_000_000);
+    const euroNanos = displays * cpmMicros + (late(14) % 1000);
     return {
       ts,
       hour,
@@ -150,9 +160,9 @@ export class FactSource {
         requests,
         displays,
         clicks,
-        landings: Math.floor(clicks * (0.6 + unit(h(20)) * 0.35)),
-        downloads: Math.floor(clicks * unit(h(21)) * 0.15),
-        leads: Math.floor(clicks * unit(h(22)) * 0.05),
+        landings: Math.floor(clicks * (0.6 + unit(late(20)) * 0.35)),
+        downloads: Math.floor(clicks * unit(late(21)) * 0.15),
+        leads: Math.floor(clicks * unit(late(22)) * 0.05),
         eyesTrackings: Math.floor(displays * unit(h(23)) * 0.3),
         euroNanos,
         dollarNanos: Math.round(euroNanos * 1.0823),

@@ -1,6 +1,8 @@
 // From the `reporting sandbox` command's options to the server's settings, with usage errors.
 
+import { DateTime } from 'luxon';
 import { parseDuration } from '../duration.js';
+import { PARIS } from '../report/catalog.js';
 import { UsageError } from '../errors.js';
 import { MALFORMED, parseBodyFault, parseErrorFault, type Faults, type Malformed } from './faults.js';
 import type { Layout, SandboxOptions } from './server.js';
@@ -9,7 +11,7 @@ export interface SandboxFlags {
   port: string;
   host: string;
   seed: string;
-  delay: string;
+  delay?: string;
   latency?: string;
   error: string[];
   resetDownload?: string;
@@ -19,6 +21,12 @@ export interface SandboxFlags {
   malformed?: string;
   scale?: string;
   layout: string;
+  work?: string;
+  maxRunning?: string;
+  failOverDays?: string;
+  restate?: string;
+  reportTtl?: string;
+  now?: string;
 }
 
 const LAYOUTS: Layout[] = ['compact', 'pretty', 'summary-first'];
@@ -48,11 +56,28 @@ export function sandboxOptionsFrom(flags: SandboxFlags): SandboxOptions & { host
     host: flags.host,
     port: wholeNumber(flags.port, '--port', 0, 65535),
     seed: wholeNumber(flags.seed, '--seed', 0),
-    readyDelayMs: parseDuration(flags.delay, '--delay'),
+    ...(flags.delay === undefined ? {} : { readyDelayMs: parseDuration(flags.delay, '--delay') }),
     faults,
     scaleRows: flags.scale === undefined ? undefined : wholeNumber(flags.scale, '--scale', 0),
     layout: flags.layout as Layout,
+    ...(flags.work === undefined ? {} : { workMsPerDay: parseDuration(flags.work, '--work') }),
+    ...(flags.maxRunning === undefined ? {} : { maxRunning: wholeNumber(flags.maxRunning, '--max-running', 1) }),
+    ...(flags.failOverDays === undefined ? {} : { failOverDays: wholeNumber(flags.failOverDays, '--fail-over-days', 1) }),
+    ...(flags.restate === undefined ? {} : { restateMs: parseDuration(flags.restate, '--restate') }),
+    ...(flags.reportTtl === undefined ? {} : { reportTtlMs: parseDuration(flags.reportTtl, '--report-ttl') }),
+    ...(flags.now === undefined ? {} : { now: clockFrom(flags.now) }),
   };
+}
+
+/** A clock that reads `iso` now and then runs at the speed of real time. An instant without an
+ * offset is read in Europe/Paris, as the API's dates are. */
+export function clockFrom(iso: string, option = '--now'): () => number {
+  const start = DateTime.fromISO(iso.trim(), { zone: PARIS });
+  if (!start.isValid) {
+    throw new UsageError(`${option} wants an ISO 8601 instant like 2026-11-20T06:00:00+01:00, not "${iso}"`);
+  }
+  const offset = start.toMillis() - Date.now();
+  return () => Date.now() + offset;
 }
 
 function wholeNumber(text: string, option: string, min: number, max = Number.MAX_SAFE_INTEGER): number {

@@ -3,7 +3,7 @@
 
 import { DateTime } from 'luxon';
 import { PARIS, ROW_FIELDS, isTimeDimension, metricField, type Side } from '../report/catalog.js';
-import type { Fact, FactSource, Metrics } from './facts.js';
+import type { Fact, FactSource, Metrics, Restatement } from './facts.js';
 import { parisTime } from './facts.js';
 import { hash, unit } from './random.js';
 
@@ -167,7 +167,7 @@ function emptyFields(side: Side): Fields {
 
 export type Row = Record<string, string | number | null>;
 
-export function buildRows(source: FactSource, query: ReportQuery): Row[] {
+export function buildRows(source: FactSource, query: ReportQuery, restated?: Restatement): Row[] {
   const dims = query.breakdowns
     .map((name) => DIMENSIONS[query.side][name])
     .filter((dim): dim is Dimension => dim !== undefined);
@@ -178,7 +178,7 @@ export function buildRows(source: FactSource, query: ReportQuery): Row[] {
   const empty = emptyFields(query.side);
   const groups = new Map<string, { order: number; date: string | null; fields: Fields; totals: Metrics }>();
 
-  for (const fact of source.between(query.since, query.until)) {
+  for (const fact of source.between(query.since, query.until, restated)) {
     if (!filters.every((filter) => filter.allowed.has(filter.value(fact) ?? '\u0000'))) continue;
     const date = timeBucket(fact, time);
     const key = `${date ?? ''}\u0001${dims.map((dim) => dim.key(fact)).join('\u0001')}`;

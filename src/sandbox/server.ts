@@ -12,7 +12,12 @@ import { LISTED_YEARS } from './entities.js';
 import { FactSource } from './facts.js';
 import { ENDPOINTS, FaultPlan, noFaults, type BodyFault, type EndpointName, type Faults } from './faults.js';
 import { BadBody, listOf, parseForm, parseJsonBody, single, type Params } from './params.js';
+import { Ledger, type ReportEventKind, type ReportLog, type SandboxStats } from './ledger.js';
 import { buildRows, isFilterParam, scaledRowTexts, summaryOf, type ReportQuery } from './report.js';
+import type { Restatement } from './facts.js';
+import { planWork, restatedFrom } from './work.js';
+
+export type { ReportEvent, ReportEventKind, ReportLog, SandboxStats } from './ledger.js';
 
 export type Layout = 'compact' | 'pretty' | 'summary-first';
 
@@ -20,8 +25,23 @@ export interface SandboxOptions {
   host?: string;
   port?: number;
   seed?: number;
-  /** how long a report stays in `progress` */
+  /** the least time a report stays in `progress` (1 s by default; 0 by default with workMsPerDay) */
   readyDelayMs?: number;
+  /** the work model: time in `progress` per day of period, times 1.1 for each breakdown other than
+   * RANGE, DAILY and MONTHLY; a report stays in progress max(readyDelayMs, this) */
+  workMsPerDay?: number;
+  /** submits beyond this many reports in progress for one token are answered 429 with Retry-After */
+  maxRunning?: number;
+  /** a report touching more Paris calendar days than this ends in `failed`, "too much data" */
+  failOverDays?: number;
+  /** the numbers of the Paris days that this time before "now" touches (and later ones) change
+   * with every submission, as late conversions do; older days never change */
+  restateMs?: number;
+  /** a report ID is forgotten this long after its submission: status and download answer 404 */
+  reportTtlMs?: number;
+  /** the sandbox's clock in ms since the epoch (Date.now by default): progress, TTL and restate
+   * follow it, so a frozen clock keeps reports in progress; see Sandbox.advance */
+  now?: () => number;
   email?: string;
   password?: string;
   faults?: Partial<Faults>;
@@ -46,14 +66,34 @@ export interface Sandbox {
   token: string;
   /** every request answered, in order (the most recent 100,000) */
   requests: RequestRecord[];
+  /** counts and peaks: how many reports were in progress at once, refused, expired */
+  stats(): SandboxStats;
+  /** every report accepted (the most recent 10,000), in submission order, each with its submit,
+   * status and download requests in order */
+  reports(): ReportLog[];
+  /** the sandbox clock now (ms since the epoch) */
+  now(): number;
+  /** moves the sandbox clock forward, e.g. past --report-ttl or into the next day */
+  advance(ms: number): void;
   close(): Promise<void>;
 }
 
 interface StoredReport {
   id: string;
   query: ReportQuery;
-  readyAt: number;
+  submittedAt: number;
+  doneAt: number;
+  failure?: string;
+  restated?: Restatement;
 }
+
+/** What a request was about, for the report log: set by the handlers, read when it is answered. */
+interface Seen {
+  reportId?: string;
+  state?: string;
+}
+
+const EVENT_OF: Partial<Record<EndpointName, ReportEventKind>> = { buyer: 'submit', seller: 'submit', status: 'status', download: 'download' };
 
 const MAX_BODY = 1024 * 1024;
 const MAX_PERIOD_DAYS = 1100;
@@ -73,7 +113,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const seed = options.seed ?? 42;
   const email = options.email ?? 'demo@sandbox.test';
   const password = options.password ?? 'sandbox-password';
-  const readyDelayMs = options.readyDelayMs ?? 1000;
+  // with a work model, the work decides unless a minimum is asked for
+  const readyDelayMs = options.readyDelayMs ?? (options.workMsPerDay === undefined ? 1000 : 0);
+  const model = { readyDelayMs, workMsPerDay: options.workMsPerDay ?? 0, failOverDays: options.failOverDays };
+  const clock = options.now ?? Date.now;
+  let skew = 0;
+  const now = () => clock() + skew;
+  const ledger = new Ledger();
+  let revisions = 0;
   const faults: Faults = { ...noFaults(), ...options.faults };
   const plan = new FaultPlan(faults, seed);
   const source = new FactSource(seed);
@@ -95,14 +142,25 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 
   const server = createServer((req, res) => {
     const started = Date.now();
+    const at = now();
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const endpoint = (Object.entries(ENDPOINTS).find(([, p]) => p === path)?.[0] ?? 'other') as EndpointName | 'other';
+    const seen: Seen = {};
     res.on('close', () => {
       requests.push({ endpoint, status: res.statusCode, at: started });
       if (requests.length > 100_000) requests.shift();
-      options.log?.(`${req.method} ${path} ${res.statusCode} ${Date.now() - started}ms`);
+      const kind = endpoint === 'other' ? undefined : EVENT_OF[endpoint];
+      if (kind && seen.reportId !== undefined) {
+        ledger.event(seen.reportId, {
+          kind, at, httpStatus: res.statusCode,
+          ...(seen.state === undefined ? {} : { state: seen.state }),
+          ...(kind === 'download' ? { complete: res.writableFinished } : {}),
+        });
+      }
+      const about = seen.reportId === undefined ? '' : ` report=${seen.reportId}${seen.state === undefined ? '' : ` ${seen.state}`}`;
+      options.log?.(`${req.method} ${path} ${res.statusCode} ${Date.now() - started}ms${about}`);
     });
-    handle(req, res, endpoint).catch((error: unknown) => {
+    handle(req, res, endpoint, seen).catch((error: unknown) => {
       if (error instanceof HttpError) sendError(res, error.status, error.errorId, error.message);
       else if (!res.headersSent) sendError(res, 500, 'SYSTEM', 'internal sandbox error');
       else res.destroy();
@@ -113,7 +171,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     socket.on('close', () => sockets.delete(socket));
   });
 
-  async function handle(req: IncomingMessage, res: ServerResponse, endpoint: EndpointName | 'other'): Promise<void> {
+  async function handle(req: IncomingMessage, res: ServerResponse, endpoint: EndpointName | 'other', seen: Seen): Promise<void> {
     if (faults.latencyMs > 0) await sleep(faults.latencyMs);
     if (endpoint === 'other') throw new HttpError(404, 'NOT_FOUND', `no endpoint ${req.method} ${req.url}`);
     const expected = endpoint === 'campaigns' ? 'GET' : 'POST';
@@ -134,15 +192,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     }
     const params = await readParams(req);
     if (endpoint === 'auth') return login(res, params);
-    authorize(req);
+    const token = authorize(req);
     switch (endpoint) {
       case 'buyer':
       case 'seller':
-        return submit(res, endpoint, params);
+        return submit(res, endpoint, params, token, seen);
       case 'status':
-        return status(res, params);
+        return status(res, params, seen);
       case 'download':
-        return download(res, params);
+        return download(res, params, seen);
       case 'campaigns':
         return campaigns(res);
     }
@@ -160,7 +218,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     sendJson(res, 200, { response: { status: 'OK', token: issueToken() } });
   }
 
-  function authorize(req: IncomingMessage): void {
+  function authorize(req: IncomingMessage): string {
     const header = req.headers.authorization;
     if (!header) throw new HttpError(401, 'NOAUTH', 'Missing Authorization header');
     if (/^(bearer|basic|token)\s/i.test(header)) {
@@ -170,44 +228,86 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (uses === undefined) throw new HttpError(401, 'NOAUTH', 'Invalid token');
     if (uses <= 0) throw new HttpError(401, 'NOAUTH', 'Token expired');
     tokens.set(header, uses - 1);
+    return header;
   }
 
-  function submit(res: ServerResponse, side: Side, params: Params): void {
+  function submit(res: ServerResponse, side: Side, params: Params, token: string, seen: Seen): void {
     const query = validate(side, params);
+    const at = now();
+    if (options.maxRunning !== undefined) {
+      const running = ledger.inProgress(token, at);
+      if (running.length >= options.maxRunning) {
+        ledger.refused();
+        const wait = Math.max(1, Math.ceil(((running[0] ?? at) - at) / 1000));
+        res.setHeader('Retry-After', String(wait));
+        throw new HttpError(429, 'TOO_MANY_REPORTS', `too many reports in progress: ${running.length} of at most ${options.maxRunning}; retry in ${wait} s`);
+      }
+    }
+    forgetExpired(at);
     const id = randomBytes(12).toString('hex');
-    reports.set(id, { id, query, readyAt: Date.now() + readyDelayMs });
+    const work = planWork(query, model);
+    const revision = ++revisions;
+    const report: StoredReport = { id, query, submittedAt: at, doneAt: at + work.progressMs };
+    if (work.failure !== undefined) report.failure = work.failure;
+    if (options.restateMs !== undefined) report.restated = { from: restatedFrom(at, options.restateMs), revision };
+    reports.set(id, report);
+    ledger.submitted(token, {
+      id, side, since: query.since, until: query.until, breakdowns: [...query.breakdowns],
+      submittedAt: at, doneAt: report.doneAt, outcome: outcomeOf(report), revision,
+    });
+    seen.reportId = id;
+    seen.state = 'progress';
     const response = faults.malformed === 'no-report-id' ? { status: 'OK' } : { status: 'OK', report_id: id };
     sendJson(res, 200, { response });
   }
 
-  function findReport(params: Params): StoredReport {
+  const expired = (report: StoredReport, at: number) =>
+    options.reportTtlMs !== undefined && at - report.submittedAt >= options.reportTtlMs;
+
+  /** Reports are stored in submission order: the expired ones are at the front. */
+  function forgetExpired(at: number): void {
+    for (const report of reports.values()) {
+      if (!expired(report, at)) break;
+      reports.delete(report.id);
+      ledger.expired(report.id);
+    }
+  }
+
+  function findReport(params: Params, seen: Seen): StoredReport {
     const id = single(params, 'id');
     if (!id) throw new HttpError(400, 'MISSING_PARAMETER', 'id is required: the report ID');
+    seen.reportId = id;
+    forgetExpired(now());
     const report = reports.get(id);
     if (!report) throw new HttpError(404, 'NOT_FOUND', `no report with id ${id}`);
+    seen.state = stateOf(report);
     return report;
   }
 
-  function stateOf(report: StoredReport): string {
-    if (Date.now() < report.readyAt) return 'progress';
-    return faults.reportStatus ?? 'ready';
+  function outcomeOf(report: StoredReport): string {
+    return report.failure === undefined ? faults.reportStatus ?? 'ready' : 'failed';
   }
 
-  function status(res: ServerResponse, params: Params): void {
-    const report = findReport(params);
-    const state = stateOf(report);
+  function stateOf(report: StoredReport): string {
+    return now() < report.doneAt ? 'progress' : outcomeOf(report);
+  }
+
+  function status(res: ServerResponse, params: Params, seen: Seen): void {
+    const report = findReport(params, seen);
+    const state = seen.state ?? stateOf(report);
     if (faults.malformed === 'wrong-types') {
       sendJson(res, 200, { response: { status: 1, message: null, report_id: 42 } });
       return;
     }
     const shown = faults.malformed === 'unknown-status' && state === 'ready' ? 'archived' : state;
-    const message = shown === 'progress' || shown === 'ready' ? shown : `report ${report.id} ended in status ${shown}`;
+    const message = shown === 'progress' || shown === 'ready' ? shown
+      : report.failure ?? `report ${report.id} ended in status ${shown}`;
     sendJson(res, 200, { response: { status: shown, message, report_id: report.id } });
   }
 
-  async function download(res: ServerResponse, params: Params): Promise<void> {
-    const report = findReport(params);
-    const state = stateOf(report);
+  async function download(res: ServerResponse, params: Params, seen: Seen): Promise<void> {
+    const report = findReport(params, seen);
+    const state = seen.state ?? stateOf(report);
     if (state !== 'ready') {
       throw new HttpError(400, 'NOT_READY', `report ${report.id} is not ready (status: ${state}); poll /status-reporting until it is ready`);
     }
@@ -216,7 +316,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const summary = JSON.stringify(summaryOf(report.query), null, layout === 'pretty' ? 2 : undefined);
     const rows = options.scaleRows !== undefined
       ? scaledRowTexts(source, report.query, options.scaleRows)
-      : (function* () { for (const row of buildRows(source, report.query)) yield JSON.stringify(row); })();
+      : (function* () { for (const row of buildRows(source, report.query, report.restated)) yield JSON.stringify(row); })();
     const pretty = layout === 'pretty';
     const sep = pretty ? ',\n    ' : ',';
     await body.write(layout === 'summary-first' ? `{"summary":${summary},"data":` : pretty ? '{\n  "data": ' : '{"data":');
@@ -267,6 +367,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     password,
     token: readyToken,
     requests,
+    stats: () => ledger.stats(now()),
+    reports: () => ledger.reports(),
+    now,
+    advance: (ms: number) => { skew += ms; },
     close: () => new Promise<void>((resolve) => {
       closing = true;
       for (const wake of pending) wake();

@@ -45,6 +45,11 @@ describe('reporting sandbox', () => {
     [['--delay', 'soon'], /--delay wants a duration/],
     [['--malformed', 'weird'], /--malformed is one of/],
     [['--frobnicate'], /unknown option '--frobnicate'/],
+    [['--work', 'lots'], /--work wants a duration/],
+    [['--restate', '3 days'], /--restate wants a duration like 500ms, 30s, 5m, 2h or 3d/],
+    [['--max-running', '0'], /--max-running wants a whole number from 1/],
+    [['--fail-over-days', '1.5'], /--fail-over-days wants a whole number/],
+    [['--now', 'yesterday'], /--now wants an ISO 8601 instant/],
   ])('refuses bad options %j with one line and exit 2', async (args, message) => {
     const result = await runCli(['sandbox', '--port', '0', ...args]);
     expect(result.code).toBe(2);
@@ -65,6 +70,24 @@ describe('reporting sandbox', () => {
     } finally {
       child.kill('SIGTERM');
     }
+  });
+
+  it('applies the work model and --max-running from the command line, and prints its counts on stop', async () => {
+    const { child, info } = await startSandboxProcess([
+      '--work', '30s', '--delay', '0', '--max-running', '1', '--now', '2026-11-20T06:00:00+01:00', '--restate', '2d', '--report-ttl', '1d',
+    ]);
+    const headers = { Authorization: info.token, 'Content-Type': 'application/x-www-form-urlencoded' };
+    const submit = () => fetch(`${info.baseUrl}/buyer-reporting`, { method: 'POST', headers, body: formBody({ since: NOV_1, until: NOV_1 + 86_399 }) });
+    expect((await submit()).status).toBe(200);
+    const refused = await submit();
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(29);
+    const done = collect(child);
+    child.kill('SIGTERM');
+    const result = await done;
+    expect(result.code).toBe(0);
+    const stopped = JSON.parse(result.stdout.trim().split('\n').at(-1)!);
+    expect(stopped).toEqual({ stopped: true, stats: expect.objectContaining({ submitted: 1, refused: 1, peakInProgress: 1 }) });
   });
 
   it('streams a 2,000,000-row download with flat server memory', async () => {
