@@ -2,7 +2,8 @@
 // (streams, environment, clock, cancellation); the factory adds the typed global flags and, built
 // lazily on first use, the token store, the active profile, the base URL and the API client.
 // Commands receive it whole and never reach for process.* themselves, so tests run them
-// in-process with fakes.
+// in-process with fakes. It imports the HTTP client and the token store, so the program loads it
+// only when a command runs (src/cli/program.ts), never for --help.
 
 import type { Dispatcher } from 'undici';
 import { ReportingClient } from './api/client.js';
@@ -76,11 +77,6 @@ export interface Factory extends Context {
   trace: ((line: string) => void) | undefined;
   /** closes what was opened (connections) */
   close(): Promise<void>;
-}
-
-/** Whether to colour a stream: a terminal, and no --no-color, NO_COLOR or TERM=dumb. */
-export function wantsColor(ctx: Pick<Context, 'env'>, stream: Output, noColorFlag = false): boolean {
-  return Boolean(stream.isTTY) && !noColorFlag && ctx.env.NO_COLOR === undefined && ctx.env.TERM !== 'dumb';
 }
 
 export function createFactory(ctx: Context, globals: GlobalFlags): Factory {

@@ -4,7 +4,8 @@
 
 import type { CommanderError } from 'commander';
 import { CliError, EXIT } from '../errors.js';
-import { wantsColor, type Context } from '../factory.js';
+import type { Context } from '../factory.js';
+import { wantsColor } from '../io/color.js';
 
 function isCommanderError(error: unknown): error is CommanderError {
   return error instanceof Error && typeof (error as CommanderError).code === 'string'
@@ -32,7 +33,7 @@ export function exitCodeFor(error: unknown, ctx: Context, options: { verbose: bo
 
 function writeError(ctx: Context, noColor: boolean, message: string, hint?: string): void {
   const oneLine = message.replace(/\s*\n\s*/g, ' ').trim();
-  const color = wantsColor(ctx, ctx.stderr, noColor);
+  const color = wantsColor(ctx.env, ctx.stderr, noColor);
   ctx.stderr.write(`${color ? '\u001b[31merror:\u001b[39m' : 'error:'} ${oneLine}\n`);
   if (hint) ctx.stderr.write(`${color ? '\u001b[2mhint:\u001b[22m' : 'hint:'} ${hint}\n`);
 }

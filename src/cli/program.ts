@@ -3,7 +3,8 @@
 
 import { Command, Option } from 'commander';
 import { EXIT } from '../errors.js';
-import { createFactory, wantsColor, type Context, type Factory, type GlobalFlags } from '../factory.js';
+import type { Context, Factory, GlobalFlags } from '../factory.js';
+import { wantsColor } from '../io/color.js';
 import { exitCodeFor } from './exit.js';
 import { choiceOption, count, duration } from './flags.js';
 import { GROUPS, GroupedHelp } from './help.js';
@@ -14,7 +15,7 @@ import type { Parsed } from './options.js';
 export type RunF = (name: string, opts: unknown, f: Factory) => Promise<void>;
 
 export function buildProgram(ctx: Context, settings: { noColor?: boolean; runF?: RunF } = {}): Command {
-  const bold = wantsColor(ctx, ctx.stdout, settings.noColor);
+  const bold = wantsColor(ctx.env, ctx.stdout, settings.noColor);
   class ReportingCommand extends Command {
     override createCommand(name?: string): Command {
       return new ReportingCommand(name);
@@ -67,10 +68,13 @@ function addCommand(program: Command, entry: AnyEntry, ctx: Context, runF: RunF 
   entry.define(command);
   command.action(async () => {
     const opts = entry.options(command.processedArgs as string[], command.opts<Parsed>(), command);
+    // the lazy boundary: the factory (HTTP client, token store) and the command's module load
+    // only now that a command runs
+    const [{ createFactory }, module] = await Promise.all([import('../factory.js'), runF ? undefined : entry.load()]);
     const f = createFactory(ctx, globalsOf(program.opts<Parsed>(), ctx));
     try {
-      if (runF) await runF(entry.name, opts, f);
-      else await (await entry.load()).run(opts, f);
+      if (module) await module.run(opts, f);
+      else await runF?.(entry.name, opts, f);
     } finally {
       await f.close();
     }

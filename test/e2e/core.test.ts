@@ -3,19 +3,12 @@
 import { mkdirSync, readFileSync, statSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/server.js';
+import { startSandbox } from '../../src/sandbox/server.js';
 import { spawn, spawnSync } from 'node:child_process';
 import { BIN, NODE, baseEnv, collect, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
+import { withSandbox } from '../helpers/http.js';
 
-async function withSandbox<T>(options: SandboxOptions, body: (sandbox: Sandbox, configDir: string) => Promise<T>): Promise<T> {
-  const sandbox = await startSandbox({ port: 0, readyDelayMs: 100, ...options });
-  try {
-    return await body(sandbox, tempDir());
-  } finally {
-    await sandbox.close();
-  }
-}
 
 const mode = (path: string) => statSync(path).mode & 0o777;
 const storeOf = (dir: string) => JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
@@ -79,11 +72,8 @@ describe('login and logout', () => {
     });
   });
 
-  it('on a terminal, prompts without echoing the token or the password', async () => {
-    if (spawnSync('script', ['--version']).status !== 0) {
-      console.warn('SKIPPED: `script` (util-linux) is not installed, so no terminal can be simulated');
-      return;
-    }
+  // `script` (util-linux) gives the CLI a terminal; without it this is reported as skipped
+  it.skipIf(spawnSync('script', ['--version']).status !== 0)('on a terminal, prompts without echoing the token or the password', async () => {
     await withSandbox({}, async (sandbox, dir) => {
       const env = baseEnv({ REPORTING_CONFIG_DIR: dir });
       const typed = async (command: string, keys: string) => {

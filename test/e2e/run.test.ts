@@ -1,6 +1,6 @@
 // `run` and `download` end to end: every format and option, compared with what the server sent.
 
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +9,7 @@ import { craftedServer } from '../helpers/crafted.js';
 import { runCli } from '../helpers/cli.js';
 import { formBody } from '../helpers/http.js';
 import { tempDir } from '../helpers/tmp.js';
+import { until } from '../helpers/wait.js';
 
 let sandbox: Sandbox;
 beforeAll(async () => {
@@ -178,7 +179,8 @@ describe('progress and summary on stderr', () => {
 
 describe('download', () => {
   it('never calls the download endpoint before ready: without --wait, exit 6 and a hint', async () => {
-    const slow = await startSandbox({ port: 0, readyDelayMs: 4000 });
+    // the sandbox's clock stands still: the report stays in progress until the test moves it on
+    const slow = await startSandbox({ port: 0, readyDelayMs: 4000, now: () => Date.parse('2026-11-21T11:00:00Z') });
     try {
       const dir = tempDir();
       const e = { REPORTING_CONFIG_DIR: join(dir, '.config'), REPORTING_BASE_URL: slow.baseUrl, REPORTING_TOKEN: slow.token };
@@ -188,10 +190,13 @@ describe('download', () => {
       expect(early.stderr).toContain(`report ${id} is not ready yet (status: progress)`);
       expect(early.stderr).toContain(`hint: add --wait to wait for it: reporting download ${id} --wait`);
       expect(slow.requests.some((r) => r.endpoint === 'download')).toBe(false);
-      const waited = await runCli(['download', id, '--wait', '-o', join(dir, 'x.csv'), '-q'], { env: e });
+      const statuses = () => slow.requests.filter((r) => r.endpoint === 'status').length;
+      const waiting = runCli(['download', id, '--wait', '--poll-interval', '100ms', '-o', join(dir, 'x.csv'), '-q'], { env: e });
+      await until(() => statuses() >= 3, 'two polls of the waiting download');
+      expect(slow.requests.some((r) => r.endpoint === 'download')).toBe(false);
+      slow.advance(4000);
+      const waited = await waiting;
       expect(waited.code).toBe(0);
-      const statuses = slow.requests.filter((r) => r.endpoint === 'status').length;
-      expect(statuses).toBeGreaterThanOrEqual(3);
       expect(readFileSync(join(dir, 'x.csv'), 'utf8')).toMatch(/^country,/);
     } finally {
       await slow.close();

@@ -1,6 +1,7 @@
 // Plain HTTP against the sandbox: fetch, not the CLI's client, so that the two cannot share a mistake.
 
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/server.js';
+import { tempDir } from './tmp.js';
 
 export interface Answer {
   status: number;
@@ -54,10 +55,12 @@ export async function call(sandbox: Sandbox, path: string, options: CallOptions 
   return { status: response.status, headers: response.headers, text, json };
 }
 
-export async function withSandbox<T>(options: SandboxOptions, body: (sandbox: Sandbox) => Promise<T>): Promise<T> {
-  const sandbox = await startSandbox({ port: 0, readyDelayMs: 20, ...options });
+/** The one way tests start a sandbox: on 127.0.0.1, a free port, reports ready after 30 ms; the
+ * body also gets a fresh temporary folder (removed after the test). Always closed. */
+export async function withSandbox<T>(options: SandboxOptions, body: (sandbox: Sandbox, dir: string) => Promise<T>): Promise<T> {
+  const sandbox = await startSandbox({ port: 0, readyDelayMs: 30, ...options });
   try {
-    return await body(sandbox);
+    return await body(sandbox, tempDir());
   } finally {
     await sandbox.close();
   }

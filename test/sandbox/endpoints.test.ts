@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { call, fetchReport, sleep } from '../helpers/http.js';
+import { call, fetchReport } from '../helpers/http.js';
 
 const NOV_1 = 1793487600; // 2026-11-01T00:00:00+01:00
 const NOV_1_END = 1793573999; // 2026-11-01T23:59:59+01:00
@@ -64,7 +64,7 @@ describe('the report cycle', () => {
     expect(tooSoon.status).toBe(400);
     expect(errorOf(tooSoon).error_id).toBe('NOT_READY');
 
-    await sleep(650);
+    sandbox.advance(650); // the sandbox's clock, moved past the ready delay
     const ready = await call(sandbox, '/status-reporting', { form: { id } });
     expect(ready.json.response).toEqual({ status: 'ready', message: 'ready', report_id: id });
     const downloaded = await call(sandbox, '/download-reporting', { form: { id } });
