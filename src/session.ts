@@ -5,7 +5,7 @@ import type { GlobalOptions } from './cli.js';
 import type { Context } from './context.js';
 import { ReportingClient } from './api/client.js';
 import { Http } from './api/http.js';
-import { registerSecret } from './api/redact.js';
+import { Secrets } from './api/redact.js';
 import { resolveBaseUrl, resolveToken } from './auth/resolve.js';
 import { TokenStore, configDir, type Profile } from './auth/store.js';
 import { parseDuration } from './duration.js';
@@ -13,6 +13,8 @@ import { UsageError } from './errors.js';
 
 export class Session {
   readonly profileName: string;
+  /** the secrets this command knows (tokens, passwords): masked in every trace and message */
+  readonly secrets = new Secrets();
   private storeInstance?: TokenStore;
   private clientInstance?: ReportingClient;
   /** the active profile as last read from the store (read once per command, forgotten on write) */
@@ -20,8 +22,9 @@ export class Session {
 
   constructor(readonly ctx: Context, readonly globals: GlobalOptions) {
     this.profileName = globals.profile?.trim() || 'default';
-    registerSecret(ctx.env.REPORTING_TOKEN);
-    registerSecret(ctx.env.REPORTING_PASSWORD);
+    this.secrets.add(ctx.env.REPORTING_TOKEN);
+    this.secrets.add(ctx.env.REPORTING_TOKEN?.trim());
+    this.secrets.add(ctx.env.REPORTING_PASSWORD);
   }
 
   store(): TokenStore {
@@ -32,7 +35,7 @@ export class Session {
   profile(): Profile | undefined {
     if (!this.profileRead) {
       const profile = this.store().get(this.profileName);
-      registerSecret(profile?.token);
+      this.secrets.add(profile?.token);
       this.profileRead = { profile };
     }
     return this.profileRead.profile;
@@ -72,6 +75,7 @@ export class Session {
       dispatcher: this.ctx.dispatcher,
       trace: this.trace(),
       now: this.ctx.now,
+      secrets: this.secrets,
     });
   }
 

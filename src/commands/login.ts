@@ -30,7 +30,6 @@ Examples:
 export async function run(options: LoginOptions & GlobalOptions, ctx: Context): Promise<void> {
   const { Session } = await import('../session.js');
   const { readSecretFromStdin, promptSecret } = await import('../prompt.js');
-  const { registerSecret } = await import('../api/redact.js');
   const { UsageError } = await import('../errors.js');
   const session = new Session(ctx, options);
   try {
@@ -47,13 +46,13 @@ export async function run(options: LoginOptions & GlobalOptions, ctx: Context): 
       if (options.passwordStdin) password = await readSecretFromStdin(ctx, 'password', '--password-stdin');
       else if (ctx.env.REPORTING_PASSWORD) password = ctx.env.REPORTING_PASSWORD;
       else password = await promptSecret(ctx, 'password', '--password-stdin or REPORTING_PASSWORD');
-      registerSecret(password);
+      session.secrets.add(password);
       token = await session.client().login(email, password);
     } else {
       token = options.tokenStdin
         ? await readSecretFromStdin(ctx, 'token', '--token-stdin')
         : await promptSecret(ctx, 'paste your token', '--token-stdin (or --email with --password-stdin)');
-      registerSecret(token);
+      session.secrets.add(token);
       if (/\s/.test(token)) throw new UsageError('the token holds white space: paste only the token');
     }
     // a base URL given now (flag or environment) is stored with the token; else the stored one stays
