@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildReportRequest, requestParams, resolveBreakdowns, resolveMetrics } from '../../src/report/request.js';
-import { formEncode } from '../../src/api/encode.js';
+import { encodeBody, formEncode } from '../../src/api/encode.js';
 import { closest } from '../../src/suggest.js';
 import { UsageError } from '../../src/errors.js';
 
@@ -81,6 +81,15 @@ describe('a whole report request', () => {
     expect(usageMessage(() => buildReportRequest('buyer', { until: 'today' }, NOW))).toMatch(/--since is required/);
     expect(usageMessage(() => buildReportRequest('buyer', { since: 'today' }, NOW))).toMatch(/--until is required/);
     expect(usageMessage(() => buildReportRequest('buyer', { since: 'today', until: 'yesterday' }, NOW))).toMatch(/--since \(today\) is after --until \(yesterday\)/);
+  });
+  it('sends --param names that are also names of Object.prototype as given, in both encodings', () => {
+    const request = buildReportRequest('buyer', {
+      since: '2026-11-01', until: '2026-11-01', param: ['constructor=x', '__proto__=y', 'toString=z', 'toString=w'],
+    }, NOW);
+    const params = requestParams(request);
+    expect(formEncode(params)).toMatch(/&constructor=x&__proto__=y&toString\[0\]=z&toString\[1\]=w$/);
+    expect(JSON.parse(encodeBody(params, 'json').body)).toMatchObject({ constructor: 'x', toString: ['z', 'w'] });
+    expect(encodeBody(params, 'json').body).toContain('"__proto__":"y"');
   });
   it('refuses a malformed --param', () => {
     expect(usageMessage(() => buildReportRequest('buyer', { since: 'today', until: 'today', param: ['novalue'] }, NOW))).toMatch(/--param wants NAME=VALUE/);
