@@ -112,9 +112,9 @@ export class NetworkFailure extends Error {
   }
 }
 
-/** The most read of an answer that is not a download: a JSON answer (200,000 campaigns take about
- * 40 MB) beyond it is an unexpected response; an error body is cut to it. */
-export const ANSWER_CAP_BYTES = 64 * 1024 * 1024;
+/** The most read of an answer that is not a download: room for over 400,000 campaigns of 300
+ * bytes each; a JSON answer beyond it is an unexpected response (README, Security). */
+export const ANSWER_CAP_BYTES = 128 * 1024 * 1024;
 /** The most read of an error body: only an excerpt of it is ever shown. */
 export const ERROR_BODY_CAP_BYTES = 64 * 1024;
 

@@ -174,14 +174,21 @@ describe('a hostile server', () => {
     expectHarmless(huge);
   }, 90_000);
 
-  it('9: cannot grow the CLI with an endless error body', async () => {
+  it('9: cannot grow the CLI with an endless error body, or an endless answer', async () => {
     const result = await attack({ status: flood(503) }, ['status', 'r1', '--retries', '1']);
     expect(result.code).toBe(5);
     expect(result.stderr).toMatch(/HTTP 503/);
     expect(result.ms).toBeLessThan(20_000);
     expect(result.peakBytes).toBeLessThan(300 * MiB);
     expectHarmless(result);
-  });
+
+    const campaigns = await attack({ campaigns: flood(200) }, ['campaigns']);
+    expect(campaigns.code).toBe(5);
+    expect(campaigns.stderr).toMatch(/answered more than 128 MiB/);
+    expect(campaigns.ms).toBeLessThan(30_000);
+    expect(campaigns.peakBytes).toBeLessThan(700 * MiB);
+    expectHarmless(campaigns);
+  }, 60_000);
 
   it('10: sends malformed HTTP: a network error, retried, then exit 5', async () => {
     const result = await attack(
