@@ -232,6 +232,7 @@ export class Http {
       const signal = AbortSignal.any([stop, deadline.signal]);
       let answer: Answer;
       let text = '';
+      let cut = false;
       try {
         const response = await request(url, {
           method: call.method,
@@ -248,7 +249,7 @@ export class Http {
           if (!consume) return answer as T;
           return await consume(answer);
         }
-        text = (await readCapped(answer.body, ERROR_BODY_CAP_BYTES).catch(() => ({ text: '' }))).text;
+        ({ text, cut } = await readCapped(answer.body, ERROR_BODY_CAP_BYTES).catch(() => ({ text: '', cut: false })));
       } catch (error) {
         this.throwIfStopped(call);
         if (error instanceof CliError) throw error;
@@ -277,7 +278,7 @@ export class Http {
       }
 
       const failure = this.describeFailure(answer, text);
-      this.trace(`  body: ${this.excerpt(text)}`);
+      this.trace(`  body: ${this.excerpt(text, cut)}`);
       if (answer.status === 401 || answer.status === 403 || failure.errorId === 'NOAUTH') {
         throw new TokenRejectedError(`the API rejected the token (HTTP ${answer.status}${failure.message ? `: ${failure.message}` : ''})`);
       }
@@ -306,10 +307,9 @@ export class Http {
     }
   }
 
-  /** A one-line excerpt of a body: secrets are masked first, on the text as received. */
-  excerpt(text: string, max = 300): string {
-    const flat = this.secrets.redact(text).replace(/\s+/g, ' ').trim();
-    return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+  /** A one-line excerpt of a body, secrets masked (see Secrets.excerpt). */
+  excerpt(text: string, cut = false): string {
+    return this.secrets.excerpt(text, 300, cut);
   }
 
   /** The server's message from the error envelope, or a description of a body of another shape. */

@@ -34,15 +34,34 @@ const NAMED: [RegExp, string][] = [
   [/((?:^|[?&\s])(?:token|password)=)[^&\s]*/gi, `$1${MASK}`],
 ];
 
+/** An excerpt is taken from at most this much of a text: masking a 100 MB body would be slow. */
+const EXCERPT_SCAN_CHARS = 64 * 1024;
+/** The longest a character of a secret can grow when escaped (`%F0%9F%98%80`, `\ud83d\ude00`). */
+const LONGEST_ESCAPE = 12;
+
 export class Secrets {
   private readonly known = new Set<string>();
   private pattern?: RegExp;
+  private longest = 0;
 
   /** Any non-empty secret counts, however short: a short token is still a token. */
   add(secret: string | undefined): void {
     if (!secret || this.known.has(secret)) return;
     this.known.add(secret);
+    this.longest = Math.max(this.longest, secret.length);
     this.pattern = undefined;
+  }
+
+  /** A one-line excerpt of at most `max` characters. `cut`: the text is itself the start of a
+   * longer one. Where a text is cut, a secret may be cut with it, and a part of a secret is not
+   * recognised: so the text is masked before it is cut short or its white space collapsed, and what
+   * could hold a cut secret (the last characters before a cut) is never shown. */
+  excerpt(text: string, max: number, cut = false): string {
+    const scanned = cut || text.length > EXCERPT_SCAN_CHARS;
+    let masked = this.redact(text.length > EXCERPT_SCAN_CHARS ? text.slice(0, EXCERPT_SCAN_CHARS) : text);
+    if (scanned) masked = masked.slice(0, Math.max(0, masked.length - this.longest * LONGEST_ESCAPE));
+    const flat = masked.replace(/\s+/g, ' ').trim();
+    return flat.length > max || scanned ? `${flat.slice(0, max)}…` : flat;
   }
 
   redact(text: string): string {

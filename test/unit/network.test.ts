@@ -151,6 +151,10 @@ describe('redaction', () => {
     }
     expect(secrets.redact('token k9 here')).toBe('token *** here');
     expect(secrets.redact('{"password":"a\\"SECRETPART-xyz"}')).toBe('{"password":"***"}');
+    // a secret cut where a long text is cut shows no part of it, even after white space collapses
+    expect(secrets.excerpt(`${' '.repeat(65_536 - 4)}SECRETPART`, 300)).toBe('…');
+    expect(secrets.excerpt(`${'\n'.repeat(10)}k`, 300, true)).toBe('…');
+    expect(secrets.excerpt('short  and\tsimple', 300)).toBe('short and simple');
     // every secret belongs to its own session
     expect(new Secrets().redact('k9')).toBe('k9');
   });
