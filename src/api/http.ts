@@ -8,7 +8,7 @@ import { formatDuration } from '../duration.js';
 import { AuthError, ApiRejectedError, CliError, InterruptedError, NetworkError, UnexpectedResponseError, UsageError } from '../errors.js';
 import { encodeBody, type BodyEncoding, type Params } from './encode.js';
 import { Secrets } from './redact.js';
-import { decideRetry, parseRetryAfter } from './retry.js';
+import { decideRetry, parseRetryAfter, type RetryDecision } from './retry.js';
 import { errorEnvelope } from './schemas.js';
 
 export interface HttpConfig {
@@ -261,7 +261,8 @@ export class Http {
           );
         }
         const network = describeNetworkError(error) ?? 'the request failed';
-        this.trace(`< ${call.method} ${url.pathname} failed after ${this.now() - started}ms: ${network}`);
+        const detail = network === 'the request failed' && error instanceof Error ? ` (${error.name}: ${error.message})` : '';
+        this.trace(`< ${call.method} ${url.pathname} failed after ${this.now() - started}ms: ${network}${detail}`);
         const decision = decideRetry(attempt, this.config.retries, { network }, this.random);
         if (!decision.retry) {
           throw new NetworkError(
@@ -269,9 +270,7 @@ export class Http {
             'check the base URL and your connection; --timeout and --retries adjust the patience',
           );
         }
-        this.trace(`  retry ${attempt + 1} of ${this.config.retries} in ${(decision.delayMs / 1000).toFixed(1)}s (${decision.reason})`);
-        await this.sleep(decision.delayMs, stop)
-          .catch((stop: unknown) => { this.throwIfStopped(call); throw stop; });
+        await this.pause(attempt, decision, call, stop);
         continue;
       } finally {
         clearTimeout(timer);
@@ -285,9 +284,7 @@ export class Http {
       const retryAfterMs = parseRetryAfter(headerText(answer.headers['retry-after']), this.now());
       const decision = decideRetry(attempt, this.config.retries, { status: answer.status, retryAfterMs }, this.random);
       if (decision.retry) {
-        this.trace(`  retry ${attempt + 1} of ${this.config.retries} in ${(decision.delayMs / 1000).toFixed(1)}s (${decision.reason})`);
-        await this.sleep(decision.delayMs, stop)
-          .catch((stop: unknown) => { this.throwIfStopped(call); throw stop; });
+        await this.pause(attempt, decision, call, stop);
         continue;
       }
       const what = `${call.method} ${url.pathname}: HTTP ${answer.status}${failure.message ? `: ${failure.message}` : ''}${failure.errorId ? ` (${failure.errorId})` : ''}`;
@@ -295,6 +292,17 @@ export class Http {
         throw new NetworkError(`${what}, after ${attempt + 1} attempt${attempt ? 's' : ''}`, 'the server is failing; try again later, or raise --retries');
       }
       throw new ApiRejectedError(what, answer.status, failure.errorId);
+    }
+  }
+
+  /** The wait before the next attempt; ended early by Ctrl-C or the call's own signal. */
+  private async pause(attempt: number, decision: RetryDecision, call: Call, stop: AbortSignal): Promise<void> {
+    this.trace(`  retry ${attempt + 1} of ${this.config.retries} in ${(decision.delayMs / 1000).toFixed(1)}s (${decision.reason})`);
+    try {
+      await this.sleep(decision.delayMs, stop);
+    } catch (error) {
+      this.throwIfStopped(call);
+      throw error;
     }
   }
 
