@@ -350,18 +350,20 @@ function causeOf<E extends Error>(error: unknown, type: new (...args: never[]) =
   return undefined;
 }
 
-/** Reads at most `cap` bytes of a body, then lets go of the rest (the connection is closed). */
+/** Reads at most `cap` bytes of a body, then lets go of the rest (the connection is closed). Each
+ * chunk is decoded as it comes, so the bytes and the text are not both held whole. */
 export async function readCapped(body: AsyncIterable<Uint8Array>, cap: number): Promise<{ text: string; cut: boolean }> {
-  const chunks: Buffer[] = [];
+  const decoder = new TextDecoder();
+  const parts: string[] = [];
   let size = 0;
   for await (const chunk of body) {
-    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
-    if (size + buffer.length > cap) {
-      chunks.push(buffer.subarray(0, cap - size));
-      return { text: Buffer.concat(chunks).toString('utf8'), cut: true };
+    if (size + chunk.length > cap) {
+      parts.push(decoder.decode(chunk.subarray(0, cap - size)));
+      return { text: parts.join(''), cut: true };
     }
-    chunks.push(buffer);
-    size += buffer.length;
+    parts.push(decoder.decode(chunk, { stream: true }));
+    size += chunk.length;
   }
-  return { text: Buffer.concat(chunks).toString('utf8'), cut: false };
+  parts.push(decoder.decode());
+  return { text: parts.join(''), cut: false };
 }
