@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { backoffFloorMs, backoffMs, decideRetry, isRetryableStatus, parseRetryAfter } from '../../src/api/retry.js';
 import { Secrets } from '../../src/api/redact.js';
 import { describeNetworkError, loopbackOnly, NotLoopbackError, readCapped } from '../../src/api/http.js';
+import { stallGuarded } from '../../src/export/export.js';
 import { errors } from 'undici';
 import type { Socket } from 'node:net';
 import { checkBaseUrl, isLoopbackAddress, resolveBaseUrl, resolveToken } from '../../src/auth/resolve.js';
@@ -184,5 +185,39 @@ describe('durations', () => {
   it('read 500ms, 30s, 5m, 2h and plain seconds', () => {
     expect(['500ms', '30s', '5m', '2h', '12', '1.5'].map((text) => parseDuration(text, '--timeout'))).toEqual([500, 30_000, 300_000, 7_200_000, 12_000, 1500]);
     expect(() => parseDuration('soon', '--timeout')).toThrow(/--timeout wants a duration/);
+  });
+});
+
+describe('a download that trickles', () => {
+  /** Chunks of `size` bytes, each arriving `everyMs` after it is asked for, on a fake clock. */
+  function paced(chunks: number, size: number, everyMs: number) {
+    let clock = 0;
+    async function* body() {
+      for (let i = 0; i < chunks; i++) {
+        clock += everyMs;
+        yield new Uint8Array(size);
+      }
+    }
+    return { body: body(), now: () => clock, advance: (ms: number) => { clock += ms; } };
+  }
+  async function drain(source: AsyncIterable<Uint8Array>, onChunk?: () => void): Promise<number> {
+    let bytes = 0;
+    for await (const chunk of source) {
+      bytes += chunk.length;
+      onChunk?.();
+    }
+    return bytes;
+  }
+
+  it('fails as stalled when under 1 KiB a second arrives for --timeout of waiting', async () => {
+    const slow = paced(100, 1, 1000);
+    await expect(drain(stallGuarded(slow.body, 5000, slow.now))).rejects.toThrow(/stalled: 5 bytes in 5(\.0)?s/);
+  });
+  it('lets a slow but steady download, and a slow output, go on', async () => {
+    const steady = paced(20, 2048, 1000);
+    expect(await drain(stallGuarded(steady.body, 5000, steady.now))).toBe(20 * 2048);
+    // the output takes a minute per chunk: time not spent waiting on the server does not count
+    const fast = paced(10, 10, 1);
+    expect(await drain(stallGuarded(fast.body, 5000, fast.now), () => fast.advance(60_000))).toBe(100);
   });
 });
