@@ -8,7 +8,7 @@
 import type { Dispatcher } from 'undici';
 import { ReportingClient } from './api/client.js';
 import { Http } from './api/http.js';
-import { registerSecret } from './api/redact.js';
+import { Secrets } from './api/redact.js';
 import { resolveBaseUrl, resolveToken, type BaseUrlSource } from './auth/resolve.js';
 import { TokenStore, configDir, type Profile } from './auth/store.js';
 
@@ -62,6 +62,8 @@ export const DEFAULT_GLOBALS: GlobalFlags = {
 
 export interface Factory extends Context {
   readonly globals: GlobalFlags;
+  /** the secrets this command knows (tokens, passwords): masked in every trace and message */
+  readonly secrets: Secrets;
   readonly profileName: string;
   store(): TokenStore;
   /** the active profile, read once per command (forgotten when a token is saved) */
@@ -81,8 +83,10 @@ export interface Factory extends Context {
 
 export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
   const profileName = globals.profile.trim() || 'default';
-  registerSecret(ctx.env.REPORTING_TOKEN);
-  registerSecret(ctx.env.REPORTING_PASSWORD);
+  const secrets = new Secrets();
+  secrets.add(ctx.env.REPORTING_TOKEN);
+  secrets.add(ctx.env.REPORTING_TOKEN?.trim());
+  secrets.add(ctx.env.REPORTING_PASSWORD);
   let store: TokenStore | undefined;
   let profileRead: { profile: Profile | undefined } | undefined;
   let client: ReportingClient | undefined;
@@ -91,6 +95,7 @@ export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
   const factory: Factory = {
     ...ctx,
     globals,
+    secrets,
     profileName,
     trace,
     store() {
@@ -100,7 +105,7 @@ export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
     profile() {
       if (!profileRead) {
         const profile = factory.store().get(profileName);
-        registerSecret(profile?.token);
+        secrets.add(profile?.token);
         profileRead = { profile };
       }
       return profileRead.profile;
@@ -120,6 +125,7 @@ export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
         trace,
         now: ctx.now,
         random: ctx.random,
+        secrets,
       });
     },
     client() {

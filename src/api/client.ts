@@ -5,7 +5,6 @@ import type { Side } from '../report/catalog.js';
 import { AuthError } from '../errors.js';
 import { Http, TokenRejectedError, type Answer } from './http.js';
 import type { Params } from './encode.js';
-import { registerSecret } from './redact.js';
 import { authResponse, campaignsResponse, statusResponse, submitResponse, type Campaign, type StatusResponse } from './schemas.js';
 
 export interface Credentials {
@@ -27,7 +26,7 @@ export class ReportingClient {
 
   /** POST /auth-reporting with `{"auth":{"email","password"}}`; answers the token. */
   async login(email: string, password: string): Promise<string> {
-    registerSecret(password);
+    this.http.secrets.add(password);
     const answer = await this.http.json(
       { method: 'POST', path: '/auth-reporting', json: { auth: { email, password } } },
       authResponse,
@@ -35,7 +34,7 @@ export class ReportingClient {
       if (error instanceof TokenRejectedError) throw new AuthError('login failed: the API refused the email or password', 'check the email and password');
       throw error;
     });
-    registerSecret(answer.response.token);
+    this.http.secrets.add(answer.response.token);
     return answer.response.token;
   }
 
@@ -43,8 +42,9 @@ export class ReportingClient {
     return this.authed((token) => this.http.json({ method: 'POST', path: `/${side}-reporting`, params, token }, submitResponse));
   }
 
-  async status(id: string): Promise<StatusResponse> {
-    return this.authed((token) => this.http.json({ method: 'POST', path: '/status-reporting', params: { id }, token }, statusResponse));
+  /** `signal` ends the request and its retries early (a --max-wait): its reason is thrown. */
+  async status(id: string, signal?: AbortSignal): Promise<StatusResponse> {
+    return this.authed((token) => this.http.json({ method: 'POST', path: '/status-reporting', params: { id }, token, signal }, statusResponse));
   }
 
   /** POST /download-reporting: the answer's body is left unread, to be streamed. */
@@ -62,7 +62,7 @@ export class ReportingClient {
       if (!this.credentials.relogin) throw new AuthError('no token: not logged in', this.credentials.missingHint);
       token = await this.relogin();
     }
-    registerSecret(token);
+    this.http.secrets.add(token);
     try {
       return await call(token);
     } catch (error) {

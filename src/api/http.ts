@@ -1,12 +1,14 @@
 // The one HTTP helper: adds the token and headers, encodes bodies, applies timeouts, retries, traces
 // (redacted), and turns bad answers into typed errors. Built on one keep-alive undici dispatcher.
 
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, buildConnector, errors, request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
-import { AuthError, ApiRejectedError, CliError, InterruptedError, NetworkError, UnexpectedResponseError } from '../errors.js';
+import { isLoopbackAddress } from '../auth/resolve.js';
+import { formatDuration } from '../duration.js';
+import { AuthError, ApiRejectedError, CliError, InterruptedError, NetworkError, UnexpectedResponseError, UsageError } from '../errors.js';
 import { encodeBody, type BodyEncoding, type Params } from './encode.js';
-import { redact } from './redact.js';
-import { decideRetry, parseRetryAfter } from './retry.js';
+import { Secrets } from './redact.js';
+import { decideRetry, parseRetryAfter, type RetryDecision } from './retry.js';
 import { errorEnvelope } from './schemas.js';
 
 export interface HttpConfig {
@@ -21,6 +23,8 @@ export interface HttpConfig {
   now?: () => number;
   random?: () => number;
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** the session's secrets, masked in traces and messages */
+  secrets?: Secrets;
 }
 
 export interface Call {
@@ -30,6 +34,8 @@ export interface Call {
   /** sent as JSON whatever the encoding (the auth endpoint takes JSON) */
   json?: unknown;
   token?: string;
+  /** ends the call (and its retries) early; its reason, if an Error, is what the call throws */
+  signal?: AbortSignal;
 }
 
 export interface Answer {
@@ -65,6 +71,11 @@ const NETWORK_CODES: Record<string, string> = {
   UND_ERR_HEADERS_TIMEOUT: 'no answer within the timeout',
   UND_ERR_BODY_TIMEOUT: 'the answer stalled longer than the timeout',
   UND_ERR_SOCKET: 'the connection was closed',
+  UND_ERR_CLOSED: 'the connection was closed',
+  UND_ERR_DESTROYED: 'the connection was closed',
+  UND_ERR_HEADERS_OVERFLOW: 'the answer\'s headers were too large',
+  UND_ERR_RES_CONTENT_LENGTH_MISMATCH: 'the answer was shorter or longer than its Content-Length',
+  UND_ERR_RES_EXCEEDED_MAX_SIZE: 'the answer was too large',
   ECONNREFUSED: 'connection refused',
   ECONNRESET: 'connection reset',
   ENOTFOUND: 'host not found',
@@ -72,23 +83,69 @@ const NETWORK_CODES: Record<string, string> = {
   ETIMEDOUT: 'connection timed out',
   EPIPE: 'the connection was closed',
   EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  Z_DATA_ERROR: 'the compressed answer was corrupt',
+  Z_BUF_ERROR: 'the compressed answer was cut short',
 };
 
-/** A one-line description of a network failure, or undefined if the error is not one. */
+/** A one-line description of a network failure, or undefined if the error is not one. Decided by
+ * error codes and classes only (undici's messages are not an interface). */
 export function describeNetworkError(error: unknown): string | undefined {
   let current: unknown = error;
   for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+    if (current instanceof NetworkFailure) return current.description;
+    // malformed HTTP (an invalid chunk size, a bad header line): the llhttp parser's HPE_* codes
+    if (current instanceof errors.HTTPParserError) return 'the server sent malformed HTTP';
     const code = (current as NodeJS.ErrnoException).code;
     if (code && NETWORK_CODES[code]) return NETWORK_CODES[code];
+    if (typeof code === 'string' && code.startsWith('HPE_')) return 'the server sent malformed HTTP';
     if (current.name === 'AggregateError') current = (current as AggregateError).errors[0];
     else current = (current as Error & { cause?: unknown }).cause;
   }
-  if (error instanceof Error && /terminated|other side closed|socket/i.test(error.message)) return 'the connection was closed';
   return undefined;
+}
+
+/** A failure this module detects itself (a deadline, a stall, a refused address), described. */
+export class NetworkFailure extends Error {
+  constructor(readonly description: string) {
+    super(description);
+  }
+}
+
+/** The most read of an answer that is not a download: room for over 400,000 campaigns of 300
+ * bytes each; a JSON answer beyond it is an unexpected response (README, Security). */
+export const ANSWER_CAP_BYTES = 128 * 1024 * 1024;
+/** The most read of an error body: only an excerpt of it is ever shown. */
+export const ERROR_BODY_CAP_BYTES = 64 * 1024;
+
+/** Plain HTTP reached a socket whose remote address is not loopback: nothing was sent on it. */
+export class NotLoopbackError extends Error {
+  constructor(readonly host: string, readonly address: string | undefined) {
+    super(`${host} connected to ${address ?? 'an unknown address'}, which is not loopback`);
+  }
+}
+
+/** Wraps a connector so that a plain-HTTP connection whose peer is not a loopback address is closed
+ * before anything (the token) is written on it: a name such as `x.localhost` resolves through
+ * /etc/hosts and DNS, so only the address actually connected to can tell. */
+export function loopbackOnly(connect: buildConnector.connector): buildConnector.connector {
+  return (options, callback) => {
+    connect(options, (...args) => {
+      const [error, socket] = args;
+      if (error !== null || options.protocol !== 'http:' || isLoopbackAddress(socket.remoteAddress)) {
+        callback(...args);
+        return;
+      }
+      const refused = new NotLoopbackError(options.hostname, socket.remoteAddress);
+      socket.destroy();
+      callback(refused, null);
+    });
+  };
 }
 
 export class Http {
   readonly dispatcher: Dispatcher;
+  readonly secrets: Secrets;
   private readonly ownsDispatcher: boolean;
   private readonly now: () => number;
   private readonly random: () => number;
@@ -96,7 +153,9 @@ export class Http {
 
   constructor(readonly config: HttpConfig) {
     this.ownsDispatcher = config.dispatcher === undefined;
-    this.dispatcher = config.dispatcher ?? new Agent({ connect: { timeout: config.timeoutMs }, keepAliveTimeout: 10_000 });
+    this.dispatcher = config.dispatcher
+      ?? new Agent({ connect: loopbackOnly(buildConnector({ timeout: config.timeoutMs })), keepAliveTimeout: 10_000 });
+    this.secrets = config.secrets ?? new Secrets();
     this.now = config.now ?? Date.now;
     this.random = config.random ?? Math.random;
     this.sleep = config.sleep ?? sleepFor;
@@ -107,11 +166,44 @@ export class Http {
   }
 
   trace(line: string): void {
-    this.config.trace?.(redact(line));
+    this.config.trace?.(this.secrets.redact(line));
   }
 
-  /** Sends a call, retrying what SPEC section 4 says to retry; resolves with a 2xx answer. */
+  /** Sends a call, retrying what SPEC section 4 says to retry; resolves with a 2xx answer whose
+   * body is left to stream (a download: the caller watches its throughput). */
   async send(call: Call): Promise<Answer> {
+    return this.exchange(call, undefined);
+  }
+
+  /** Sends a call and validates its JSON answer against a schema; the whole answer, body included,
+   * must arrive within --timeout, and may be at most ANSWER_CAP_BYTES. */
+  async json<S extends z.ZodType>(call: Call, schema: S): Promise<z.output<S>> {
+    return this.exchange(call, async (answer) => {
+      const { text, cut } = await readCapped(answer.body, ANSWER_CAP_BYTES);
+      if (cut) {
+        throw new UnexpectedResponseError(`${call.path} answered more than ${ANSWER_CAP_BYTES / 1024 / 1024} MiB: not read further`);
+      }
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        this.trace(`  unexpected body: ${this.excerpt(text)}`);
+        throw new UnexpectedResponseError(`${call.path} answered something unexpected: not JSON`, this.excerpt(text));
+      }
+      const result = schema.safeParse(parsed);
+      if (!result.success) {
+        this.trace(`  unexpected body: ${this.excerpt(text)}`);
+        const issue = result.error.issues[0];
+        const where = issue?.path.length ? issue.path.join('.') : 'the body';
+        throw new UnexpectedResponseError(`${call.path} answered something unexpected: ${where}: ${issue?.message ?? 'invalid'}`, this.excerpt(text));
+      }
+      return result.data as z.output<S>;
+    });
+  }
+
+  /** The retry loop. With `consume`, each attempt (request and reading of the answer) has a deadline
+   * of --timeout; without it, the headers have (headersTimeout) and the body is the caller's. */
+  private async exchange<T>(call: Call, consume: ((answer: Answer) => Promise<T>) | undefined): Promise<T> {
     const url = new URL(call.path.replace(/^\//, ''), this.config.baseUrl.endsWith('/') ? this.config.baseUrl : `${this.config.baseUrl}/`);
     const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': this.config.userAgent };
     if (call.token) headers.Authorization = call.token;
@@ -124,12 +216,23 @@ export class Http {
       body = encoded.body;
       headers['Content-Type'] = encoded.contentType;
     }
+    const timeout = formatDuration(this.config.timeoutMs);
+    // what stops the call for good: Ctrl-C, or the caller's own signal (a --max-wait)
+    const stop = call.signal ? AbortSignal.any([this.config.signal, call.signal]) : this.config.signal;
 
     for (let attempt = 0; ; attempt++) {
-      if (this.config.signal.aborted) throw new InterruptedError(String(this.config.signal.reason));
+      this.throwIfStopped(call);
       const started = this.now();
       this.trace(`> ${call.method} ${url.pathname}${body !== undefined ? ` ${body}` : ''}${call.token ? ' (Authorization: ***)' : ''}`);
+      const deadline = new AbortController();
+      const timer = setTimeout(
+        () => deadline.abort(new NetworkFailure(`no complete answer within ${timeout} (--timeout)`)),
+        this.config.timeoutMs,
+      );
+      const signal = AbortSignal.any([stop, deadline.signal]);
       let answer: Answer;
+      let text = '';
+      let cut = false;
       try {
         const response = await request(url, {
           method: call.method,
@@ -138,13 +241,28 @@ export class Http {
           dispatcher: this.dispatcher,
           headersTimeout: this.config.timeoutMs,
           bodyTimeout: this.config.timeoutMs,
-          signal: this.config.signal,
+          signal,
         });
         answer = { status: response.statusCode, headers: response.headers, body: response.body };
+        this.trace(`< ${answer.status} ${call.method} ${url.pathname} ${this.now() - started}ms`);
+        if (answer.status >= 200 && answer.status < 300) {
+          if (!consume) return answer as T;
+          return await consume(answer);
+        }
+        ({ text, cut } = await readCapped(answer.body, ERROR_BODY_CAP_BYTES).catch(() => ({ text: '', cut: false })));
       } catch (error) {
-        if (this.config.signal.aborted) throw new InterruptedError(String(this.config.signal.reason));
-        const network = describeNetworkError(error) ?? (error instanceof Error ? error.message : String(error));
-        this.trace(`< ${call.method} ${url.pathname} failed after ${this.now() - started}ms: ${network}`);
+        this.throwIfStopped(call);
+        if (error instanceof CliError) throw error;
+        const refused = causeOf(error, NotLoopbackError);
+        if (refused) {
+          throw new UsageError(
+            `refusing to send a token over plain HTTP: ${refused.message}`,
+            'use https://; plain http:// is allowed only to loopback addresses such as the sandbox',
+          );
+        }
+        const network = describeNetworkError(error) ?? 'the request failed';
+        const detail = network === 'the request failed' && error instanceof Error ? ` (${error.name}: ${error.message})` : '';
+        this.trace(`< ${call.method} ${url.pathname} failed after ${this.now() - started}ms: ${network}${detail}`);
         const decision = decideRetry(attempt, this.config.retries, { network }, this.random);
         if (!decision.retry) {
           throw new NetworkError(
@@ -152,24 +270,21 @@ export class Http {
             'check the base URL and your connection; --timeout and --retries adjust the patience',
           );
         }
-        this.trace(`  retry ${attempt + 1} of ${this.config.retries} in ${(decision.delayMs / 1000).toFixed(1)}s (${decision.reason})`);
-        await this.sleep(decision.delayMs, this.config.signal);
+        await this.pause(attempt, decision, call, stop);
         continue;
+      } finally {
+        clearTimeout(timer);
       }
-      this.trace(`< ${answer.status} ${call.method} ${url.pathname} ${this.now() - started}ms`);
-      if (answer.status >= 200 && answer.status < 300) return answer;
 
-      const text = await readText(answer).catch(() => '');
-      const failure = describeFailure(answer, text);
-      this.trace(`  body: ${excerpt(text)}`);
+      const failure = this.describeFailure(answer, text);
+      this.trace(`  body: ${this.excerpt(text, cut)}`);
       if (answer.status === 401 || answer.status === 403 || failure.errorId === 'NOAUTH') {
         throw new TokenRejectedError(`the API rejected the token (HTTP ${answer.status}${failure.message ? `: ${failure.message}` : ''})`);
       }
       const retryAfterMs = parseRetryAfter(headerText(answer.headers['retry-after']), this.now());
       const decision = decideRetry(attempt, this.config.retries, { status: answer.status, retryAfterMs }, this.random);
       if (decision.retry) {
-        this.trace(`  retry ${attempt + 1} of ${this.config.retries} in ${(decision.delayMs / 1000).toFixed(1)}s (${decision.reason})`);
-        await this.sleep(decision.delayMs, this.config.signal);
+        await this.pause(attempt, decision, call, stop);
         continue;
       }
       const what = `${call.method} ${url.pathname}: HTTP ${answer.status}${failure.message ? `: ${failure.message}` : ''}${failure.errorId ? ` (${failure.errorId})` : ''}`;
@@ -180,31 +295,44 @@ export class Http {
     }
   }
 
-  /** Sends a call and validates its JSON answer against a schema. */
-  async json<S extends z.ZodType>(call: Call, schema: S): Promise<z.output<S>> {
-    const answer = await this.send(call);
-    let text: string;
+  /** The wait before the next attempt; ended early by Ctrl-C or the call's own signal. */
+  private async pause(attempt: number, decision: RetryDecision, call: Call, stop: AbortSignal): Promise<void> {
+    this.trace(`  retry ${attempt + 1} of ${this.config.retries} in ${(decision.delayMs / 1000).toFixed(1)}s (${decision.reason})`);
     try {
-      text = await readText(answer);
+      await this.sleep(decision.delayMs, stop);
     } catch (error) {
-      if (error instanceof CliError) throw error;
-      throw new NetworkError(`${call.method} ${call.path}: ${describeNetworkError(error) ?? 'the answer was cut short'}`);
+      this.throwIfStopped(call);
+      throw error;
     }
-    let parsed: unknown;
+  }
+
+  /** Ctrl-C is an interruption; a call's own signal (a --max-wait) ends with the error it holds. */
+  private throwIfStopped(call: Call): void {
+    if (this.config.signal.aborted) throw new InterruptedError(String(this.config.signal.reason));
+    if (call.signal?.aborted) {
+      const reason: unknown = call.signal.reason;
+      throw reason instanceof Error ? reason : new InterruptedError(String(reason));
+    }
+  }
+
+  /** A one-line excerpt of a body, secrets masked (see Secrets.excerpt). */
+  excerpt(text: string, cut = false): string {
+    return this.secrets.excerpt(text, 300, cut);
+  }
+
+  /** The server's message from the error envelope, or a description of a body of another shape. */
+  private describeFailure(answer: Answer, text: string): { message?: string; errorId?: string } {
     try {
-      parsed = JSON.parse(text);
+      const envelope = errorEnvelope.safeParse(JSON.parse(text));
+      if (envelope.success) {
+        return { message: this.secrets.redact(envelope.data.response.error), errorId: envelope.data.response.error_id && this.secrets.redact(envelope.data.response.error_id) };
+      }
     } catch {
-      this.trace(`  unexpected body: ${excerpt(text)}`);
-      throw new UnexpectedResponseError(`${call.path} answered something unexpected: not JSON`, excerpt(text));
+      // not JSON: an HTML page from a proxy, or nothing, or cut at ERROR_BODY_CAP_BYTES
     }
-    const result = schema.safeParse(parsed);
-    if (!result.success) {
-      this.trace(`  unexpected body: ${excerpt(text)}`);
-      const issue = result.error.issues[0];
-      const where = issue?.path.length ? issue.path.join('.') : 'the body';
-      throw new UnexpectedResponseError(`${call.path} answered something unexpected: ${where}: ${issue?.message ?? 'invalid'}`, excerpt(text));
-    }
-    return result.data;
+    const type = headerText(answer.headers['content-type'])?.split(';')[0];
+    if (!text.trim()) return {};
+    return { message: `the body was not the API's error envelope${type ? ` (${type})` : ''}` };
   }
 }
 
@@ -212,24 +340,30 @@ function headerText(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-async function readText(answer: Answer): Promise<string> {
-  return answer.body.text();
-}
-
-export function excerpt(text: string, max = 300): string {
-  const flat = redact(text.replace(/\s+/g, ' ').trim());
-  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
-}
-
-/** The server's message from the error envelope, or a description of a body of another shape. */
-function describeFailure(answer: Answer, text: string): { message?: string; errorId?: string } {
-  try {
-    const envelope = errorEnvelope.safeParse(JSON.parse(text));
-    if (envelope.success) return { message: redact(envelope.data.response.error), errorId: envelope.data.response.error_id };
-  } catch {
-    // not JSON: an HTML page from a proxy, or nothing
+/** The first error of a class in a chain of causes. */
+function causeOf<E extends Error>(error: unknown, type: new (...args: never[]) => E): E | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
+    if (current instanceof type) return current;
+    current = (current as Error & { cause?: unknown }).cause;
   }
-  const type = headerText(answer.headers['content-type'])?.split(';')[0];
-  if (!text.trim()) return {};
-  return { message: `the body was not the API's error envelope${type ? ` (${type})` : ''}` };
+  return undefined;
+}
+
+/** Reads at most `cap` bytes of a body, then lets go of the rest (the connection is closed). Each
+ * chunk is decoded as it comes, so the bytes and the text are not both held whole. */
+export async function readCapped(body: AsyncIterable<Uint8Array>, cap: number): Promise<{ text: string; cut: boolean }> {
+  const decoder = new TextDecoder();
+  const parts: string[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    if (size + chunk.length > cap) {
+      parts.push(decoder.decode(chunk.subarray(0, cap - size)));
+      return { text: parts.join(''), cut: true };
+    }
+    parts.push(decoder.decode(chunk, { stream: true }));
+    size += chunk.length;
+  }
+  parts.push(decoder.decode());
+  return { text: parts.join(''), cut: false };
 }

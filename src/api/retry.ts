@@ -11,13 +11,32 @@ export function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 429 || (status >= 500 && status !== 501);
 }
 
-/** Seconds or an HTTP date, in milliseconds from `nowMs`; undefined when absent or unreadable. */
+const DAY = '(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)';
+const MONTH = '(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)';
+const TIME = '\\d{2}:\\d{2}:\\d{2}';
+/** The three HTTP-date forms of RFC 9110 section 5.6.7 (IMF-fixdate, RFC 850, asctime), and
+ * nothing else: Date.parse alone accepts text such as "soon 5". */
+const HTTP_DATE = new RegExp(
+  `^(?:${DAY}, \\d{2} ${MONTH} \\d{4} ${TIME} GMT`
+  + `|(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), \\d{2}-${MONTH}-\\d{2} ${TIME} GMT`
+  + `|${DAY} ${MONTH} [ \\d]\\d ${TIME} \\d{4})$`,
+);
+
+/** Delta-seconds or an HTTP-date, in milliseconds from `nowMs`; undefined when absent or not one
+ * of those (a fraction, a word, a negative number). */
 export function parseRetryAfter(header: string | undefined, nowMs: number): number | undefined {
   if (!header) return undefined;
   const text = header.trim();
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
-  const date = Date.parse(text);
+  if (/^\d{1,10}$/.test(text)) return Number(text) * 1000;
+  if (!HTTP_DATE.test(text)) return undefined;
+  const date = Date.parse(/GMT$/.test(text) ? text : `${text} GMT`);
   return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
+}
+
+/** The least wait before retry `attempt` (0-based) when the server names a wait: half the
+ * exponential bound, so a `Retry-After: 0` or a past date cannot spend every retry at once. */
+export function backoffFloorMs(attempt: number): number {
+  return Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt) / 2;
 }
 
 /** Full jitter: a uniform delay between 0 and the exponential bound of this attempt (0-based). */
@@ -42,7 +61,8 @@ export function decideRetry(
   if (attempt >= retries) return { retry: false, delayMs: 0, reason };
   if (cause.retryAfterMs !== undefined) {
     if (cause.retryAfterMs > RETRY_AFTER_CAP_MS) return { retry: false, delayMs: 0, reason: `${reason}, Retry-After too long` };
-    return { retry: true, delayMs: cause.retryAfterMs, reason: `${reason}, Retry-After ${Math.round(cause.retryAfterMs / 1000)}s` };
+    const delayMs = Math.max(cause.retryAfterMs, backoffFloorMs(attempt));
+    return { retry: true, delayMs, reason: `${reason}, Retry-After ${Math.round(cause.retryAfterMs / 1000)}s` };
   }
   return { retry: true, delayMs: backoffMs(attempt, random), reason };
 }

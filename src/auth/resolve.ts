@@ -37,18 +37,37 @@ export function resolveBaseUrl(
   );
 }
 
-export function isLoopback(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+/** A loopback IP address (127.0.0.0/8, ::1, or 127.x mapped into IPv6). */
+export function isLoopbackAddress(address: string | undefined): boolean {
+  if (!address) return false;
+  const host = address.replace(/^\[|\]$/g, '').toLowerCase();
+  return host === '::1' || /^(?:::ffff:)?127(\.\d{1,3}){3}$/.test(host);
 }
 
-/** HTTPS only, except plain HTTP to a loopback host (the sandbox); refused before any connection. */
+/** A host that may be loopback: a loopback address, or a `localhost` name. Only a first check,
+ * before any connection: a name resolves through /etc/hosts and DNS, so the HTTP client checks the
+ * address it actually connected to (http.ts loopbackOnly). */
+export function isLoopback(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return host === 'localhost' || host.endsWith('.localhost') || isLoopbackAddress(host);
+}
+
+/** The text of a base URL fit to print: user info (which may hold a password) masked. */
+function shown(text: string): string {
+  return text.replace(/^([a-z][a-z0-9+.-]*:\/*)[^/?#]*@/i, '$1***@');
+}
+
+/** HTTPS only, except plain HTTP to a loopback host (the sandbox); refused before any connection.
+ * A URL with user info is refused without being echoed. */
 export function checkBaseUrl(text: string, source: string): string {
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    throw new UsageError(`the base URL from ${source} is not a URL: "${text}"`, 'for example https://api.example.com/v1');
+    throw new UsageError(`the base URL from ${source} is not a URL: "${shown(text)}"`, 'for example https://api.example.com/v1');
+  }
+  if (url.username || url.password) {
+    throw new UsageError(`the base URL from ${source} must not carry a user name or password`, 'give the address alone; log in with `reporting login`');
   }
   if (url.protocol === 'http:' && !isLoopback(url.hostname)) {
     throw new UsageError(
@@ -59,6 +78,5 @@ export function checkBaseUrl(text: string, source: string): string {
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     throw new UsageError(`the base URL from ${source} must be https://, not ${url.protocol}`);
   }
-  if (url.username || url.password) throw new UsageError(`the base URL from ${source} must not carry credentials`);
   return url.toString().replace(/\/$/, '');
 }

@@ -1,6 +1,5 @@
 // `login`: store a token for a profile, pasted from the console or obtained with email and password.
 
-import { registerSecret } from '../api/redact.js';
 import { UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { promptSecret, readSecretFromStdin } from '../io/prompt.js';
@@ -22,13 +21,13 @@ export async function run(opts: LoginOptions, f: Factory): Promise<void> {
     if (opts.passwordStdin) password = await readSecretFromStdin(f, 'password', '--password-stdin');
     else if (f.env.REPORTING_PASSWORD) password = f.env.REPORTING_PASSWORD;
     else password = await promptSecret(f, 'password', '--password-stdin or REPORTING_PASSWORD');
-    registerSecret(password);
+    f.secrets.add(password);
     token = await f.client().login(email, password);
   } else {
     token = opts.tokenStdin
       ? await readSecretFromStdin(f, 'token', '--token-stdin')
       : await promptSecret(f, 'paste your token', '--token-stdin (or --email with --password-stdin)');
-    registerSecret(token);
+    f.secrets.add(token);
     if (/\s/.test(token)) throw new UsageError('the token holds white space: paste only the token');
   }
   // a base URL given now (flag or environment) is stored with the token; else the stored one stays

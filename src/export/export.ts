@@ -2,7 +2,8 @@
 // writer, into the sink, chunk by chunk. A body that breaks off is a BodyBrokenError, which the
 // download job (src/jobs/download.ts) retries from the start.
 
-import { describeNetworkError } from '../api/http.js';
+import { describeNetworkError, NetworkFailure } from '../api/http.js';
+import { formatDuration } from '../duration.js';
 import { summary as summarySchema, type Summary } from '../api/schemas.js';
 import { CliError, NetworkError, UnexpectedResponseError } from '../errors.js';
 import { padRecords } from './grow.js';
@@ -19,6 +20,35 @@ export interface ExportResult {
 }
 
 export type Progress = (rows: number, bytes: number) => void;
+
+/** A download is stalled when, over --timeout of time spent waiting for it, less than this many
+ * bytes a second arrived (a server trickling one byte a second never trips the idle timeout). */
+export const STALL_FLOOR_BYTES_PER_S = 1024;
+
+/** The body, failing as stalled when its throughput stays below the floor for `windowMs` of waiting.
+ * Only time spent waiting on the server counts: a slow output (a pipe to a pager) is not a stall. */
+export async function* stallGuarded(
+  body: AsyncIterable<Uint8Array>,
+  windowMs: number,
+  now: () => number = () => performance.now(),
+): AsyncGenerator<Uint8Array> {
+  let waited = 0;
+  let bytes = 0;
+  let asked = now();
+  for await (const chunk of body) {
+    waited += now() - asked;
+    bytes += chunk.length;
+    if (waited >= windowMs) {
+      if (bytes < (STALL_FLOOR_BYTES_PER_S * waited) / 1000) {
+        throw new NetworkFailure(`the download stalled: ${bytes} bytes in ${formatDuration(waited)}, under ${STALL_FLOOR_BYTES_PER_S} bytes a second (--timeout)`);
+      }
+      waited = 0;
+      bytes = 0;
+    }
+    yield chunk;
+    asked = now();
+  }
+}
 
 /** A failure of the connection while the body streamed: worth another try. */
 export class BodyBrokenError extends NetworkError {}

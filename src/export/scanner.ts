@@ -25,6 +25,10 @@ export interface RowHandler {
 
 export class ReportFormatError extends Error {}
 
+/** The largest single row (or other member of the report) read: beyond it the body is refused
+ * rather than held in memory. Documented in the README (Security). */
+export const ROW_CAP_CHARS = 64 * 1024 * 1024;
+
 const enum State { Start, FirstKey, Key, Colon, Value, DataFirst, Row, DataAfter, AfterValue, Done }
 
 const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
@@ -36,6 +40,19 @@ function isWs(code: number): boolean {
 
 function isNumberChar(code: number): boolean {
   return (code >= 48 && code <= 57) || code === 46 || code === 45 || code === 43 || code === 101 || code === 69;
+}
+
+function sameKeys(a: string[], b: string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** A scanned value back as JSON text. */
+function jsonText(value: string, kind: Kind): string {
+  if (kind === Kind.String) return JSON.stringify(value);
+  if (kind === Kind.Null) return 'null';
+  return value;
 }
 
 /** Removes the whitespace between tokens (never inside strings). */
@@ -69,24 +86,50 @@ export class ReportScanner {
   private readonly keys: string[] = [];
   private readonly kinds: Kind[] = [];
   private spaced = false;
+  /** the keys of the last row found free of duplicates: most rows have the same, so are not checked again */
+  private uniqueKeys: string[] = [];
   rows = 0;
   /** the other top-level members: `summary`, and whatever else the server sent */
   readonly members: Record<string, unknown> = {};
 
-  constructor(private readonly handler: RowHandler) {}
+  /** text received while a long row is incomplete, not yet joined to `buf` */
+  private waiting: string[] = [];
+  private waitingLength = 0;
+  /** scan again once this much text is pending: twice what the last scan could not finish, so a
+   * long row is re-scanned a logarithmic number of times and the whole stays linear in its bytes */
+  private scanAt = 0;
+
+  constructor(private readonly handler: RowHandler, private readonly rowCap = ROW_CAP_CHARS) {}
 
   push(chunk: Buffer | string): void {
     const text = typeof chunk === 'string' ? chunk : this.decoder.decode(chunk, { stream: true });
+    this.waiting.push(text);
+    this.waitingLength += text.length;
+    const pending = this.buf.length - this.pos + this.waitingLength;
+    if (pending < this.scanAt && pending <= this.rowCap) return;
+    this.scan();
+  }
+
+  private scan(): void {
+    const text = this.waiting.length === 1 ? (this.waiting[0] as string) : this.waiting.join('');
+    this.waiting = [];
+    this.waitingLength = 0;
     this.buf = this.pos < this.buf.length ? this.buf.slice(this.pos) + text : text;
     this.pos = 0;
     this.backslash = -2;
     this.run();
+    const left = this.buf.length - this.pos;
+    if (left > this.rowCap) {
+      this.fail(`a single row or value is larger than ${Math.round(this.rowCap / 1024 / 1024)} MiB (after ${this.rows} rows): refused`);
+    }
+    this.scanAt = 2 * left;
   }
 
   /** The body has ended: it must have been a whole report. */
   end(): void {
     const rest = this.decoder.decode();
-    if (rest) this.push(rest);
+    if (rest) this.waiting.push(rest);
+    if (this.waiting.length) this.scan();
     if (this.state !== State.Done) {
       throw new ReportFormatError(this.rows > 0 || this.state !== State.Start
         ? `the report body ended early (after ${this.rows} rows): it is truncated`
@@ -183,6 +226,39 @@ export class ReportScanner {
     }
   }
 
+  /** Hands a row on; a key given twice keeps its first place and its last value, as JSON.parse does. */
+  private emit(values: string[], raw: string): void {
+    const keys = this.keys;
+    if (keys.length > 1 && !sameKeys(keys, this.uniqueKeys)) {
+      if (new Set(keys).size === keys.length) this.uniqueKeys = keys.slice();
+      else {
+        const kinds = this.kinds;
+        const at = new Map<string, number>();
+        const outKeys: string[] = [];
+        const outValues: string[] = [];
+        const outKinds: Kind[] = [];
+        keys.forEach((key, i) => {
+          const seen = at.get(key);
+          if (seen === undefined) {
+            at.set(key, outKeys.length);
+            outKeys.push(key);
+            outValues.push(values[i] as string);
+            outKinds.push(kinds[i] as Kind);
+          } else {
+            outValues[seen] = values[i] as string;
+            outKinds[seen] = kinds[i] as Kind;
+          }
+        });
+        keys.splice(0, keys.length, ...outKeys);
+        kinds.splice(0, kinds.length, ...outKinds);
+        const members = outKeys.map((key, i) => `${JSON.stringify(key)}:${jsonText(outValues[i] as string, outKinds[i] as Kind)}`);
+        this.handler.row(keys, outValues, kinds, `{${members.join(',')}}`);
+        return;
+      }
+    }
+    this.handler.row(keys, values, this.kinds, raw);
+  }
+
   /** Index of the closing quote of the string starting at `start`, or NEED_MORE. */
   private stringEnd(start: number): number {
     const s = this.buf;
@@ -261,7 +337,7 @@ export class ReportScanner {
     ws();
     if (i >= n) return NEED_MORE;
     if (s.charCodeAt(i) === 125) {
-      this.handler.row(keys, values, kinds, '{}');
+      this.emit(values, '{}');
       return i + 1;
     }
     for (;;) {
@@ -325,7 +401,7 @@ export class ReportScanner {
       }
       if (next === 125) {
         const raw = s.slice(start, i + 1);
-        this.handler.row(keys, values, kinds, this.spaced ? compactJson(raw) : raw);
+        this.emit(values, this.spaced ? compactJson(raw) : raw);
         return i + 1;
       }
       this.fail(`data[${this.rows}]: "," or "}" was expected`);

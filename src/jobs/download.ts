@@ -8,7 +8,7 @@ import { formatDuration } from '../duration.js';
 import { sleepFor } from '../api/http.js';
 import { backoffMs } from '../api/retry.js';
 import { InterruptedError } from '../errors.js';
-import { BodyBrokenError, writeReport, type ExportResult, type Progress } from '../export/export.js';
+import { BodyBrokenError, stallGuarded, writeReport, type ExportResult, type Progress } from '../export/export.js';
 import type { Format } from '../export/output.js';
 import { expandTemplate, type OutputPlan, type Placeholders } from '../export/output.js';
 import type { Sink } from '../export/sink.js';
@@ -85,7 +85,7 @@ export async function downloadReport(client: ReportingClient, id: string, option
     };
     try {
       const answer = await client.download(id);
-      const result = await writeReport(answer.body, watched, options.format, options.csv, options.progress);
+      const result = await writeReport(stallGuarded(answer.body, client.http.config.timeoutMs), watched, options.format, options.csv, options.progress);
       await sink.commit();
       return { ...result, path: sink.path };
     } catch (error) {

@@ -47,28 +47,44 @@ export function failedReport(id: string, status: StatusResponse, hint?: string):
   return new ReportError(`report ${id} ended in status "${status.status}"${message}`, id, hint);
 }
 
+/** The last status request, made at the --max-wait deadline, has this long to answer: the whole
+ * wait, slow answers and retries included, ends by --max-wait plus this. */
+export const LAST_LOOK_MS = 2000;
+
 export async function waitUntilReady(client: ReportingClient, id: string, options: PollOptions): Promise<StatusResponse> {
   const started = options.now();
   const hint = options.resumeHint ?? defaultResumeHint;
-  for (let polls = 1; ; polls++) {
-    const status = await client.status(id);
-    const elapsed = options.now() - started;
-    options.onStatus?.(status, polls, elapsed);
-    if (status.status === 'ready') return status;
-    if (isFailed(status)) throw failedReport(id, status, hint(id));
-    const delay = pollDelayMs(polls - 1, options.random, options.intervalMs);
-    if (elapsed + delay > options.maxWaitMs) {
-      // one last look at the deadline rather than giving up early
-      const remaining = options.maxWaitMs - elapsed;
-      if (remaining > 0) {
-        await options.sleep(remaining, options.signal);
-        const last = await client.status(id);
-        options.onStatus?.(last, polls + 1, options.now() - started);
-        if (last.status === 'ready') return last;
+  const notReady = () => new ReportError(`report ${id} was not ready within ${formatDuration(options.maxWaitMs)} (--max-wait)`, id, hint(id));
+  // a hard deadline: a status answer that trickles, or is retried, cannot stretch the wait
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(notReady()), options.maxWaitMs + LAST_LOOK_MS);
+  const signal = AbortSignal.any([options.signal, deadline.signal]);
+  try {
+    for (let polls = 1; ; polls++) {
+      const status = await client.status(id, deadline.signal);
+      const elapsed = options.now() - started;
+      options.onStatus?.(status, polls, elapsed);
+      if (status.status === 'ready') return status;
+      if (isFailed(status)) throw failedReport(id, status, hint(id));
+      const delay = pollDelayMs(polls - 1, options.random, options.intervalMs);
+      if (elapsed + delay > options.maxWaitMs) {
+        // one last look at the deadline rather than giving up early
+        const remaining = options.maxWaitMs - elapsed;
+        if (remaining > 0) {
+          await options.sleep(remaining, signal);
+          const last = await client.status(id, deadline.signal);
+          options.onStatus?.(last, polls + 1, options.now() - started);
+          if (last.status === 'ready') return last;
+        }
+        throw notReady();
       }
-      throw new ReportError(`report ${id} was not ready within ${formatDuration(options.maxWaitMs)} (--max-wait)`, id, hint(id));
+      await options.sleep(delay, signal);
     }
-    await options.sleep(delay, options.signal);
+  } catch (error) {
+    if (deadline.signal.aborted && !options.signal.aborted) throw deadline.signal.reason;
+    throw error;
+  } finally {
+    clearTimeout(timer);
   }
 }
 

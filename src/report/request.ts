@@ -74,7 +74,8 @@ export function resolveBreakdowns(side: Side, values: readonly string[], validat
 }
 
 function resolveExtra(params: readonly string[]): Record<string, string | string[]> {
-  const extra: Record<string, string | string[]> = {};
+  // no prototype: a name such as `constructor` or `__proto__` is a parameter like any other
+  const extra: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
   for (const param of params) {
     const at = param.indexOf('=');
     if (at <= 0) throw new UsageError(`--param wants NAME=VALUE, not "${param}"`, 'for example --param timezone=Europe/Paris');
@@ -119,11 +120,12 @@ export function buildReportRequest(side: Side, options: ReportFlags, nowMs: numb
 
 /** The request's parameters, named as the API names them. `--param` wins over a modelled one. */
 export function requestParams(request: ReportRequest): Params {
-  const params: Params = {
+  // no prototype, so that Object.assign copies `__proto__` from --param as a plain name
+  const params: Params = Object.assign(Object.create(null) as Params, {
     since: String(request.since),
     until: String(request.until),
     metrics: request.metrics.join(','),
-  };
+  });
   if (request.breakdowns.length > 0) params.breakdowns = request.breakdowns;
   Object.assign(params, request.filters, request.extra);
   return params;

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { backoffMs, decideRetry, isRetryableStatus, parseRetryAfter } from '../../src/api/retry.js';
-import { redact, registerSecret } from '../../src/api/redact.js';
-import { checkBaseUrl, resolveBaseUrl, resolveToken } from '../../src/auth/resolve.js';
+import { backoffFloorMs, backoffMs, decideRetry, isRetryableStatus, parseRetryAfter } from '../../src/api/retry.js';
+import { Secrets } from '../../src/api/redact.js';
+import { describeNetworkError, loopbackOnly, NotLoopbackError, readCapped } from '../../src/api/http.js';
+import { stallGuarded } from '../../src/export/export.js';
+import { errors } from 'undici';
+import type { Socket } from 'node:net';
+import { checkBaseUrl, isLoopbackAddress, resolveBaseUrl, resolveToken } from '../../src/auth/resolve.js';
 import { pollDelayMs } from '../../src/report/poll.js';
 import { parseDuration } from '../../src/duration.js';
 import { UsageError } from '../../src/errors.js';
@@ -26,6 +30,22 @@ describe('retry decisions', () => {
     expect(parseRetryAfter('soon', now)).toBeUndefined();
     expect(decideRetry(0, 4, { status: 429, retryAfterMs: 3000 }, () => 0).delayMs).toBe(3000);
     expect(decideRetry(0, 4, { status: 429, retryAfterMs: 3_600_000 }, () => 0).retry).toBe(false);
+  });
+  it('accept only delta-seconds and the three HTTP-date forms as Retry-After', () => {
+    const now = Date.parse('2026-11-21T11:00:00Z');
+    expect(parseRetryAfter('Saturday, 21-Nov-26 11:00:05 GMT', now)).toBe(5000);
+    expect(parseRetryAfter('Sat Nov 21 11:00:07 2026', now)).toBe(7000);
+    for (const lenient of ['1.5', 'soon 5', '-3', '5s', '2026-11-21T11:00:10Z', 'Sat, 21 Nov 2026 11:00:10 +0100', '0x10']) {
+      expect(parseRetryAfter(lenient, now), lenient).toBeUndefined();
+    }
+  });
+  it('never retry sooner than the backoff floor, whatever Retry-After says', () => {
+    const now = Date.parse('2026-11-21T11:00:00Z');
+    for (const header of ['0', 'Fri, 20 Nov 2026 11:00:00 GMT']) {
+      const waits = [0, 1, 2, 3].map((attempt) => decideRetry(attempt, 4, { status: 503, retryAfterMs: parseRetryAfter(header, now) }, () => 0).delayMs);
+      expect(waits).toEqual([250, 500, 1000, 2000]);
+    }
+    expect(backoffFloorMs(30)).toBe(15_000);
   });
   it('back off exponentially with full jitter: anywhere from 0 to the bound', () => {
     expect(backoffMs(0, () => 0.999)).toBeLessThan(500);
@@ -74,16 +94,90 @@ describe('token and base URL resolution', () => {
       expect(() => checkBaseUrl(url, 'test')).toThrow(UsageError);
     }
     expect(() => checkBaseUrl('ftp://x', 'test')).toThrow(/https/);
-    expect(() => checkBaseUrl('https://user:pw@x.example', 'test')).toThrow(/credentials/);
+  });
+  it('refuse a base URL with user info, never echoing it', () => {
+    for (const url of ['https://user:hunter2@x.example', 'http://hunter2@127.0.0.1:1', 'https://user:hunter2@[bad']) {
+      let message = '';
+      try {
+        checkBaseUrl(url, 'test');
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message, url).toMatch(/user name or password|not a URL/);
+      expect(message).not.toContain('hunter2');
+    }
+  });
+  it('tell loopback addresses from others, names never counting', () => {
+    expect(['127.0.0.1', '127.9.8.7', '::1', '[::1]', '::ffff:127.0.0.1'].every(isLoopbackAddress)).toBe(true);
+    expect(['10.200.0.1', '0.0.0.0', '::ffff:10.0.0.1', 'localhost', 'x.localhost', '', undefined].some(isLoopbackAddress)).toBe(false);
+  });
+  it('close a plain-HTTP connection whose peer is not loopback, before anything is sent on it', async () => {
+    const connectTo = (remoteAddress: string, protocol: string) => new Promise<{ error: Error | null; destroyed: boolean }>((resolve) => {
+      const socket = { remoteAddress, destroyed: false, destroy() { this.destroyed = true; } };
+      const fake = ((_options: unknown, callback: (error: null, socket: Socket) => void) => callback(null, socket as unknown as Socket)) as Parameters<typeof loopbackOnly>[0];
+      loopbackOnly(fake)({ hostname: 'api.localhost', host: 'api.localhost', protocol, port: '80', servername: undefined, localAddress: null, httpSocket: undefined }, (...args) => resolve({ error: args[0], destroyed: socket.destroyed }));
+    });
+    const refused = await connectTo('10.200.0.1', 'http:');
+    expect(refused.error).toBeInstanceOf(NotLoopbackError);
+    expect(refused.destroyed).toBe(true);
+    expect((await connectTo('127.0.0.1', 'http:')).error).toBeNull();
+    expect((await connectTo('10.200.0.1', 'https:')).error).toBeNull();
   });
 });
 
 describe('redaction', () => {
   it('hides registered secrets and token or password fields anywhere in a text', () => {
-    registerSecret('0123456789abcdef0123456789abcdef01234567');
-    expect(redact('Authorization: 0123456789abcdef0123456789abcdef01234567')).toBe('Authorization: ***');
-    expect(redact('{"response":{"token":"fresh"}}')).toBe('{"response":{"token":"***"}}');
-    expect(redact('{"auth":{"email":"a@b.c","password":"hunter2"}}')).toBe('{"auth":{"email":"a@b.c","password":"***"}}');
+    const secrets = new Secrets();
+    secrets.add('0123456789abcdef0123456789abcdef01234567');
+    expect(secrets.redact('Authorization: 0123456789abcdef0123456789abcdef01234567')).toBe('Authorization: ***');
+    expect(secrets.redact('{"response":{"token":"fresh"}}')).toBe('{"response":{"token":"***"}}');
+    expect(secrets.redact('{"auth":{"email":"a@b.c","password":"hunter2"}}')).toBe('{"auth":{"email":"a@b.c","password":"***"}}');
+  });
+  it('hide a secret in every encoding a server may echo it in, short ones too', () => {
+    const secrets = new Secrets();
+    const password = 'pa"ss wörd\\n-SECRETPART';
+    secrets.add(password);
+    secrets.add('k9');
+    const forms = [
+      password,
+      JSON.stringify(password).slice(1, -1),
+      encodeURIComponent(password),
+      new URLSearchParams({ p: password }).toString().slice(2),
+      Array.from(password, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0').toUpperCase()}`).join(''),
+      `pa\\"ss w\\u00f6rd${JSON.stringify('\\n').slice(1, -1)}-SECRETPART`,
+    ];
+    for (const form of forms) {
+      const out = secrets.redact(`echo: <${form}> and {"password":"${form}"}`);
+      expect(out, form).not.toMatch(/SECRETPART|SECRET|ss w/);
+    }
+    expect(secrets.redact('token k9 here')).toBe('token *** here');
+    expect(secrets.redact('{"password":"a\\"SECRETPART-xyz"}')).toBe('{"password":"***"}');
+    // a secret cut where a long text is cut shows no part of it, even after white space collapses
+    expect(secrets.excerpt(`${' '.repeat(65_536 - 4)}SECRETPART`, 300)).toBe('…');
+    expect(secrets.excerpt(`${'\n'.repeat(10)}k`, 300, true)).toBe('…');
+    expect(secrets.excerpt('short  and\tsimple', 300)).toBe('short and simple');
+    // every secret belongs to its own session
+    expect(new Secrets().redact('k9')).toBe('k9');
+  });
+});
+
+describe('network errors', () => {
+  it('are recognised by code and class, never by message', () => {
+    // undici's types leave out the code argument its parser passes
+    const Parser = errors.HTTPParserError as unknown as new (message: string, code: string) => Error;
+    const parser = new Parser('Invalid character in chunk size', 'HPE_INVALID_CHUNK_SIZE');
+    expect(describeNetworkError(parser)).toMatch(/malformed HTTP/);
+    expect(describeNetworkError(new TypeError('fetch failed', { cause: new errors.SocketError('other side closed') }))).toMatch(/closed/);
+    expect(describeNetworkError(new errors.ResponseContentLengthMismatchError())).toMatch(/Content-Length/);
+    expect(describeNetworkError(new Error('socket terminated'))).toBeUndefined();
+  });
+  it('read at most a bounded prefix of an answer', async () => {
+    async function* endless() {
+      for (;;) yield Buffer.alloc(1000, 120);
+    }
+    const { text, cut } = await readCapped(endless(), 2500);
+    expect(cut).toBe(true);
+    expect(text).toHaveLength(2500);
   });
 });
 
@@ -91,5 +185,39 @@ describe('durations', () => {
   it('read 500ms, 30s, 5m, 2h and plain seconds', () => {
     expect(['500ms', '30s', '5m', '2h', '12', '1.5'].map((text) => parseDuration(text, '--timeout'))).toEqual([500, 30_000, 300_000, 7_200_000, 12_000, 1500]);
     expect(() => parseDuration('soon', '--timeout')).toThrow(/--timeout wants a duration/);
+  });
+});
+
+describe('a download that trickles', () => {
+  /** Chunks of `size` bytes, each arriving `everyMs` after it is asked for, on a fake clock. */
+  function paced(chunks: number, size: number, everyMs: number) {
+    let clock = 0;
+    async function* body() {
+      for (let i = 0; i < chunks; i++) {
+        clock += everyMs;
+        yield new Uint8Array(size);
+      }
+    }
+    return { body: body(), now: () => clock, advance: (ms: number) => { clock += ms; } };
+  }
+  async function drain(source: AsyncIterable<Uint8Array>, onChunk?: () => void): Promise<number> {
+    let bytes = 0;
+    for await (const chunk of source) {
+      bytes += chunk.length;
+      onChunk?.();
+    }
+    return bytes;
+  }
+
+  it('fails as stalled when under 1 KiB a second arrives for --timeout of waiting', async () => {
+    const slow = paced(100, 1, 1000);
+    await expect(drain(stallGuarded(slow.body, 5000, slow.now))).rejects.toThrow(/stalled: 5 bytes in 5(\.0)?s/);
+  });
+  it('lets a slow but steady download, and a slow output, go on', async () => {
+    const steady = paced(20, 2048, 1000);
+    expect(await drain(stallGuarded(steady.body, 5000, steady.now))).toBe(20 * 2048);
+    // the output takes a minute per chunk: time not spent waiting on the server does not count
+    const fast = paced(10, 10, 1);
+    expect(await drain(stallGuarded(fast.body, 5000, fast.now), () => fast.advance(60_000))).toBe(100);
   });
 });

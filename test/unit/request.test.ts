@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ReportOptions } from '../../src/commands/report.js';
 import { buildReportRequest, requestParams, resolveBreakdowns, resolveMetrics, type ReportFlags } from '../../src/report/request.js';
 import { parseOptions } from '../helpers/ctx.js';
-import { formEncode } from '../../src/api/encode.js';
+import { encodeBody, formEncode } from '../../src/api/encode.js';
 import { closest } from '../../src/suggest.js';
 import { UsageError } from '../../src/errors.js';
 
@@ -91,6 +91,15 @@ describe('a whole report request', () => {
     expect(usageMessage(() => buildReportRequest('buyer', flags({ until: 'today' }), NOW))).toMatch(/--since is required/);
     expect(usageMessage(() => buildReportRequest('buyer', flags({ since: 'today' }), NOW))).toMatch(/--until is required/);
     expect(usageMessage(() => buildReportRequest('buyer', flags({ since: 'today', until: 'yesterday' }), NOW))).toMatch(/--since \(today\) is after --until \(yesterday\)/);
+  });
+  it('sends --param names that are also names of Object.prototype as given, in both encodings', () => {
+    const request = buildReportRequest('buyer', flags({
+      since: '2026-11-01', until: '2026-11-01', params: ['constructor=x', '__proto__=y', 'toString=z', 'toString=w'],
+    }), NOW);
+    const params = requestParams(request);
+    expect(formEncode(params)).toMatch(/&constructor=x&__proto__=y&toString\[0\]=z&toString\[1\]=w$/);
+    expect(JSON.parse(encodeBody(params, 'json').body)).toMatchObject({ constructor: 'x', toString: ['z', 'w'] });
+    expect(encodeBody(params, 'json').body).toContain('"__proto__":"y"');
   });
   it('refuses a malformed --param', () => {
     expect(usageMessage(() => buildReportRequest('buyer', flags({ since: 'today', until: 'today', params: ['novalue'] }), NOW))).toMatch(/--param wants NAME=VALUE/);

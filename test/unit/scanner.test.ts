@@ -145,3 +145,47 @@ describe('the NDJSON writer', () => {
     expect(writer.finish()).toBe('{"a":1.10,"b":"x\\ny"}\n{"a":2}\n');
   });
 });
+
+describe('hostile row shapes', () => {
+  /** Feeds a body in 64 KiB chunks, as a socket would, and times it. */
+  function timedScan(body: string, rowCap?: number) {
+    let rows = 0;
+    const scanner = new ReportScanner({ row: () => { rows++; } }, rowCap);
+    const bytes = Buffer.from(body);
+    const started = performance.now();
+    for (let i = 0; i < bytes.length; i += 65_536) scanner.push(bytes.subarray(i, i + 65_536));
+    scanner.end();
+    return { rows, ms: performance.now() - started };
+  }
+
+  it('read one huge row, many keys or one long string, in time linear in its bytes', () => {
+    const manyKeys = (n: number) => `{"data":[{${Array.from({ length: n }, (_, i) => `"k${i}":${i}`).join(',')}}]}`;
+    const longString = (n: number) => `{"data":[{"s":"${'x\\"'.repeat(n)}"}]}`;
+    for (const make of [manyKeys, longString]) {
+      const small = timedScan(make(50_000));
+      const large = timedScan(make(400_000));
+      expect(large.rows).toBe(1);
+      // 8x the bytes: quadratic would be 64x; allow generous noise for a shared machine
+      expect(large.ms).toBeLessThan(Math.max(small.ms, 20) * 24);
+    }
+  });
+
+  it('refuse a single row larger than the cap, as a format error', () => {
+    const body = `{"data":[{"a":1},{"s":"${'y'.repeat(300_000)}"}]}`;
+    expect(() => timedScan(body, 100_000)).toThrow(/larger than .*MiB.*after 1 rows/);
+    expect(() => timedScan(body, 100_000)).toThrow(ReportFormatError);
+    expect(timedScan(body, 400_000).rows).toBe(2);
+  });
+
+  it('keep one column per key, with the last value, as JSON.parse does', () => {
+    const body = '{"data":[{"a":1,"b":"x","a":"last"},{"a":2,"b":"y"},{"b":"z","b":null}]}';
+    expect(toCsv(body).trim().split('\n')).toEqual(['a,b', 'last,x', '2,y', ',']);
+    const writer = new NdjsonWriter();
+    const scanner = new ReportScanner(writer);
+    scanner.push(body);
+    scanner.end();
+    const lines = writer.finish().trim().split('\n');
+    expect(lines.map((line) => JSON.parse(line))).toEqual(JSON.parse(body).data);
+    expect(lines[0]).toBe('{"a":"last","b":"x"}');
+  });
+});
