@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import type { Command, CommanderError } from 'commander';
 import { wantsColor, type Context } from './context.js';
 import { CliError, EXIT } from './errors.js';
+import { safeText } from './io/safe-text.js';
 
 export interface GlobalOptions {
   profile?: string;
@@ -161,10 +162,11 @@ function report(error: unknown, ctx: Context, verbose: boolean, noColor: boolean
 }
 
 function writeError(ctx: Context, noColor: boolean, message: string, hint?: string): void {
-  const oneLine = message.replace(/\s*\n\s*/g, ' ').trim();
+  // messages carry server text (error envelopes, statuses): no control character reaches the terminal
+  const oneLine = safeText(message.replace(/\s*\n\s*/g, ' ').trim());
   const color = wantsColor(ctx, ctx.stderr, noColor);
   ctx.stderr.write(`${color ? '\u001b[31merror:\u001b[39m' : 'error:'} ${oneLine}\n`);
-  if (hint) ctx.stderr.write(`${color ? '\u001b[2mhint:\u001b[22m' : 'hint:'} ${hint}\n`);
+  if (hint) ctx.stderr.write(`${color ? '\u001b[2mhint:\u001b[22m' : 'hint:'} ${safeText(hint)}\n`);
 }
 
 /** The process entry point (bin/reporting.js). */

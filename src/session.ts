@@ -7,9 +7,10 @@ import { ReportingClient } from './api/client.js';
 import { Http } from './api/http.js';
 import { registerSecret } from './api/redact.js';
 import { resolveBaseUrl, resolveToken } from './auth/resolve.js';
-import { TokenStore, configDir, type Profile } from './auth/store.js';
+import { StoreError, TokenStore, configDir, type Profile } from './auth/store.js';
 import { parseDuration } from './duration.js';
 import { UsageError } from './errors.js';
+import { safeText } from './io/safe-text.js';
 
 export class Session {
   readonly profileName: string;
@@ -31,11 +32,24 @@ export class Session {
 
   profile(): Profile | undefined {
     if (!this.profileRead) {
-      const profile = this.store().get(this.profileName);
+      let profile: Profile | undefined;
+      try {
+        profile = this.store().get(this.profileName);
+      } catch (error) {
+        // REPORTING_TOKEN and a base URL from the flag or the environment need nothing stored: an
+        // unreadable or corrupt store must not stop such a job
+        if (!(error instanceof StoreError) || !this.environmentSuffices()) throw error;
+        this.trace()?.(`note: ${error.message}; going on with REPORTING_TOKEN and the base URL given`);
+      }
       registerSecret(profile?.token);
       this.profileRead = { profile };
     }
     return this.profileRead.profile;
+  }
+
+  private environmentSuffices(): boolean {
+    const env = this.ctx.env;
+    return Boolean(env.REPORTING_TOKEN?.trim() && (this.globals.baseUrl?.trim() || env.REPORTING_BASE_URL?.trim()));
   }
 
   baseUrl() {
@@ -57,7 +71,8 @@ export class Session {
   }
 
   trace(): ((line: string) => void) | undefined {
-    return this.globals.verbose ? (line) => { this.ctx.stderr.write(`${line}\n`); } : undefined;
+    // trace lines quote the server's answers: shown through the one sanitizer
+    return this.globals.verbose ? (line) => { this.ctx.stderr.write(`${safeText(line)}\n`); } : undefined;
   }
 
   /** A client for this base URL (validated: HTTPS, or HTTP to loopback), not yet connected. */
@@ -80,17 +95,28 @@ export class Session {
   client(): ReportingClient {
     if (this.clientInstance) return this.clientInstance;
     const { url } = this.baseUrl();
+    const stored = this.profile();
     const env = this.ctx.env;
     const email = env.REPORTING_EMAIL?.trim();
     const password = env.REPORTING_PASSWORD;
-    let current = resolveToken(env, this.profile())?.token;
+    let current = resolveToken(env, stored)?.token;
     const client = new ReportingClient(this.http(url), {
       token: () => current,
       missingHint: `run \`reporting login --profile ${this.profileName}\`, or set REPORTING_TOKEN`,
       relogin: email && password
         ? async () => {
           current = await client.login(email, password);
-          await this.saveToken(current, 'login', url, email);
+          // a token for a one-off base URL (--base-url, REPORTING_BASE_URL) other than the
+          // profile's is kept for this command only: the profile's URL and token stay as they were
+          if (stored?.baseUrl ? sameUrl(stored.baseUrl, url) : !stored?.token) {
+            await this.saveToken(current, 'login', url, email).catch((error: unknown) => {
+              // the job has its token: a store it cannot write costs the next run a login, no more
+              if (!(error instanceof StoreError)) throw error;
+              this.ctx.stderr.write(`warning: the new token is not stored: ${safeText(error.message)}\n`);
+            });
+          } else {
+            this.trace()?.(`  the new token is for ${url}, not the profile's ${stored?.baseUrl ?? '(none)'}: kept for this command only`);
+          }
           return current;
         }
         : undefined,
@@ -114,6 +140,18 @@ export class Session {
   async close(): Promise<void> {
     await this.clientInstance?.close();
   }
+}
+
+/** The same base URL, whatever the spelling (a trailing slash, the case of the host, a default port). */
+function sameUrl(a: string, b: string): boolean {
+  const normal = (text: string) => {
+    try {
+      return new URL(text).toString().replace(/\/$/, '');
+    } catch {
+      return text;
+    }
+  };
+  return normal(a) === normal(b);
 }
 
 /** Runs a command body with a session, and always closes its connections. */

@@ -45,6 +45,7 @@ export async function run(options: CampaignsOptions & GlobalOptions, ctx: Contex
   } else format = 'table';
 
   const { withSession } = await import('../session.js');
+  if (options.output && options.output !== '-') (await import('../auth/store.js')).refuseTokenStore(options.output, ctx.cwd, ctx.env);
   const campaigns = await withSession(ctx, options, (session) => session.client().campaigns());
 
   let text: string;
@@ -66,6 +67,7 @@ export async function run(options: CampaignsOptions & GlobalOptions, ctx: Contex
       columns: ['advertiserId', 'advertiserName', 'campaignId', 'campaignName', 'campaignStartDate', 'campaignEndDate', 'adunitId', 'adunitName'],
     });
   } else {
+    const { table } = await import('../io/table.js');
     text = table(
       ['CAMPAIGN', 'NAME', 'ADVERTISER', 'START', 'END', 'AD UNITS'],
       campaigns.map((c) => [c.campaignId, c.campaignName, c.advertiserName, c.campaignStartDate.slice(0, 10), c.campaignEndDate.slice(0, 10), String(c.adunits.length)]),
@@ -83,21 +85,4 @@ export async function run(options: CampaignsOptions & GlobalOptions, ctx: Contex
     throw error;
   }
   if (sink.path && !options.quiet) ctx.stderr.write(`Wrote ${campaigns.length} campaigns to ${sink.path}\n`);
-}
-
-/** A plain aligned table; on a narrow terminal the widest column is cut with an ellipsis. */
-export function table(header: string[], rows: string[][], width?: number): string {
-  const clean = (cell: string) => cell.replace(/\s+/g, ' ');
-  const all = [header, ...rows.map((row) => row.map(clean))];
-  const widths = header.map((_, i) => Math.max(...all.map((row) => [...(row[i] ?? '')].length)));
-  if (width) {
-    const total = widths.reduce((sum, w) => sum + w, 0) + 2 * (widths.length - 1);
-    const widest = widths.indexOf(Math.max(...widths));
-    if (total > width) widths[widest] = Math.max(8, (widths[widest] ?? 0) - (total - width));
-  }
-  const fit = (cell: string, w: number) => {
-    const chars = [...cell];
-    return chars.length > w ? `${chars.slice(0, w - 1).join('')}…` : cell + ' '.repeat(w - chars.length);
-  };
-  return `${all.map((row) => row.map((cell, i) => fit(cell, widths[i] ?? 0)).join('  ').trimEnd()).join('\n')}\n`;
 }

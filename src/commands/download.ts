@@ -33,17 +33,22 @@ export async function run(id: string, options: DownloadOptions & GlobalOptions, 
   const { createReporter } = await import('../export/progress.js');
   const { saveReport, describeSaved, targetOf } = await import('../export/save.js');
   const { ReportError } = await import('../errors.js');
+  const { shellCommand } = await import('../io/shell.js');
+  const { checkReportIdArgument } = await import('../api/schemas.js');
+
+  checkReportIdArgument(id);
 
   const plan = planOutput(options, ['reportId']);
   const poll = pollOptionsFrom(options, ctx);
   const target = targetOf(plan, { reportId: id });
+  if (target) (await import('../auth/store.js')).refuseTokenStore(target, ctx.cwd, ctx.env);
 
   await withSession(ctx, options, async (session) => {
     const client = session.client();
     const reporter = await createReporter(ctx, Boolean(options.quiet));
     const first = await client.status(id);
     if (first.status === 'progress' && !options.wait) {
-      throw new ReportError(`report ${id} is not ready yet (status: progress)`, id, `add --wait to wait for it: reporting download ${id} --wait${target ? ` -o '${target}'` : ''}`);
+      throw new ReportError(`report ${id} is not ready yet (status: progress)`, id, `add --wait to wait for it: ${shellCommand(['reporting', 'download', id, '--wait', ...(target ? ['-o', target] : [])])}`);
     }
     if (first.status !== 'ready' && first.status !== 'progress') {
       const message = first.message && first.message !== first.status ? `: ${first.message}` : '';

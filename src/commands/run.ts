@@ -36,12 +36,17 @@ export async function run(sideText: string, options: RunOptions & GlobalOptions,
   const { createReporter } = await import('../export/progress.js');
   const { saveReport, describeSaved, targetOf } = await import('../export/save.js');
   const { InterruptedError } = await import('../errors.js');
+  const { shellCommand } = await import('../io/shell.js');
 
   // everything the user typed is checked before the first request
   const side = parseSide(sideText);
   const request = buildReportRequest(side, options, ctx.now());
   const plan = planOutput(options, PLACEHOLDERS);
   const poll = pollOptionsFrom(options, ctx);
+  // a target known in full is checked before the first request (saveReport checks it again)
+  if (plan.template && !plan.template.includes('{reportId}')) {
+    (await import('../auth/store.js')).refuseTokenStore(targetOf(plan, { side, since: parisDate(request.since), until: parisDate(request.until) }) as string, ctx.cwd, ctx.env);
+  }
 
   await withSession(ctx, options, async (session) => {
     const client = session.client();
@@ -49,7 +54,7 @@ export async function run(sideText: string, options: RunOptions & GlobalOptions,
     const reporter = await createReporter(ctx, Boolean(options.quiet));
     const id = await client.submit(side, requestParams(request));
     const target = (reportId: string) => targetOf(plan, { side, since: parisDate(request.since), until: parisDate(request.until), reportId });
-    const resume = `reporting download ${id} --wait${target(id) ? ` -o '${target(id)}'` : ''}`;
+    const resume = shellCommand(['reporting', 'download', id, '--wait', ...(target(id) ? ['-o', target(id) as string] : [])]);
     reporter.state(`submitted ${side} report ${id}`);
     const started = ctx.now();
     let polls = 0;

@@ -30,6 +30,9 @@ export async function run(id: string, options: StatusOptions & GlobalOptions, ct
   const { withSession } = await import('../session.js');
   const { pollOptionsFrom, waitUntilReady } = await import('../report/poll.js');
   const { ReportError } = await import('../errors.js');
+  const { checkReportIdArgument } = await import('../api/schemas.js');
+  const { safeText } = await import('../io/safe-text.js');
+  checkReportIdArgument(id);
   let last: { status: string; message?: string | null } | undefined;
   const poll = pollOptionsFrom(options, ctx, {
     onStatus: (status, polls, elapsed) => {
@@ -41,7 +44,7 @@ export async function run(id: string, options: StatusOptions & GlobalOptions, ct
     const message = status.message ?? status.status;
     ctx.stdout.write(options.json
       ? `${JSON.stringify({ reportId: id, status: status.status, message })}\n`
-      : `${status.status}${message !== status.status ? `: ${message}` : ''}\n`);
+      : `${safeText(status.status)}${message !== status.status ? `: ${safeText(message)}` : ''}\n`);
   };
   await withSession(ctx, options, async (session) => {
     const client = session.client();

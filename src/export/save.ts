@@ -3,6 +3,7 @@
 import type { ReportingClient } from '../api/client.js';
 import type { Context } from '../context.js';
 import { formatDuration } from '../duration.js';
+import { refuseTokenStore } from '../auth/store.js';
 import { downloadReport, type ExportResult } from './export.js';
 import { expandTemplate, type OutputPlan, type Placeholders } from './output.js';
 import { formatBytes, type Reporter } from './progress.js';
@@ -26,6 +27,7 @@ export async function saveReport(
   retries: number,
   reporter: Reporter,
 ): Promise<Saved> {
+  if (target) refuseTokenStore(target, ctx.cwd, ctx.env);
   const started = ctx.now();
   reporter.state(`downloading report ${id}${target ? ` to ${target}` : ''}`);
   const result = await downloadReport(client, id, {
