@@ -11,6 +11,7 @@ import { StoreError, TokenStore, configDir, type Profile } from './auth/store.js
 import { parseDuration } from './duration.js';
 import { UsageError } from './errors.js';
 import { safeText } from './io/safe-text.js';
+import { shellCommand } from './io/shell.js';
 
 export class Session {
   readonly profileName: string;
@@ -102,7 +103,7 @@ export class Session {
     let current = resolveToken(env, stored)?.token;
     const client = new ReportingClient(this.http(url), {
       token: () => current,
-      missingHint: `run \`reporting login --profile ${this.profileName}\`, or set REPORTING_TOKEN`,
+      missingHint: `run \`${shellCommand(['reporting', 'login', '--profile', this.profileName])}\`, or set REPORTING_TOKEN`,
       relogin: email && password
         ? async () => {
           current = await client.login(email, password);
