@@ -69,18 +69,24 @@ describe('11.12 a store that cannot be read or written: a clear error, exit 3, n
     storeProfile(world, { baseUrl: server.baseUrl, token: 'c'.repeat(40) });
     chmodSync(world.root, 0o755);
     chmodSync(world.cwd, 0o777);
-    let env: Record<string, string> = {};
-    if (asOtherUser) {
-      // the folder stays root's, 0700: foreign to the user the CLI runs as
-      env = { HOME: world.cwd };
-    } else chmodSync(world.config, 0o500);
+    // a folder the CLI cannot write in, holding the store's folder-to-be
+    const locked = join(world.root, 'locked');
+    mkdirSync(locked, { mode: asOtherUser ? 0o755 : 0o500 });
+    chmodSync(locked, asOtherUser ? 0o755 : 0o500);
+    const env: Record<string, string> = { HOME: world.cwd };
     const before = world.snapshot();
-    const run = (args: string[], input?: string) => collect(spawn(NODE, [BIN, ...args], { cwd: world.cwd, env: baseEnv({ ...world.env, ...env }), ...asOtherUser }), { input });
-    const login = await run(['login', '--token-stdin', '--base-url', server.baseUrl], 'd'.repeat(40));
-    expect(login.code).toBe(3);
-    expect(login.stderr).toMatch(/^error: cannot use the token store .*: permission denied/);
-    expect(login.stderr).toMatch(/^hint: .*REPORTING_CONFIG_DIR/m);
-    expect(login.stderr).not.toMatch(/internal error|at .*\.js/);
+    const run = (args: string[], input?: string, extra: Record<string, string> = {}) =>
+      collect(spawn(NODE, [BIN, ...args], { cwd: world.cwd, env: baseEnv({ ...world.env, ...env, ...extra }), ...asOtherUser }), { input });
+    const cases = [{ REPORTING_CONFIG_DIR: join(locked, 'config') }];
+    // as root, the CLI runs as nobody: the stored folder (root's, 0700) is another user's
+    if (asOtherUser) cases.push({ REPORTING_CONFIG_DIR: world.config });
+    for (const where of cases) {
+      const login = await run(['login', '--token-stdin', '--base-url', server.baseUrl], 'd'.repeat(40), where);
+      expect(login.code).toBe(3);
+      expect(login.stderr).toMatch(/^error: cannot use the token store .*: permission denied/);
+      expect(login.stderr).toMatch(/^hint: .*REPORTING_CONFIG_DIR/m);
+      expect(login.stderr).not.toMatch(/internal error|at .*\.js/);
+    }
     if (asOtherUser) {
       const status = await run(['status', 'r1']);
       expect(status.code).toBe(3);
@@ -91,7 +97,7 @@ describe('11.12 a store that cannot be read or written: a clear error, exit 3, n
       expect(withEnv.code, withEnv.stderr).toBe(0);
     }
     const changed = changes(before, world.snapshot());
-    if (!asOtherUser) chmodSync(world.config, 0o700); // so that the folder can be cleaned up
+    chmodSync(locked, 0o700); // so that the folder can be cleaned up
     expect(changed).toEqual([]);
   });
 
