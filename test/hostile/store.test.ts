@@ -38,6 +38,7 @@ describe('11.4 a re-login for a one-off base URL does not rewrite the profile', 
     const result = await world.run(['status', 'r1', '--base-url', server.baseUrl]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe('ready\n');
+    expectNoControl(result.stderr);
     expect(server.received.map((r) => [r.route, r.headers.authorization])).toEqual([['status', 'c'.repeat(40)], ['auth', undefined], ['status', NEW_TOKEN]]);
     expect(changes(before, world.snapshot())).toEqual([]);
     expect(JSON.parse(readFileSync(path, 'utf8')).profiles.default).toMatchObject({ baseUrl: PRODUCTION, token: 'c'.repeat(40), source: 'console' });
@@ -130,9 +131,12 @@ describe('11.12 files', () => {
     writeFileSync(lock, '999999');
     const future = new Date(Date.now() + 3600_000);
     utimesSync(lock, future, future);
+    const before = world.snapshot();
     const started = Date.now();
     const login = await world.run(['login', '--token-stdin'], { input: 'd'.repeat(40) });
     expect(login.code, login.stderr).toBe(0);
+    expectNoControl(login.stderr);
+    expect(changes(before, world.snapshot())).toEqual(['config/config.json', 'config/config.json.lock']);
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(JSON.parse(readFileSync(join(world.config, 'config.json'), 'utf8')).profiles.default.token).toBe('d'.repeat(40));
     expect(readdirSync(world.config)).toEqual(['config.json']);
@@ -145,6 +149,7 @@ describe('11.12 files', () => {
     for (const args of [[...RUN, '-o', path], [...RUN, '-o', '../config/config.json'], ['campaigns', '-o', path], ['download', 'r1', '-o', `${path}.lock`]]) {
       const result = await world.run(args);
       expect(result.code, args.join(' ')).toBe(2);
+      expectNoControl(result.stderr);
       expect(result.stderr).toMatch(/^error: refusing to write over the token store/);
     }
     expect(changes(before, world.snapshot())).toEqual([]);
@@ -156,8 +161,10 @@ describe('11.12 files', () => {
     const target = join(world.cwd, 'private.csv');
     writeFileSync(target, 'old\n', { mode: 0o600 });
     chmodSync(target, 0o600);
+    const before = world.snapshot();
     const result = await world.run([...RUN, '-q', '-o', 'private.csv']);
     expect(result.code, result.stderr).toBe(0);
+    expect(changes(before, world.snapshot())).toEqual(['work/private.csv']);
     expect(statSync(target).mode & 0o777).toBe(0o600);
     expect(readFileSync(target, 'utf8')).toMatch(/^country,displays,clicks/);
   });
