@@ -37,7 +37,7 @@ export async function run(id: string, options: StatusOptions & GlobalOptions, ct
   const poll = pollOptionsFrom(options, ctx, {
     onStatus: (status, polls, elapsed) => {
       last = status;
-      if (options.verbose) ctx.stderr.write(`poll ${polls}: ${status.status} after ${Math.round(elapsed / 1000)}s\n`);
+      if (options.verbose) ctx.stderr.write(`poll ${polls}: ${safeText(status.status)} after ${Math.round(elapsed / 1000)}s\n`);
     },
   });
   const print = (status: { status: string; message?: string | null }) => {

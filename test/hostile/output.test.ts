@@ -155,6 +155,10 @@ describe('11.3 no escape sequence from the server reaches the terminal', () => {
     expect(status.code).toBe(6);
     expectNoControl(status.stdout + status.stderr);
     expect(status.stdout).toContain('boom\\x1b');
+    const waited = await world.run(['status', 'r1', '--wait', '-v', '--poll-interval', '10ms']);
+    expect(waited.code).toBe(6);
+    expect(waited.stderr).toMatch(/^poll 1: failed\\x1b/m);
+    expectNoControl(waited.stdout + waited.stderr);
     const asJson = await world.run(['status', 'r1', '--json']);
     expect(JSON.parse(asJson.stdout)).toEqual({ reportId: 'r1', status: `failed${ESC}`, message: `boom${ESC}` });
   });
