@@ -10,7 +10,9 @@ import { ReportingClient } from './api/client.js';
 import { Http } from './api/http.js';
 import { Secrets } from './api/redact.js';
 import { resolveBaseUrl, resolveToken, type BaseUrlSource } from './auth/resolve.js';
-import { TokenStore, configDir, type Profile } from './auth/store.js';
+import { StoreError, TokenStore, configDir, type Profile } from './auth/store.js';
+import { safeText } from './io/safe-text.js';
+import { shellCommand } from './io/shell.js';
 
 export interface Output {
   write(chunk: string | Uint8Array, callback?: (error?: Error | null) => void): boolean;
@@ -90,7 +92,10 @@ export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
   let store: TokenStore | undefined;
   let profileRead: { profile: Profile | undefined } | undefined;
   let client: ReportingClient | undefined;
-  const trace = globals.verbose ? (line: string) => { ctx.stderr.write(`${line}\n`); } : undefined;
+  // trace lines quote the server's answers: shown through the one sanitizer
+  const trace = globals.verbose ? (line: string) => { ctx.stderr.write(`${safeText(line)}\n`); } : undefined;
+  // REPORTING_TOKEN and a base URL from the flag or the environment need nothing stored
+  const environmentSuffices = () => Boolean(ctx.env.REPORTING_TOKEN?.trim() && (globals.baseUrl?.trim() || ctx.env.REPORTING_BASE_URL?.trim()));
 
   const factory: Factory = {
     ...ctx,
@@ -104,7 +109,14 @@ export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
     },
     profile() {
       if (!profileRead) {
-        const profile = factory.store().get(profileName);
+        let profile: Profile | undefined;
+        try {
+          profile = factory.store().get(profileName);
+        } catch (error) {
+          // an unreadable or corrupt store must not stop a job that needs nothing stored
+          if (!(error instanceof StoreError) || !environmentSuffices()) throw error;
+          trace?.(`note: ${error.message}; going on with REPORTING_TOKEN and the base URL given`);
+        }
         secrets.add(profile?.token);
         profileRead = { profile };
       }
@@ -131,16 +143,27 @@ export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
     client() {
       if (client) return client;
       const { url } = factory.baseUrl();
+      const stored = factory.profile();
       const email = ctx.env.REPORTING_EMAIL?.trim();
       const password = ctx.env.REPORTING_PASSWORD;
-      let current = resolveToken(ctx.env, factory.profile())?.token;
+      let current = resolveToken(ctx.env, stored)?.token;
       const created: ReportingClient = new ReportingClient(factory.http(url), {
         token: () => current,
-        missingHint: `run \`reporting login --profile ${profileName}\`, or set REPORTING_TOKEN`,
+        missingHint: `run \`${shellCommand(['reporting', 'login', '--profile', profileName])}\`, or set REPORTING_TOKEN`,
         relogin: email && password
           ? async () => {
             current = await created.login(email, password);
-            await factory.saveToken(current, 'login', url, email);
+            // a token for a one-off base URL (--base-url, REPORTING_BASE_URL) other than the
+            // profile's is kept for this command only: the profile's URL and token stay as they were
+            if (stored?.baseUrl ? sameUrl(stored.baseUrl, url) : !stored?.token) {
+              await factory.saveToken(current, 'login', url, email).catch((error: unknown) => {
+                // the job has its token: a store it cannot write costs the next run a login, no more
+                if (!(error instanceof StoreError)) throw error;
+                ctx.stderr.write(`warning: the new token is not stored: ${safeText(error.message)}\n`);
+              });
+            } else {
+              trace?.(`  the new token is for ${url}, not the profile's ${stored?.baseUrl ?? '(none)'}: kept for this command only`);
+            }
             return current;
           }
           : undefined,
@@ -164,4 +187,16 @@ export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
     },
   };
   return factory;
+}
+
+/** The same base URL, whatever the spelling (a trailing slash, the case of the host, a default port). */
+function sameUrl(a: string, b: string): boolean {
+  const normal = (text: string) => {
+    try {
+      return new URL(text).toString().replace(/\/$/, '');
+    } catch {
+      return text;
+    }
+  };
+  return normal(a) === normal(b);
 }

@@ -2,12 +2,12 @@
 // (file 0600, folder 0700), never a password. Every change is a locked read-modify-write, so
 // parallel processes neither corrupt the file (conf writes atomically) nor lose each other's updates.
 
-import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, realpathSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import type Conf from 'conf';
 import { z } from 'zod';
-import { CliError, EXIT } from '../errors.js';
+import { CliError, EXIT, UsageError } from '../errors.js';
 
 export const profileSchema = z.object({
   baseUrl: z.string().optional(),
@@ -24,6 +24,8 @@ type StoreShape = z.infer<typeof storeSchema>;
 
 const LOCK_STALE_MS = 10_000;
 const LOCK_GIVE_UP_MS = 15_000;
+/** a lock dated further ahead than this is taken over at once */
+const LOCK_FUTURE_SLACK_MS = 2_000;
 
 export class TokenStore {
   private conf?: Conf<StoreShape>;
@@ -37,10 +39,10 @@ export class TokenStore {
   /** conf (and the ajv it loads, 14 MB) is only needed to write: reading is a JSON file. */
   private async writer(): Promise<Conf<StoreShape>> {
     if (this.conf) return this.conf;
-    // created owner-only before conf can create it with the default mode
-    mkdirSync(this.configDir, { recursive: true, mode: 0o700 });
     const { default: Conf } = await import('conf');
     try {
+      // created owner-only before conf can create it with the default mode
+      mkdirSync(this.configDir, { recursive: true, mode: 0o700 });
       this.conf = new Conf<StoreShape>({
         projectName: 'reporting',
         projectSuffix: '',
@@ -63,9 +65,7 @@ export class TokenStore {
       throw storeError(error, this.path);
     }
     const parsed = storeSchema.safeParse(raw);
-    if (!parsed.success) {
-      throw new CliError(`the token store ${this.path} is not in the expected shape`, EXIT.internal, 'fix it, or delete it and log in again');
-    }
+    if (!parsed.success) throw new StoreError(`the token store ${this.path} is not in the expected shape`, REPAIR_HINT);
     return parsed.data.profiles;
   }
 
@@ -81,8 +81,12 @@ export class TokenStore {
       const next = change(profiles[name]);
       if (next === undefined) delete profiles[name];
       else profiles[name] = next;
-      conf.store = { profiles };
-      this.secure();
+      try {
+        conf.store = { profiles };
+        this.secure();
+      } catch (error) {
+        throw storeError(error, this.path);
+      }
     });
   }
 
@@ -109,13 +113,15 @@ export class TokenStore {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw storeError(error, lock);
         try {
-          // a lock left by a killed process is taken over once it is clearly stale
-          if (Date.now() - statSync(lock).mtimeMs > LOCK_STALE_MS) unlinkSync(lock);
+          // a lock left by a killed process is taken over once it is clearly stale; so is one dated
+          // in the future (a clock set back, a copied folder): its age cannot be trusted
+          const age = Date.now() - statSync(lock).mtimeMs;
+          if (age > LOCK_STALE_MS || age < -LOCK_FUTURE_SLACK_MS) unlinkSync(lock);
         } catch {
           // it went away meanwhile: try again
         }
         if (Date.now() - started > LOCK_GIVE_UP_MS) {
-          throw new CliError(`the token store is locked by another process (${lock})`, EXIT.internal, 'if no other reporting is running, delete the lock file');
+          throw new StoreError(`the token store is locked by another process (${lock})`, 'if no other reporting is running, delete the lock file');
         }
         await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * Math.min(100, 5 * 2 ** attempt)));
       }
@@ -132,12 +138,46 @@ export class TokenStore {
   }
 }
 
-function storeError(error: unknown, where: string): CliError {
-  const message = error instanceof Error ? error.message : String(error);
-  if (error instanceof SyntaxError) {
-    return new CliError(`the token store ${where} is not valid JSON`, EXIT.internal, 'fix it, or delete it and log in again');
+const REPAIR_HINT = 'fix it, or delete it and log in again (REPORTING_TOKEN with REPORTING_BASE_URL works without it)';
+
+/**
+ * The token store cannot be read or written: credentials are unavailable, so it exits 3 like any
+ * other authentication failure (not 1: nothing is wrong with reporting itself).
+ */
+export class StoreError extends CliError {
+  constructor(message: string, hint?: string) {
+    super(message, EXIT.auth, hint);
   }
-  return new CliError(`cannot use the token store ${where}: ${message}`, EXIT.internal);
+}
+
+function storeError(error: unknown, where: string): CliError {
+  if (error instanceof CliError) return error;
+  if (error instanceof SyntaxError) return new StoreError(`the token store ${where} is not valid JSON`, REPAIR_HINT);
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
+    const why = code === 'EROFS' ? 'its file system is read-only' : 'permission denied (the folder or file is read-only, or belongs to another user)';
+    return new StoreError(`cannot use the token store ${where}: ${why}`, 'make the folder yours and writable, or set REPORTING_CONFIG_DIR to a folder of your own');
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new StoreError(`cannot use the token store ${where}: ${message}`, code === 'ENOTDIR' || code === 'EISDIR' ? 'REPORTING_CONFIG_DIR must name a folder' : undefined);
+}
+
+/** Refuses an output path that is the token store (or its lock): -o must never replace it. */
+export function refuseTokenStore(target: string, cwd: string, env: Record<string, string | undefined>): void {
+  const real = (path: string) => {
+    // the file may not exist yet: its folder's real path, and its name
+    try {
+      return join(realpathSync(dirname(path)), basename(path));
+    } catch {
+      return path;
+    }
+  };
+  const fold = (path: string) => (process.platform === 'darwin' || process.platform === 'win32' ? path.toLowerCase() : path);
+  const store = join(resolve(configDir(env)), 'config.json');
+  const wanted = fold(real(resolve(cwd, target)));
+  if ([store, `${store}.lock`].some((path) => fold(real(path)) === wanted)) {
+    throw new UsageError(`refusing to write over the token store ${store}`, 'choose another -o path');
+  }
 }
 
 /** Where the store lives: REPORTING_CONFIG_DIR, else the platform's configuration folder. */

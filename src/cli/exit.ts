@@ -6,6 +6,7 @@ import type { CommanderError } from 'commander';
 import { CliError, EXIT } from '../errors.js';
 import type { Context } from '../factory.js';
 import { wantsColor } from '../io/color.js';
+import { safeText } from '../io/safe-text.js';
 
 function isCommanderError(error: unknown): error is CommanderError {
   return error instanceof Error && typeof (error as CommanderError).code === 'string'
@@ -32,8 +33,9 @@ export function exitCodeFor(error: unknown, ctx: Context, options: { verbose: bo
 }
 
 function writeError(ctx: Context, noColor: boolean, message: string, hint?: string): void {
-  const oneLine = message.replace(/\s*\n\s*/g, ' ').trim();
+  // messages carry server text (error envelopes, statuses): no control character reaches the terminal
+  const oneLine = safeText(message.replace(/\s*\n\s*/g, ' ').trim());
   const color = wantsColor(ctx.env, ctx.stderr, noColor);
   ctx.stderr.write(`${color ? '\u001b[31merror:\u001b[39m' : 'error:'} ${oneLine}\n`);
-  if (hint) ctx.stderr.write(`${color ? '\u001b[2mhint:\u001b[22m' : 'hint:'} ${hint}\n`);
+  if (hint) ctx.stderr.write(`${color ? '\u001b[2mhint:\u001b[22m' : 'hint:'} ${safeText(hint)}\n`);
 }

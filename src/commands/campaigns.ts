@@ -1,6 +1,7 @@
 // `campaigns`: campaigns and their ad units, as a table on a terminal, JSON, or CSV (one row per ad unit).
 
 import { stringify } from 'csv-stringify/sync';
+import { refuseTokenStore } from '../auth/store.js';
 import { openFileSink, stdoutSink } from '../export/sink.js';
 import type { Factory } from '../factory.js';
 import { table } from '../io/table.js';
@@ -20,6 +21,7 @@ export async function run(options: CampaignsOptions, f: Factory): Promise<void> 
     format = /\.json$/i.test(options.output) ? 'json' : 'csv';
   } else format = 'table';
 
+  if (options.output && options.output !== '-') refuseTokenStore(options.output, f.cwd, f.env);
   const campaigns = await f.client().campaigns();
 
   let text: string;

@@ -1,10 +1,12 @@
 // `run`: submit, wait, download and write — the main job.
 
+import { refuseTokenStore } from '../auth/store.js';
 import { InterruptedError } from '../errors.js';
 import type { OutputOptions } from '../export/output.js';
 import { PLACEHOLDERS, planOutput } from '../export/output.js';
 import type { Factory } from '../factory.js';
 import { createReporter } from '../io/progress.js';
+import { shellCommand } from '../io/shell.js';
 import { describeSaved, saveReport, targetOf } from '../jobs/download.js';
 import type { Side } from '../report/catalog.js';
 import { pollOptionsFrom, waitUntilReady, type WaitFlags } from '../report/poll.js';
@@ -25,12 +27,14 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
   const request = buildReportRequest(side, opts.report, f.now());
   const plan = planOutput({ ...opts.output, json }, PLACEHOLDERS);
   const poll = pollOptionsFrom(opts.wait, f);
+  const target = (reportId?: string) => targetOf(plan, { side, since: parisDate(request.since), until: parisDate(request.until), reportId });
+  // a target known in full is checked before the first request (saveReport checks it again)
+  if (plan.template && !plan.template.includes('{reportId}')) refuseTokenStore(target() as string, f.cwd, f.env);
 
   const client = f.client();
   const reporter = await createReporter(f, quiet);
   const id = await client.submit(side, requestParams(request));
-  const target = (reportId: string) => targetOf(plan, { side, since: parisDate(request.since), until: parisDate(request.until), reportId });
-  const resume = `reporting download ${id} --wait${target(id) ? ` -o '${target(id)}'` : ''}`;
+  const resume = shellCommand(['reporting', 'download', id, '--wait', ...(target(id) ? ['-o', target(id) as string] : [])]);
   reporter.state(`submitted ${side} report ${id}`);
   const started = f.now();
   let polls = 0;

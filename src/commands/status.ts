@@ -1,8 +1,9 @@
 // `status <id>`: print a report's status; --wait polls until it is ready.
 
-import type { StatusResponse } from '../api/schemas.js';
+import { checkReportIdArgument, type StatusResponse } from '../api/schemas.js';
 import { ReportError } from '../errors.js';
 import type { Factory } from '../factory.js';
+import { safeText } from '../io/safe-text.js';
 import { failedReport, isFailed, pollOptionsFrom, waitUntilReady, type WaitFlags } from '../report/poll.js';
 
 export interface StatusOptions {
@@ -13,19 +14,20 @@ export interface StatusOptions {
 
 export async function run(opts: StatusOptions, f: Factory): Promise<void> {
   const { id } = opts;
+  checkReportIdArgument(id);
   const { json, verbose } = f.globals;
   let last: StatusResponse | undefined;
   const poll = pollOptionsFrom(opts.wait, f, {
     onStatus: (status, polls, elapsed) => {
       last = status;
-      if (verbose) f.stderr.write(`poll ${polls}: ${status.status} after ${Math.round(elapsed / 1000)}s\n`);
+      if (verbose) f.stderr.write(`poll ${polls}: ${safeText(status.status)} after ${Math.round(elapsed / 1000)}s\n`);
     },
   });
   const print = (status: StatusResponse) => {
     const message = status.message ?? status.status;
     f.stdout.write(json
       ? `${JSON.stringify({ reportId: id, status: status.status, message })}\n`
-      : `${status.status}${message !== status.status ? `: ${message}` : ''}\n`);
+      : `${safeText(status.status)}${message !== status.status ? `: ${safeText(message)}` : ''}\n`);
   };
   const client = f.client();
   if (!opts.waitForIt) {

@@ -1,7 +1,7 @@
 // Where and how a report is written: the format (--format, else the output's extension, else CSV),
 // the -o template and its placeholders, and the CSV options.
 
-import { UsageError } from '../errors.js';
+import { CliError, EXIT, UsageError } from '../errors.js';
 import { didYouMean } from '../suggest.js';
 import type { CsvOptions } from './writers.js';
 
@@ -90,6 +90,21 @@ export function planOutput(options: OutputOptions, available: readonly string[])
   return { template, format, csv };
 }
 
+/**
+ * The -o template with its placeholders filled. A value can never take the path out of the folder
+ * the template names: separators and control characters in a value become `_`, and a path segment
+ * that a placeholder made empty, `.` or `..` is refused (exit 5; report IDs are checked before, so
+ * only a broken value gets here).
+ */
 export function expandTemplate(template: string, values: Placeholders): string {
-  return template.replace(/\{([^}]*)\}/g, (_, name: keyof Placeholders) => (values[name] ?? '').replace(/[/\\]/g, '_'));
+  // eslint-disable-next-line no-control-regex
+  const fill = (text: string) => text.replace(/\{([^}]*)\}/g, (_, name: keyof Placeholders) => (values[name] ?? '').replace(/[/\\\u0000-\u001f\u007f]/g, '_'));
+  return template.split(/([/\\])/).map((segment, i) => {
+    if (i % 2 === 1 || !segment.includes('{')) return segment;
+    const filled = fill(segment);
+    if (filled === '' || filled === '.' || filled === '..') {
+      throw new CliError(`refusing to write outside the folder -o names: ${JSON.stringify(segment)} would become ${JSON.stringify(filled)}`, EXIT.network);
+    }
+    return filled;
+  }).join('');
 }

@@ -4,7 +4,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdirSync, readdirSync, unlinkSync, type WriteStream } from 'node:fs';
-import { open, rename, unlink } from 'node:fs/promises';
+import { open, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Output } from '../factory.js';
 import { CliError, EXIT } from '../errors.js';
@@ -48,8 +48,23 @@ function installExitHook(): void {
   });
 }
 
+/** what follows the mark: the pid (at most 10 digits), `-`, 8 hex digits */
+const TEMP_SUFFIX_BYTES = 19;
+const NAME_MAX_BYTES = 255;
+
+/**
+ * `.NAME.reporting-tmp-`: the start of this target's temporary names. A long NAME is cut (on a
+ * character boundary) so that the temporary name fits in the 255 bytes a file name may have.
+ */
+function tempPrefix(target: string): string {
+  const budget = NAME_MAX_BYTES - 1 - TEMP_MARK.length - TEMP_SUFFIX_BYTES;
+  let name = basename(target);
+  while (Buffer.byteLength(name) > budget) name = [...name].slice(0, -1).join('');
+  return `.${name}${TEMP_MARK}`;
+}
+
 export function tempPathFor(target: string): string {
-  return join(dirname(target), `.${basename(target)}${TEMP_MARK}${process.pid}-${randomBytes(4).toString('hex')}`);
+  return join(dirname(target), `${tempPrefix(target)}${process.pid}-${randomBytes(4).toString('hex')}`);
 }
 
 function isAlive(pid: number): boolean {
@@ -64,7 +79,7 @@ function isAlive(pid: number): boolean {
 /** Removes temporary files of this target left by a process that was killed (SIGKILL, power loss). */
 export function cleanStaleTemps(target: string): string[] {
   const dir = dirname(target);
-  const prefix = `.${basename(target)}${TEMP_MARK}`;
+  const prefix = tempPrefix(target);
   const removed: string[] = [];
   let names: string[];
   try {
@@ -126,6 +141,9 @@ class FileSink implements Sink {
     this.temp = tempPathFor(this.path);
     const handle = await open(this.temp, 'wx', 0o644).catch((error: unknown) => { throw fileError(error, this.path); });
     openTemps.add(this.temp);
+    // a file replaced keeps its permissions (a 0600 report stays private)
+    const previous = await stat(this.path).catch(() => undefined);
+    if (previous?.isFile()) await handle.chmod(previous.mode & 0o777).catch(() => undefined);
     this.failed = undefined;
     // the stream owns the handle: it flushes (fsync) and closes it when it ends
     this.stream = createWriteStream('', { fd: handle, highWaterMark: 1 << 18, flush: true });

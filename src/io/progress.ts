@@ -4,6 +4,7 @@
 
 import type { Context } from '../factory.js';
 import { formatDuration } from '../duration.js';
+import { safeText } from '../io/safe-text.js';
 
 export function formatBytes(bytes: number): string {
   if (bytes < 1000) return `${bytes} B`;
@@ -35,7 +36,8 @@ interface Bar {
 }
 
 export async function createReporter(ctx: Context, quiet: boolean): Promise<Reporter> {
-  const write = (line: string) => { ctx.stderr.write(`${line}\n`); };
+  // lines carry server text (statuses, summary fields): shown through the one sanitizer
+  const write = (line: string) => { ctx.stderr.write(`${safeText(line)}\n`); };
   if (quiet) return { state() {}, waiting() {}, downloading() {}, stop() {}, note() {} };
   if (!ctx.stderr.isTTY) {
     let lastStatus = '';
@@ -82,7 +84,7 @@ export async function createReporter(ctx: Context, quiet: boolean): Promise<Repo
       write(line);
     },
     waiting(status, polls, elapsedMs) {
-      show('wait', 'waiting {elapsed}  status {status}  polls {polls}', { elapsed: formatDuration(elapsedMs), status, polls: String(polls) });
+      show('wait', 'waiting {elapsed}  status {status}  polls {polls}', { elapsed: formatDuration(elapsedMs), status: safeText(status), polls: String(polls) });
     },
     downloading(rows, bytes) {
       if (mode !== 'download') phaseStarted = ctx.now();

@@ -5,6 +5,7 @@
 import type { ReportingClient } from '../api/client.js';
 import type { Context } from '../factory.js';
 import { formatDuration } from '../duration.js';
+import { refuseTokenStore } from '../auth/store.js';
 import { sleepFor } from '../api/http.js';
 import { backoffMs } from '../api/retry.js';
 import { InterruptedError } from '../errors.js';
@@ -34,6 +35,7 @@ export async function saveReport(
   retries: number,
   reporter: Reporter,
 ): Promise<Saved> {
+  if (target) refuseTokenStore(target, ctx.cwd, ctx.env);
   const started = ctx.now();
   reporter.state(`downloading report ${id}${target ? ` to ${target}` : ''}`);
   const result = await downloadReport(client, id, {

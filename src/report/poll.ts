@@ -7,6 +7,7 @@ import type { Context } from '../factory.js';
 import { formatDuration } from '../duration.js';
 import { sleepFor } from '../api/http.js';
 import { ReportError } from '../errors.js';
+import { shellCommand } from '../io/shell.js';
 
 // Doubling from 1 s to a 7.5 s cap, with ±5% jitter: a report is noticed at most 7.9 s after it
 // becomes ready, and a 60 s report takes at most 12 status requests (11 sleeps cover >= 63.6 s).
@@ -36,7 +37,7 @@ export function pollDelayMs(n: number, random: () => number = Math.random, inter
   return Math.round(base * (1 - JITTER + random() * 2 * JITTER));
 }
 
-export const defaultResumeHint = (id: string) => `pick it up later with: reporting download ${id} --wait -o FILE`;
+export const defaultResumeHint = (id: string) => `pick it up later with: ${shellCommand(['reporting', 'download', id, '--wait'])} -o FILE`;
 
 /** Whether a status ends the wait in failure (anything but progress and ready). */
 export const isFailed = (status: StatusResponse) => status.status !== 'progress' && status.status !== 'ready';

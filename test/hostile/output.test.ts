@@ -1,0 +1,212 @@
+// What a hostile server sends cannot write outside the -o folder (report IDs), cannot run commands
+// when a printed command is pasted (shell quoting), and cannot drive the terminal (escape sequences).
+
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parse } from 'csv-parse/sync';
+import { expandTemplate } from '../../src/export/output.js';
+import { REPORT_ID_MAX } from '../../src/api/schemas.js';
+import { json, startHostile, type Hostile } from './server.js';
+import { changes, expectNoControl, makeWorld } from './world.js';
+
+const RUN = ['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-01', '--poll-interval', '10ms', '--retries', '0'];
+let server: Hostile;
+beforeEach(async () => { server = await startHostile(); });
+afterEach(async () => { await server.close(); });
+
+const submits = (id: unknown) => server.on('buyer', (_req, res) => json(res, 200, { response: { status: 'OK', report_id: id } }));
+
+describe('11.1 report IDs of a safe shape only', () => {
+  const hostile = ['..', '.', '../../escape', 'a/b', 'a\\b', '', ' x', 'x y', '-rf', '{side}', 'x\u001b]0;owned\u0007', 'é', 'a'.repeat(REPORT_ID_MAX + 1)];
+  it.each(hostile)('%j from the server: exit 5, nothing written anywhere, no escape byte on stderr', async (id) => {
+    const world = makeWorld(server);
+    submits(id);
+    const before = world.snapshot();
+    const result = await world.run([...RUN, '-o', 'reports/{reportId}/data.csv']);
+    expect(result.code).toBe(5);
+    expect(result.stderr).toMatch(/^error: \/buyer-reporting answered something unexpected: response\.report_id/);
+    expectNoControl(result.stderr);
+    expect(changes(before, world.snapshot())).toEqual([]);
+    expect(server.received.filter((r) => r.route === 'download')).toEqual([]);
+  });
+
+  it('a status answer naming a hostile report_id is unexpected too (exit 5)', async () => {
+    const world = makeWorld(server);
+    server.on('status', (_req, res) => json(res, 200, { response: { status: 'ready', message: 'ready', report_id: '../..' } }));
+    const before = world.snapshot();
+    const result = await world.run([...RUN, '-o', 'reports/{reportId}/data.csv']);
+    expect(result.code).toBe(5);
+    expect(changes(before, world.snapshot())).toEqual([]);
+  });
+
+  it('IDs of the safe shape are written inside the folder the template names: numbers, dots, 128 characters', async () => {
+    for (const id of [87012, '...', 'a.b', `x${'9'.repeat(REPORT_ID_MAX - 1)}`, "it's$(x)"]) {
+      const world = makeWorld(server);
+      submits(id);
+      const before = world.snapshot();
+      const result = await world.run([...RUN, '-o', 'reports/{reportId}/data.csv', '-q']);
+      expect(result.code, result.stderr).toBe(0);
+      expect(changes(before, world.snapshot())).toEqual(['work/reports', `work/reports/${id}`, `work/reports/${id}/data.csv`]);
+    }
+  });
+
+  it('an ID typed by the user that would leave the folder is a usage error before any request (exit 2)', async () => {
+    const world = makeWorld(server);
+    const before = world.snapshot();
+    for (const id of ['..', 'a/b', 'x\u001b[2J']) {
+      const result = await world.run(['download', id, '-o', 'reports/{reportId}.csv']);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/is not a report ID/);
+      expectNoControl(result.stderr);
+    }
+    expect(changes(before, world.snapshot())).toEqual([]);
+    expect(server.received).toEqual([]);
+  });
+
+  it('no placeholder value can make a segment `.` or `..`, whatever the template', () => {
+    expect(() => expandTemplate('out/{reportId}{reportId}/x.csv', { reportId: '.' })).toThrow(/outside the folder/);
+    expect(() => expandTemplate('{reportId}/x.csv', { reportId: '..' })).toThrow(/outside the folder/);
+    expect(() => expandTemplate('out/{reportId}/x.csv', { reportId: '' })).toThrow(/outside the folder/);
+    expect(expandTemplate('out/{reportId}.csv', { reportId: '../../x' })).toBe('out/.._.._x.csv');
+    expect(expandTemplate('../up/{side}.csv', { side: 'buyer' })).toBe('../up/buyer.csv');
+  });
+});
+
+/** The shells on this machine that a user may paste into. */
+const SHELLS = ['sh', 'dash', 'bash', 'zsh'].filter((shell) => spawnSync(shell, ['-c', 'true']).status === 0);
+
+/**
+ * Runs a printed command through each shell, with `reporting` a stub that records its arguments:
+ * the arguments must be exactly the words meant, and nothing else may have run.
+ */
+function pasteInto(command: string, dir: string): string[][] {
+  const bin = join(dir, 'bin');
+  mkdirSync(bin, { recursive: true });
+  writeFileSync(join(bin, 'reporting'), '#!/bin/sh\nfor a in "$@"; do printf "%s\\0" "$a"; done > "$ARGS_FILE"\n');
+  chmodSync(join(bin, 'reporting'), 0o755);
+  return SHELLS.map((shell) => {
+    const argsFile = join(dir, `args-${shell}`);
+    const ran = spawnSync(shell, ['-c', command], { cwd: dir, env: { PATH: `${bin}:${process.env.PATH}`, ARGS_FILE: argsFile, HOME: dir } });
+    expect(ran.status, `${shell}: ${ran.stderr}`).toBe(0);
+    return readFileSync(argsFile, 'utf8').split('\0').slice(0, -1);
+  });
+}
+
+describe('11.2 printed commands are quoted for POSIX shells', () => {
+  const ID = "x';touch$IFS'PWNED1';$(touch$IFS'PWNED2')`touch$IFS'PWNED3'`#";
+  const PATH = "out it's $(touch PWNED4) `touch PWNED5`;touch PWNED6 #.csv";
+
+  it('"pick it up later with": pasting it runs `reporting download ID --wait -o PATH`, nothing else', async () => {
+    expect(SHELLS).toContain('sh');
+    const world = makeWorld(server);
+    submits(ID);
+    server.on('status', (_req, res) => json(res, 200, { response: { status: 'failed', message: 'failed', report_id: ID } }));
+    const result = await world.run([...RUN, '-o', PATH]);
+    expect(result.code).toBe(6);
+    const command = /pick it up later with: (.*)$/m.exec(result.stderr)?.[1];
+    expect(command).toBeDefined();
+    const paste = join(world.root, 'paste');
+    for (const args of pasteInto(command as string, paste)) expect(args).toEqual(['download', ID, '--wait', '-o', PATH]);
+    expect(readdirSync(paste).filter((name) => name.includes('PWNED'))).toEqual([]);
+    expect(readdirSync(world.cwd)).toEqual([]);
+  });
+
+  it('the "add --wait" hint of download: the same', async () => {
+    const world = makeWorld(server);
+    server.on('status', (_req, res) => json(res, 200, { response: { status: 'progress', message: 'progress', report_id: ID } }));
+    const result = await world.run(['download', ID, '-o', PATH]);
+    expect(result.code).toBe(6);
+    const command = /add --wait to wait for it: (.*)$/m.exec(result.stderr)?.[1];
+    expect(command).toBeDefined();
+    const paste = join(world.root, 'paste');
+    for (const args of pasteInto(command as string, paste)) expect(args).toEqual(['download', ID, '--wait', '-o', PATH]);
+    expect(readdirSync(paste).filter((name) => name.includes('PWNED'))).toEqual([]);
+  });
+
+  it('plain words stay unquoted, and every word survives sh -c whatever it holds', async () => {
+    const { shellCommand, shellQuote } = await import('../../src/io/shell.js');
+    expect(shellCommand(['reporting', 'download', 'abc123', '--wait', '-o', 'out/x.csv'])).toBe('reporting download abc123 --wait -o out/x.csv');
+    expect(shellQuote('')).toBe("''");
+    expect(shellQuote('=cmd')).toBe("'=cmd'");
+    const { default: fc } = await import('fast-check');
+    const dir = join(makeWorld(server).root, 'prop');
+    // every character a word may hold, NUL aside (no argv can hold it)
+    const anyChar = fc.integer({ min: 1, max: 0x10ffff }).filter((code) => code < 0xd800 || code > 0xdfff).map((code) => String.fromCodePoint(code));
+    const word = fc.string({ unit: fc.oneof(fc.constantFrom(..."'\"\\$`!*?[]{}()<>|&;#~= \t\n%^"), fc.integer({ min: 1, max: 127 }).map((code) => String.fromCharCode(code)), anyChar), maxLength: 12 });
+    fc.assert(fc.property(fc.array(word, { minLength: 1, maxLength: 4 }), (words) => {
+      for (const args of pasteInto(`reporting ${shellCommand(words)}`, dir)) expect(args).toEqual(words);
+    }), { numRuns: 60 });
+  });
+});
+
+describe('11.3 no escape sequence from the server reaches the terminal', () => {
+  const ESC = '\u001b]0;owned\u0007\u001b[2J\r\u009b31m';
+
+  it('a failed status and its message, on stderr and in `status` output: escaped; --json exact', async () => {
+    const world = makeWorld(server);
+    server.on('status', (_req, res) => json(res, 200, { response: { status: `failed${ESC}`, message: `boom${ESC}`, report_id: 'r1' } }));
+    const run = await world.run(RUN);
+    expect(run.code).toBe(6);
+    expect(run.stderr).toContain('\\x1b]0;owned\\x07');
+    expectNoControl(run.stderr);
+    const status = await world.run(['status', 'r1']);
+    expect(status.code).toBe(6);
+    expectNoControl(status.stdout + status.stderr);
+    expect(status.stdout).toContain('boom\\x1b');
+    const waited = await world.run(['status', 'r1', '--wait', '-v', '--poll-interval', '10ms']);
+    expect(waited.code).toBe(6);
+    expect(waited.stderr).toMatch(/^poll 1: failed\\x1b/m);
+    expectNoControl(waited.stdout + waited.stderr);
+    const asJson = await world.run(['status', 'r1', '--json']);
+    expect(JSON.parse(asJson.stdout)).toEqual({ reportId: 'r1', status: `failed${ESC}`, message: `boom${ESC}` });
+  });
+
+  it('error texts of the error envelope, and the -v trace: escaped', async () => {
+    const world = makeWorld(server);
+    server.on('buyer', (_req, res) => json(res, 400, { response: { error_id: `BAD${ESC}`, error: `no${ESC}` } }));
+    const result = await world.run([...RUN, '-v']);
+    expect(result.code).toBe(4);
+    expect(result.stderr).toMatch(/^error: POST \/buyer-reporting: HTTP 400: no\\x1b/m);
+    expectNoControl(result.stderr);
+  });
+
+  it('summary fields shown at the end of a run: escaped on stderr, exact in the data file', async () => {
+    const world = makeWorld(server);
+    server.on('download', (_req, res) => json(res, 200, {
+      data: [{ country: `FR${ESC}`, displays: 1 }],
+      summary: { since: `2026-11-01${ESC}`, until: '2026-11-01', breakdowns: [`COUNTRY${ESC}`] },
+    }));
+    const result = await world.run([...RUN, '-o', 'out.csv']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/2026-11-01\\x1b/);
+    expectNoControl(result.stderr);
+    const rows = parse(readFileSync(join(world.cwd, 'out.csv')), { columns: true }) as Record<string, string>[];
+    expect(rows).toEqual([{ country: `FR${ESC}`, displays: '1' }]);
+  });
+
+  it('campaign table cells: escaped; --json exact', async () => {
+    const world = makeWorld(server);
+    const campaigns = [{
+      advertiserId: 1, advertiserName: `adv${ESC}`, campaignId: 2, campaignName: `name${ESC}\u202etxt.exe`,
+      campaignStartDate: '2026-01-01', campaignEndDate: '2026-12-31', adunits: [],
+    }];
+    server.on('campaigns', (_req, res) => json(res, 200, campaigns));
+    const shown = await world.run(['campaigns']);
+    expect(shown.code).toBe(0);
+    expectNoControl(shown.stdout);
+    expect(shown.stdout).not.toContain('\u202e');
+    expect(shown.stdout).toContain('name\\x1b]0;owned\\x07');
+    const asJson = await world.run(['campaigns', '--json']);
+    expect(JSON.parse(asJson.stdout)).toEqual(campaigns.map((c) => ({ ...c, advertiserId: '1', campaignId: '2' })));
+  });
+});
+
+it('the world helper sees a change outside the target folder (the assertions above can fail)', async () => {
+  const world = makeWorld(server);
+  const before = world.snapshot();
+  writeFileSync(join(world.root, 'stray.csv'), 'x');
+  expect(changes(before, world.snapshot())).toEqual(['stray.csv']);
+  expect(existsSync(join(world.root, 'stray.csv'))).toBe(true);
+});
