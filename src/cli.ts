@@ -3,7 +3,7 @@
 
 import { readFileSync } from 'node:fs';
 import type { Command, CommanderError } from 'commander';
-import { wantsColor, type Context } from './context.js';
+import { wantsColor, type Context, type Output } from './context.js';
 import { CliError, EXIT } from './errors.js';
 
 export interface GlobalOptions {
@@ -122,6 +122,13 @@ export async function main(argv: string[], ctx: Context): Promise<number> {
   let verbose = argv.includes('-v') || argv.includes('--verbose');
   // --no-color must hold for the help and errors printed before options are parsed
   const noColor = argv.includes('--no-color');
+  // a result that could not be written (`> /dev/full`) is a failure, whichever command printed it
+  let outputFailure: unknown;
+  const onOutputError = (error: unknown) => {
+    if ((error as NodeJS.ErrnoException)?.code !== 'EPIPE') outputFailure ??= error;
+  };
+  ctx.stdout.once('error', onOutputError);
+  let code: number;
   try {
     const program = await buildProgram(ctx, noColor);
     if (argv.length <= 2) {
@@ -130,10 +137,34 @@ export async function main(argv: string[], ctx: Context): Promise<number> {
     }
     await program.parseAsync(argv);
     verbose = Boolean(program.opts<GlobalOptions>().verbose);
-    return EXIT.ok;
+    code = EXIT.ok;
   } catch (error) {
-    return report(error, ctx, verbose, noColor);
+    code = report(error, ctx, verbose, noColor);
   }
+  try {
+    if (code === EXIT.ok) {
+      await flushed(ctx.stdout);
+      if (outputFailure) {
+        const { stdoutWriteError } = await import('./export/sink.js');
+        code = report(stdoutWriteError(outputFailure), ctx, verbose, noColor);
+      }
+    }
+  } finally {
+    ctx.stdout.off?.('error', onOutputError);
+  }
+  return code;
+}
+
+/** Resolves once everything written so far left the process (or failed): an empty write calls
+ * back after the writes before it. */
+function flushed(stream: Output): Promise<void> {
+  return new Promise((resolve) => {
+    try {
+      stream.write('', () => resolve());
+    } catch {
+      resolve();
+    }
+  });
 }
 
 function isCommanderError(error: unknown): error is CommanderError {
@@ -172,7 +203,12 @@ export function runCli(argv: string[]): void {
   const args = argv.slice(2);
   // `--version` is on every script's hot path: answer it before loading anything else
   if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
-    process.stdout.write(`${readVersion()}\n`);
+    process.stdout.on('error', () => {});
+    process.stdout.write(`${readVersion()}\n`, (error) => {
+      if (!error || (error as NodeJS.ErrnoException).code === 'EPIPE') return;
+      process.stderr.write(`error: cannot write standard output: ${error.message}\n`);
+      process.exitCode = EXIT.internal;
+    });
     return;
   }
   const controller = new AbortController();
@@ -186,10 +222,13 @@ export function runCli(argv: string[]): void {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  // a closed pipe (`reporting ... | head`) is not an error: stop quietly
+  // a closed pipe (`reporting ... | head`) is not an error: stop quietly. Other stdout errors
+  // (`> /dev/full`) are reported by main() with an exit code.
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') process.exit(EXIT.ok);
   });
+  // a closed stderr (`2>&1 | grep -m1 submitted`) loses the messages, never the job or its output
+  process.stderr.on('error', () => {});
   const ctx: Context = {
     stdout: process.stdout,
     stderr: process.stderr,
@@ -200,10 +239,9 @@ export function runCli(argv: string[]): void {
     signal: controller.signal,
     version: readVersion(),
   };
-  main(argv, ctx).then((code) => {
-    const finish = () => process.exit(code);
-    // let stdout drain before leaving, so piped output is never cut short
-    if (process.stdout.writableNeedDrain) process.stdout.once('drain', finish);
-    else finish();
+  main(argv, ctx).then(async (code) => {
+    // never leave with writes pending: piped output (or the last message) would be cut short
+    await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+    process.exit(code);
   });
 }
