@@ -8,7 +8,7 @@ import { Http } from './api/http.js';
 import { registerSecret } from './api/redact.js';
 import { resolveBaseUrl, resolveToken } from './auth/resolve.js';
 import { TokenStore, configDir, type Profile } from './auth/store.js';
-import { parseDuration } from './duration.js';
+import { BOUNDS, parseDuration } from './duration.js';
 import { UsageError } from './errors.js';
 
 export class Session {
@@ -43,9 +43,7 @@ export class Session {
   }
 
   timeoutMs(): number {
-    const ms = parseDuration(this.globals.timeout ?? '60s', '--timeout');
-    if (ms <= 0) throw new UsageError('--timeout must be longer than 0');
-    return ms;
+    return parseDuration(this.globals.timeout ?? '60s', '--timeout', BOUNDS.timeout);
   }
 
   retries(): number {

@@ -30,19 +30,10 @@ const FORMATS = ['table', 'json', 'csv'] as const;
 type Format = (typeof FORMATS)[number];
 
 export async function run(options: CampaignsOptions & GlobalOptions, ctx: Context): Promise<void> {
-  const { UsageError } = await import('../errors.js');
-  const { didYouMean } = await import('../suggest.js');
-  let format: Format;
-  if (options.json) format = 'json';
-  else if (options.format) {
-    const wanted = options.format.toLowerCase();
-    if (!(FORMATS as readonly string[]).includes(wanted)) {
-      throw new UsageError(`unknown format "${options.format}" for campaigns${didYouMean(options.format, FORMATS)}`, `choose ${FORMATS.join(', ')}`);
-    }
-    format = wanted as Format;
-  } else if (options.output && options.output !== '-') {
-    format = /\.json$/i.test(options.output) ? 'json' : 'csv';
-  } else format = 'table';
+  const { chooseFormat } = await import('../export/output.js');
+  // the --json rule of every command (see chooseFormat); a file without an extension is CSV
+  let format: Format = chooseFormat(options, FORMATS, { json: ['.json'], csv: ['.csv'] }, 'table');
+  if (format === 'table' && options.format === undefined && options.output && options.output !== '-') format = 'csv';
 
   const { withSession } = await import('../session.js');
   const campaigns = await withSession(ctx, options, (session) => session.client().campaigns());
@@ -83,6 +74,7 @@ export async function run(options: CampaignsOptions & GlobalOptions, ctx: Contex
     throw error;
   }
   if (sink.path && !options.quiet) ctx.stderr.write(`Wrote ${campaigns.length} campaigns to ${sink.path}\n`);
+  if (sink.path && options.json) ctx.stdout.write(`${JSON.stringify({ campaigns: campaigns.length, file: sink.path, format })}\n`);
 }
 
 /** A plain aligned table; on a narrow terminal the widest column is cut with an ellipsis. */

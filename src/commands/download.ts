@@ -7,14 +7,14 @@ import type { OutputOptions } from '../export/output.js';
 import type { CommandSpec } from './index.js';
 import { addOutputOptions, addWaitOptions, optionsOf } from './options.js';
 
-export type DownloadOptions = OutputOptions & { wait?: boolean; pollInterval?: string; maxWait: string };
+export type DownloadOptions = OutputOptions & { wait?: boolean; pollInterval?: string; maxWait: string; validate?: boolean };
 
 export const downloadCommand: CommandSpec = {
   name: 'download',
   summary: 'download a ready report to a file or stdout (--wait polls first)',
   define(command: Command, ctx: Context) {
     command.argument('<id>', 'report ID').option('--wait', 'poll until the report is ready, then download');
-    addOutputOptions(command);
+    addOutputOptions(command).option('--no-validate', 'accept --columns names that are no row field of either side');
     addWaitOptions(command, 'the report').addHelpText('after', `
 -o takes the placeholder {reportId}; {side}, {since} and {until} are known to \`run\` only.
 
@@ -28,13 +28,15 @@ Examples:
 
 export async function run(id: string, options: DownloadOptions & GlobalOptions, ctx: Context): Promise<void> {
   const { planOutput } = await import('../export/output.js');
+  const { SIDES, columnNames } = await import('../report/catalog.js');
   const { withSession } = await import('../session.js');
   const { pollOptionsFrom, waitUntilReady } = await import('../report/poll.js');
   const { createReporter } = await import('../export/progress.js');
   const { saveReport, describeSaved, targetOf } = await import('../export/save.js');
   const { ReportError } = await import('../errors.js');
 
-  const plan = planOutput(options, ['reportId']);
+  // the side of a report is not known before its download: --columns may name a field of either
+  const plan = planOutput(options, ['reportId'], columnNames(SIDES));
   const poll = pollOptionsFrom(options, ctx);
   const target = targetOf(plan, { reportId: id });
 

@@ -49,7 +49,7 @@ export function addOutputOptions(command: Command): Command {
     .optionsGroup('Output options:')
     .option('-o, --output <file>', 'write to FILE (- for stdout); placeholders {side} {since} {until} {reportId}')
     .option('--format <format>', 'csv, json or ndjson (default: from the file extension, else csv)')
-    .option('--columns <list>', 'CSV: select and order columns (comma-separated)')
+    .option('--columns <list>', 'CSV: select and order columns (comma-separated, repeatable; row fields and date)', collect)
     .option('--delimiter <char>', 'CSV: field delimiter (default: ,)')
     .option('--bom', 'CSV: start with a UTF-8 byte order mark')
     .option('--excel', 'CSV for spreadsheets in France: BOM, ";", CRLF, decimal comma, formulas made inert');

@@ -29,6 +29,7 @@ Examples:
 
 export async function run(sideText: string, options: RunOptions & GlobalOptions, ctx: Context): Promise<void> {
   const { buildReportRequest, parseSide, requestParams } = await import('../report/request.js');
+  const { columnNames } = await import('../report/catalog.js');
   const { planOutput, PLACEHOLDERS } = await import('../export/output.js');
   const { parisDate } = await import('../report/time.js');
   const { withSession } = await import('../session.js');
@@ -40,7 +41,7 @@ export async function run(sideText: string, options: RunOptions & GlobalOptions,
   // everything the user typed is checked before the first request
   const side = parseSide(sideText);
   const request = buildReportRequest(side, options, ctx.now());
-  const plan = planOutput(options, PLACEHOLDERS);
+  const plan = planOutput(options, PLACEHOLDERS, columnNames([side]));
   const poll = pollOptionsFrom(options, ctx);
 
   await withSession(ctx, options, async (session) => {

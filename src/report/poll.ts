@@ -4,7 +4,7 @@
 import type { ReportingClient } from '../api/client.js';
 import type { StatusResponse } from '../api/schemas.js';
 import type { Context } from '../context.js';
-import { formatDuration, parseDuration } from '../duration.js';
+import { BOUNDS, formatDuration, parseDuration } from '../duration.js';
 import { sleepFor } from '../api/http.js';
 import { ReportError } from '../errors.js';
 
@@ -73,8 +73,8 @@ export function pollOptionsFrom(
   extra: Pick<PollOptions, 'onStatus' | 'resumeHint'> = {},
 ): PollOptions {
   return {
-    intervalMs: flags.pollInterval === undefined ? undefined : parseDuration(flags.pollInterval, '--poll-interval'),
-    maxWaitMs: parseDuration(flags.maxWait, '--max-wait'),
+    intervalMs: flags.pollInterval === undefined ? undefined : parseDuration(flags.pollInterval, '--poll-interval', BOUNDS.pollInterval),
+    maxWaitMs: parseDuration(flags.maxWait, '--max-wait', BOUNDS.maxWait),
     signal: ctx.signal,
     now: ctx.now,
     sleep: sleepFor,
