@@ -134,7 +134,7 @@ complete -c reporting -n '__reporting_using status' -l wait -d 'poll until the r
 complete -c reporting -n '__reporting_using status' -l poll-interval -r -d 'poll at this fixed interval (default: 1s, doubling to 7.5s)'
 complete -c reporting -n '__reporting_using status' -l max-wait -r -d 'give up waiting for the report after this long'
 complete -c reporting -n '__reporting_using download' -l wait -d 'poll until the report is ready, then download'
-complete -c reporting -n '__reporting_using download' -s o -l output -r -d 'write to FILE (- for stdout); placeholders {side} {since} {until} {reportId}'
+complete -c reporting -n '__reporting_using download' -s o -l output -r -d 'write to FILE (- for stdout); placeholders {reportId}'
 complete -c reporting -n '__reporting_using download' -l format -r -d 'csv, json or ndjson (default: from the file extension, else csv)'
 complete -c reporting -n '__reporting_using download' -l columns -r -d 'CSV: select and order columns (comma-separated, repeatable; row fields and date)'
 complete -c reporting -n '__reporting_using download' -l delimiter -r -d 'CSV: field delimiter (default: ,)'

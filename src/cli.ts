@@ -216,7 +216,11 @@ export function runCli(argv: string[]): void {
   const onSignal = (signal: NodeJS.Signals) => {
     // conf's atomic writer (through when-exit) re-raises the signals it intercepts: a repeat within
     // a second is that echo, not the user insisting. A later one forces the exit.
-    if (firstSignalAt && Date.now() - firstSignalAt > 1000) process.exit(signal === 'SIGTERM' ? 143 : EXIT.interrupted);
+    if (firstSignalAt && Date.now() - firstSignalAt > 1000) {
+      // forced: give the terminal its cursor and line wrapping back, in case a progress line hid them
+      if (process.stderr.isTTY) process.stderr.write('\u001b[?25h\u001b[?7h\n');
+      process.exit(signal === 'SIGTERM' ? 143 : EXIT.interrupted);
+    }
     if (!firstSignalAt) firstSignalAt = Date.now();
     controller.abort(signal);
   };

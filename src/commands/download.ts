@@ -14,7 +14,7 @@ export const downloadCommand: CommandSpec = {
   summary: 'download a ready report to a file or stdout (--wait polls first)',
   define(command: Command, ctx: Context) {
     command.argument('<id>', 'report ID').option('--wait', 'poll until the report is ready, then download');
-    addOutputOptions(command).option('--no-validate', 'accept --columns names that are no row field of either side');
+    addOutputOptions(command, ['reportId']).option('--no-validate', 'accept --columns names that are no row field of either side');
     addWaitOptions(command, 'the report').addHelpText('after', `
 -o takes the placeholder {reportId}; {side}, {since} and {until} are known to \`run\` only.
 
@@ -30,7 +30,7 @@ export async function run(id: string, options: DownloadOptions & GlobalOptions, 
   const { planOutput } = await import('../export/output.js');
   const { SIDES, columnNames } = await import('../report/catalog.js');
   const { withSession } = await import('../session.js');
-  const { pollOptionsFrom, waitUntilReady } = await import('../report/poll.js');
+  const { pollOptionsFrom, reportFailed, waitUntilReady } = await import('../report/poll.js');
   const { createReporter } = await import('../export/progress.js');
   const { saveReport, describeSaved, targetOf } = await import('../export/save.js');
   const { ReportError } = await import('../errors.js');
@@ -47,11 +47,9 @@ export async function run(id: string, options: DownloadOptions & GlobalOptions, 
     if (first.status === 'progress' && !options.wait) {
       throw new ReportError(`report ${id} is not ready yet (status: progress)`, id, `add --wait to wait for it: reporting download ${id} --wait${target ? ` -o '${target}'` : ''}`);
     }
-    if (first.status !== 'ready' && first.status !== 'progress') {
-      const message = first.message && first.message !== first.status ? `: ${first.message}` : '';
-      throw new ReportError(`report ${id} ended in status "${first.status}"${message}`, id);
-    }
+    if (first.status !== 'ready' && first.status !== 'progress') throw reportFailed(id, first);
     if (first.status === 'progress') {
+      // stopped on every path: the error starts on its own line, the terminal is restored
       await waitUntilReady(client, id, { ...poll, onStatus: (status, polls, elapsed) => reporter.waiting(status.status, polls, elapsed) })
         .finally(() => reporter.stop());
     }

@@ -1,7 +1,7 @@
 // Option groups shared by several commands. Declaring options costs nothing at start-up: only
 // the catalog (plain data) is imported here.
 
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { GlobalOptions } from '../cli.js';
 import { DEFAULT_METRICS, FILTERS, dimensionsOf, type Side } from '../report/catalog.js';
 
@@ -30,9 +30,15 @@ export function addReportOptions(command: Command, sides: readonly Side[]): Comm
     .option('--no-validate', 'send metric and breakdown values as given');
   command.optionsGroup('Filters (repeatable, comma-separated):');
   for (const filter of FILTERS) {
-    if (!filter.sides.some((s) => sides.includes(s))) continue;
+    const flags = `--${filter.option} <${filter.text ? 'name' : 'ids'}>`;
+    if (!filter.sides.some((s) => sides.includes(s))) {
+      // the other side's filters are accepted, hidden, so the request check can say which side
+      // they belong to rather than commander's "unknown option"
+      command.addOption(new Option(flags).argParser(collect).hideHelp());
+      continue;
+    }
     const only = sides.length > 1 && filter.sides.length === 1 ? ` (${filter.sides[0]} only)` : '';
-    command.option(`--${filter.option} <${filter.text ? 'name' : 'ids'}>`, `${filter.description}${only}`, collect);
+    command.option(flags, `${filter.description}${only}`, collect);
   }
   return command;
 }
@@ -44,10 +50,10 @@ export function addWaitOptions(command: Command, what: string): Command {
     .option('--max-wait <duration>', `give up waiting for ${what} after this long`, '30m');
 }
 
-export function addOutputOptions(command: Command): Command {
+export function addOutputOptions(command: Command, placeholders: readonly string[]): Command {
   return command
     .optionsGroup('Output options:')
-    .option('-o, --output <file>', 'write to FILE (- for stdout); placeholders {side} {since} {until} {reportId}')
+    .option('-o, --output <file>', `write to FILE (- for stdout); placeholders ${placeholders.map((name) => `{${name}}`).join(' ')}`)
     .option('--format <format>', 'csv, json or ndjson (default: from the file extension, else csv)')
     .option('--columns <list>', 'CSV: select and order columns (comma-separated, repeatable; row fields and date)', collect)
     .option('--delimiter <char>', 'CSV: field delimiter (default: ,)')

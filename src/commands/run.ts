@@ -6,6 +6,8 @@ import type { GlobalOptions } from '../cli.js';
 import type { ReportOptions } from '../report/request.js';
 import type { OutputOptions } from '../export/output.js';
 import type { CommandSpec } from './index.js';
+// plain data (the output module loads only errors, suggest and the catalog)
+import { PLACEHOLDERS } from '../export/output.js';
 import { addOutputOptions, addReportOptions, addWaitOptions, optionsOf } from './options.js';
 
 export type RunOptions = ReportOptions & OutputOptions & { pollInterval?: string; maxWait: string };
@@ -16,7 +18,7 @@ export const runCommand: CommandSpec = {
   define(command: Command, ctx: Context) {
     command.argument('<side>', 'buyer or seller');
     addReportOptions(command, ['buyer', 'seller']);
-    addOutputOptions(command);
+    addOutputOptions(command, PLACEHOLDERS);
     addWaitOptions(command, 'the report').addHelpText('after', `
 Examples:
   reporting run buyer --since yesterday --until yesterday --breakdowns DAILY,COUNTRY -o nightly.csv
@@ -30,7 +32,7 @@ Examples:
 export async function run(sideText: string, options: RunOptions & GlobalOptions, ctx: Context): Promise<void> {
   const { buildReportRequest, parseSide, requestParams } = await import('../report/request.js');
   const { columnNames } = await import('../report/catalog.js');
-  const { planOutput, PLACEHOLDERS } = await import('../export/output.js');
+  const { planOutput } = await import('../export/output.js');
   const { parisDate } = await import('../report/time.js');
   const { withSession } = await import('../session.js');
   const { pollOptionsFrom, waitUntilReady } = await import('../report/poll.js');
@@ -64,7 +66,7 @@ export async function run(sideText: string, options: RunOptions & GlobalOptions,
         },
       });
     } catch (error) {
-      reporter.stop();
+      reporter.stop(); // the error starts on its own line, the terminal is restored
       if (error instanceof InterruptedError) throw new InterruptedError(error.signal, `report ${id} goes on without you: ${resume}`);
       throw error;
     }

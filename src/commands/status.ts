@@ -28,7 +28,7 @@ Examples:
 
 export async function run(id: string, options: StatusOptions & GlobalOptions, ctx: Context): Promise<void> {
   const { withSession } = await import('../session.js');
-  const { pollOptionsFrom, waitUntilReady } = await import('../report/poll.js');
+  const { pollOptionsFrom, reportFailed, waitUntilReady } = await import('../report/poll.js');
   const { ReportError } = await import('../errors.js');
   let last: { status: string; message?: string | null } | undefined;
   const poll = pollOptionsFrom(options, ctx, {
@@ -49,7 +49,7 @@ export async function run(id: string, options: StatusOptions & GlobalOptions, ct
       const status = await client.status(id);
       print(status);
       if (status.status !== 'progress' && status.status !== 'ready') {
-        throw new ReportError(`report ${id} ended in status "${status.status}"`, id);
+        throw reportFailed(id, status);
       }
       return;
     }

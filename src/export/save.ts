@@ -28,6 +28,8 @@ export async function saveReport(
 ): Promise<Saved> {
   const started = ctx.now();
   reporter.state(`downloading report ${id}${target ? ` to ${target}` : ''}`);
+  // the progress line goes away on every path, so an error starts on its own line and the
+  // terminal gets its cursor back
   const result = await downloadReport(client, id, {
     format: plan.format,
     csv: plan.csv,
@@ -36,8 +38,7 @@ export async function saveReport(
     openSink: () => (target ? openFileSink(target, ctx.cwd) : Promise.resolve(stdoutSink(ctx.stdout))),
     progress: (rows, bytes) => reporter.downloading(rows, bytes),
     onRetry: (attempt, reason) => reporter.state(`${reason}; downloading again (retry ${attempt} of ${retries})`),
-  });
-  reporter.stop();
+  }).finally(() => reporter.stop());
   return { ...result, elapsedMs: ctx.now() - started };
 }
 

@@ -36,6 +36,19 @@ export function pollDelayMs(n: number, random: () => number = Math.random, inter
   return Math.round(base * (1 - JITTER + random() * 2 * JITTER));
 }
 
+/** A report that ended in a status other than progress or ready: its server message only when it
+ * says more than the status, and no hint to download what will never be ready. */
+export function reportFailed(id: string, status: { status: string; message?: string | null }): ReportError {
+  const plain = (text: string) => text.toLowerCase().replace(/["'.]/g, '').trim();
+  const said = status.message?.trim();
+  const repeats = !said || plain(said) === plain(status.status) || plain(said) === plain(`report ${id} ended in status ${status.status}`);
+  return new ReportError(
+    `report ${id} ended in status "${status.status}"${repeats ? '' : `: ${said}`}`,
+    id,
+    'it will not become ready: submit the report again (`reporting run ...`, or `reporting buyer|seller ...`)',
+  );
+}
+
 export const defaultResumeHint = (id: string) => `pick it up later with: reporting download ${id} --wait -o FILE`;
 
 export async function waitUntilReady(client: ReportingClient, id: string, options: PollOptions): Promise<StatusResponse> {
@@ -46,10 +59,7 @@ export async function waitUntilReady(client: ReportingClient, id: string, option
     const elapsed = options.now() - started;
     options.onStatus?.(status, polls, elapsed);
     if (status.status === 'ready') return status;
-    if (status.status !== 'progress') {
-      const message = status.message && status.message !== status.status ? `: ${status.message}` : '';
-      throw new ReportError(`report ${id} ended in status "${status.status}"${message}`, id, hint(id));
-    }
+    if (status.status !== 'progress') throw reportFailed(id, status);
     const delay = pollDelayMs(polls - 1, options.random, options.intervalMs);
     if (elapsed + delay > options.maxWaitMs) {
       // one last look at the deadline rather than giving up early

@@ -137,8 +137,8 @@ export function buildReportRequest(side: Side, options: ReportOptions, nowMs: nu
 /** The request's parameters, named as the API names them. `--param` wins over a modelled one. */
 export function requestParams(request: ReportRequest): Params {
   const params: Params = {
-    since: String(request.since),
-    until: String(request.until),
+    since: request.since,
+    until: request.until,
     metrics: request.metrics.join(','),
   };
   if (request.breakdowns.length > 0) params.breakdowns = request.breakdowns;

@@ -9,6 +9,8 @@ import { main } from '../../src/cli.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { sandboxOptionsFrom } from '../../src/sandbox/options.js';
 import { argv, fakeContext } from '../helpers/ctx.js';
+import { encodeBody } from '../../src/api/encode.js';
+import { buildReportRequest, requestParams } from '../../src/report/request.js';
 import { tempDir } from '../helpers/tmp.js';
 
 let sandbox: Sandbox;
@@ -126,5 +128,41 @@ describe('one --json rule', () => {
     expect(readFileSync(join(tsv.dir, 't.tsv'), 'utf8').split('\n')[0]).toMatch(/^country\tcity\t/);
     const bare = await cli('run', 'buyer', ...DAY, '-o', 'plain', '-q');
     expect(readFileSync(join(bare.dir, 'plain'), 'utf8').split('\n')[0]).toMatch(/^country,city,/);
+  });
+});
+
+describe('smaller things a user meets', () => {
+  it.each([
+    ['buyer', '--app-id', /--app-id is a seller filter, not for buyer reports/],
+    ['seller', '--campaign-id', /--campaign-id is a buyer filter, not for seller reports/],
+  ])('%s with a filter of the other side says which side it belongs to', async (side, flag, message) => {
+    const result = await cli(side, ...DAY, flag, '9');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(message);
+    expect(result.requests).toBe(0);
+    const help = await cli(side, '--help');
+    expect(help.stdout).not.toContain(flag);
+  });
+
+  it('download --help lists only the placeholder it fills', async () => {
+    const help = await cli('download', '--help');
+    expect(help.stdout).toMatch(/placeholders\s+\{reportId\}/);
+    expect(help.stdout).not.toMatch(/placeholders\s+\{side\}/);
+    const run = await cli('run', '--help');
+    expect(run.stdout).toMatch(/placeholders\s+\{side\}\s+\{since\}\s+\{until\}\s+\{reportId\}/);
+  });
+
+  it('--body json sends since and until as integers', () => {
+    const request = buildReportRequest('buyer', { since: '2026-11-01', until: '2026-11-01' }, Date.now());
+    const body = JSON.parse(encodeBody(requestParams(request), 'json').body);
+    expect(body).toMatchObject({ since: 1793487600, until: 1793573999 });
+    expect(encodeBody(requestParams(request), 'form').body).toMatch(/^since=1793487600&until=1793573999&/);
+  });
+
+  it('without a terminal, the moment a report is ready is told once', async () => {
+    const result = await cli('run', 'buyer', ...DAY, '-o', 'r.csv', '--poll-interval', '10ms');
+    expect(result.code).toBe(0);
+    expect(result.stderr).not.toMatch(/status ready/);
+    expect(result.stderr.match(/ready/g)).toHaveLength(1);
   });
 });
