@@ -31,7 +31,7 @@ while True:
 
 async function slowRead(args: string[], dir: string, out: string): Promise<{ code: number | null; stderr: string }> {
   const cli = [NODE, BIN, ...args].map((arg) => `'${arg}'`).join(' ');
-  const child = spawn('bash', ['-c', `${cli} | python3 -c "$SLOW_READER" '${out}'; exit \${PIPESTATUS[0]}`], {
+  const child = spawn('bash', ['-c', `${cli} | python3 -c "$SLOW_READER" '${out}' 2>/dev/null; exit \${PIPESTATUS[0]}`], {
     env: { ...baseEnv(env(dir)), SLOW_READER },
   });
   const result = await collect(child, { timeoutMs: 120_000 });
