@@ -2,13 +2,34 @@ import { UsageError } from './errors.js';
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
-/** `500ms`, `30s`, `5m`, `2h`, `3d` (24-hour days), or plain seconds (`12`, `1.5`), in milliseconds. */
-export function parseDuration(text: string, option: string): number {
+export interface DurationBounds {
+  /** milliseconds, inclusive */
+  min: number;
+  max: number;
+}
+
+/** The range of every duration option: wide enough for real use, narrow enough that no value
+ * hammers the API (`--poll-interval 0`) or overflows a timer (Node's timers stop at 24.8 days). */
+export const BOUNDS = {
+  /** small values exist for the loopback sandbox */
+  pollInterval: { min: 10, max: 3_600_000 },
+  maxWait: { min: 100, max: 24 * 3_600_000 },
+  timeout: { min: 100, max: 3_600_000 },
+  sandboxDelay: { min: 0, max: 3_600_000 },
+  sandboxLatency: { min: 0, max: 600_000 },
+} as const satisfies Record<string, DurationBounds>;
+
+/** `500ms`, `30s`, `5m`, `2h`, `3d` (24-hour days), or plain seconds (`12`, `1.5`), in milliseconds, within `bounds`. */
+export function parseDuration(text: string, option: string, bounds?: DurationBounds): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text);
   if (!match) {
     throw new UsageError(`${option} wants a duration like 500ms, 30s, 5m, 2h or 3d, not "${text}"`);
   }
-  return Math.round(Number(match[1]) * (UNITS[match[2] ?? 's'] ?? 1000));
+  const ms = Math.round(Number(match[1]) * (UNITS[match[2] ?? 's'] ?? 1000));
+  if (bounds && !(ms >= bounds.min && ms <= bounds.max)) {
+    throw new UsageError(`${option} must be from ${formatDuration(bounds.min)} to ${formatDuration(bounds.max)}, not "${text}"`);
+  }
+  return ms;
 }
 
 export function formatDuration(ms: number): string {
@@ -17,5 +38,6 @@ export function formatDuration(ms: number): string {
   if (seconds < 60) return `${seconds < 10 ? seconds.toFixed(1) : Math.round(seconds)}s`;
   const minutes = Math.floor(seconds / 60);
   const rest = Math.round(seconds - minutes * 60);
+  if (minutes >= 60 && rest === 0 && minutes % 60 === 0) return `${minutes / 60}h`;
   return rest === 0 ? `${minutes}m` : `${minutes}m${String(rest).padStart(2, '0')}s`;
 }

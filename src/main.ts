@@ -3,6 +3,7 @@
 
 import { readFileSync } from 'node:fs';
 import { EXIT } from './errors.js';
+import { flushed } from './io/flush.js';
 import type { Context } from './factory.js';
 
 function readVersion(): string {
@@ -15,7 +16,12 @@ export function main(argv: string[]): void {
   const args = argv.slice(2);
   // `--version` is on every script's hot path: answer it before loading anything else
   if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
-    process.stdout.write(`${readVersion()}\n`);
+    process.stdout.on('error', () => {});
+    process.stdout.write(`${readVersion()}\n`, (error) => {
+      if (!error || (error as NodeJS.ErrnoException).code === 'EPIPE') return;
+      process.stderr.write(`error: cannot write standard output: ${error.message}\n`);
+      process.exitCode = EXIT.internal;
+    });
     return;
   }
   const controller = new AbortController();
@@ -23,16 +29,23 @@ export function main(argv: string[]): void {
   const onSignal = (signal: NodeJS.Signals) => {
     // conf's atomic writer (through when-exit) re-raises the signals it intercepts: a repeat within
     // a second is that echo, not the user insisting. A later one forces the exit.
-    if (firstSignalAt && Date.now() - firstSignalAt > 1000) process.exit(signal === 'SIGTERM' ? 143 : EXIT.interrupted);
+    if (firstSignalAt && Date.now() - firstSignalAt > 1000) {
+      // forced: give the terminal its cursor and line wrapping back, in case a progress line hid them
+      if (process.stderr.isTTY) process.stderr.write('\u001b[?25h\u001b[?7h\n');
+      process.exit(signal === 'SIGTERM' ? 143 : EXIT.interrupted);
+    }
     if (!firstSignalAt) firstSignalAt = Date.now();
     controller.abort(signal);
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  // a closed pipe (`reporting ... | head`) is not an error: stop quietly
+  // a closed pipe (`reporting ... | head`) is not an error: stop quietly. Other stdout errors
+  // (`> /dev/full`) are reported by runCli with an exit code.
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') process.exit(EXIT.ok);
   });
+  // a closed stderr (`2>&1 | grep -m1 submitted`) loses the messages, never the job or its output
+  process.stderr.on('error', () => {});
   const ctx: Context = {
     stdout: process.stdout,
     stderr: process.stderr,
@@ -44,10 +57,9 @@ export function main(argv: string[]): void {
     signal: controller.signal,
     version: readVersion(),
   };
-  void import('./cli/program.js').then(({ runCli }) => runCli(argv, ctx)).then((code) => {
-    const finish = () => process.exit(code);
-    // let stdout drain before leaving, so piped output is never cut short
-    if (process.stdout.writableNeedDrain) process.stdout.once('drain', finish);
-    else finish();
+  void import('./cli/program.js').then(({ runCli }) => runCli(argv, ctx)).then(async (code) => {
+    // never leave with writes pending: piped output (or the last message) would be cut short
+    await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+    process.exit(code);
   });
 }

@@ -1,7 +1,8 @@
 // Request bodies: form-encoded with indexed arrays (the contract's samples), or JSON with the same
 // names (arrays as arrays, metrics as the comma-separated string).
 
-export type Params = Record<string, string | string[]>;
+/** `since`/`until` are numbers: JSON bodies send them as integers, as the contract says. */
+export type Params = Record<string, string | number | string[]>;
 export type BodyEncoding = 'form' | 'json';
 
 /** Brackets are kept literal, as in the contract's samples: `breakdowns[0]=DAILY`. */

@@ -3,19 +3,13 @@
 // naming the flag, raised while commander parses, before any command runs.
 
 import { Argument, Option } from 'commander';
-import { formatDuration, parseDuration } from '../duration.js';
+import { parseDuration, type DurationBounds } from '../duration.js';
 import { UsageError } from '../errors.js';
 import { didYouMean } from '../suggest.js';
 
-/** A duration (`500ms`, `30s`, `5m`, `2h`, plain seconds) within [min, max], in milliseconds. */
-export function duration(flag: string, minMs: number, maxMs: number): (text: string) => number {
-  return (text) => {
-    const ms = parseDuration(text, flag);
-    if (ms < minMs || ms > maxMs) {
-      throw new UsageError(`${flag} wants a duration from ${formatDuration(minMs)} to ${formatDuration(maxMs)}, not "${text}"`);
-    }
-    return ms;
-  };
+/** A duration (`500ms`, `30s`, `5m`, `2h`, `3d`, plain seconds) within `bounds`, in milliseconds. */
+export function duration(flag: string, bounds: DurationBounds): (text: string) => number {
+  return (text) => parseDuration(text, flag, bounds);
 }
 
 /** A whole number within [min, max]. */

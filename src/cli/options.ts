@@ -6,6 +6,7 @@ import { FILTERS, DEFAULT_METRICS, dimensionsOf, type Side } from '../report/cat
 import { FORMATS, type OutputOptions } from '../export/output.js';
 import type { WaitFlags } from '../report/poll.js';
 import type { ReportFlags } from '../report/request.js';
+import { BOUNDS } from '../duration.js';
 import { choiceOption, duration, list, repeat } from './flags.js';
 
 /** What commander hands over: flag name (camelCase) -> parsed value. Typed per group below. */
@@ -31,9 +32,16 @@ export function addReportOptions(command: Command, sides: readonly Side[]): Comm
     .option('--no-validate', 'send metric and breakdown values as given');
   command.optionsGroup('Filters (repeatable, comma-separated):');
   for (const filter of FILTERS) {
-    if (!filter.sides.some((s) => sides.includes(s))) continue;
+    const flags = `--${filter.option} <${filter.text ? 'name' : 'ids'}>`;
+    const parse = filter.text ? repeat : list;
+    if (!filter.sides.some((s) => sides.includes(s))) {
+      // the other side's filters are accepted, hidden, so the request check can say which side
+      // they belong to rather than commander's "unknown option"
+      command.addOption(new Option(flags).argParser(parse).hideHelp());
+      continue;
+    }
     const only = sides.length > 1 && filter.sides.length === 1 ? ` (${filter.sides[0]} only)` : '';
-    command.option(`--${filter.option} <${filter.text ? 'name' : 'ids'}>`, `${filter.description}${only}`, filter.text ? repeat : list);
+    command.option(flags, `${filter.description}${only}`, parse);
   }
   return command;
 }
@@ -59,21 +67,21 @@ export function reportFlagsOf(parsed: Parsed): ReportFlags {
 export function addWaitOptions(command: Command, what: string): Command {
   return command
     .optionsGroup('Waiting:')
-    .option('--poll-interval <duration>', 'poll at this fixed interval (default: 1s, doubling to 7.5s)', duration('--poll-interval', 10, 3_600_000))
+    .option('--poll-interval <duration>', 'poll at this fixed interval (default: 1s, doubling to 7.5s)', duration('--poll-interval', BOUNDS.pollInterval))
     .addOption(new Option('--max-wait <duration>', `give up waiting for ${what} after this long`)
-      .argParser(duration('--max-wait', 100, 7 * 86_400_000)).default(30 * 60_000, '30m'));
+      .argParser(duration('--max-wait', BOUNDS.maxWait)).default(30 * 60_000, '30m'));
 }
 
 export function waitFlagsOf(parsed: Parsed): WaitFlags {
   return { pollIntervalMs: parsed.pollInterval as number | undefined, maxWaitMs: parsed.maxWait as number };
 }
 
-export function addOutputOptions(command: Command, placeholders: string): Command {
+export function addOutputOptions(command: Command, placeholders: readonly string[]): Command {
   return command
     .optionsGroup('Output options:')
-    .option('-o, --output <file>', `write to FILE (- for stdout); placeholders ${placeholders}`)
+    .option('-o, --output <file>', `write to FILE (- for stdout); placeholders ${placeholders.map((name) => `{${name}}`).join(' ')}`)
     .addOption(choiceOption('--format <format>', 'default: from the file extension, else csv', FORMATS, 'format'))
-    .option('--columns <list>', 'CSV: select and order columns (comma-separated, repeatable)', list)
+    .option('--columns <list>', 'CSV: select and order columns (comma-separated, repeatable; row fields and date)', list)
     .option('--delimiter <char>', 'CSV: field delimiter (default: ,)')
     .option('--bom', 'CSV: start with a UTF-8 byte order mark')
     .option('--excel', 'CSV for spreadsheets in France: BOM, ";", CRLF, decimal comma, formulas made inert');

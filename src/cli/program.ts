@@ -2,9 +2,11 @@
 // argv, runs the command through the factory, and returns the exit code (never throws).
 
 import { Command, Option } from 'commander';
+import { BOUNDS } from '../duration.js';
 import { EXIT } from '../errors.js';
 import type { Context, Factory, GlobalFlags } from '../factory.js';
 import { wantsColor } from '../io/color.js';
+import { flushed } from '../io/flush.js';
 import { exitCodeFor } from './exit.js';
 import { choiceOption, count, duration } from './flags.js';
 import { GROUPS, GroupedHelp } from './help.js';
@@ -48,7 +50,7 @@ export function buildProgram(ctx: Context, settings: { noColor?: boolean; runF?:
     new Option('--base-url <url>', 'API base URL (else REPORTING_BASE_URL, else the profile\'s)'));
   group(GROUPS.network,
     new Option('--timeout <duration>', 'per request: connect, headers, longest silence in a body')
-      .argParser(duration('--timeout', 100, 3_600_000)).default(60_000, '60s'),
+      .argParser(duration('--timeout', BOUNDS.timeout)).default(60_000, '60s'),
     new Option('--retries <n>', 'retries after the first attempt').argParser(count('--retries', 0, 100)).default(4),
     choiceOption('--body <encoding>', 'request body encoding', ['form', 'json'], 'encoding').default('form'),
     new Option('-v, --verbose', 'HTTP trace on stderr (secrets redacted)'));
@@ -100,15 +102,35 @@ export async function runCli(argv: string[], ctx: Context, runF?: RunF): Promise
   const verbose = argv.includes('-v') || argv.includes('--verbose');
   // --no-color must hold for the help and errors printed before options are parsed
   const noColor = argv.includes('--no-color');
+  // a result that could not be written (`> /dev/full`) is a failure, whichever command printed it
+  let outputFailure: unknown;
+  const onOutputError = (error: unknown) => {
+    if ((error as NodeJS.ErrnoException)?.code !== 'EPIPE') outputFailure ??= error;
+  };
+  ctx.stdout.once('error', onOutputError);
+  let code: number;
   try {
     const program = buildProgram(ctx, { noColor, runF });
     if (argv.length <= 2) {
       program.outputHelp({ error: true });
-      return EXIT.usage;
+      code = EXIT.usage;
+    } else {
+      await program.parseAsync(argv);
+      code = EXIT.ok;
     }
-    await program.parseAsync(argv);
-    return EXIT.ok;
   } catch (error) {
-    return exitCodeFor(error, ctx, { verbose, noColor });
+    code = exitCodeFor(error, ctx, { verbose, noColor });
   }
+  try {
+    if (code === EXIT.ok) {
+      await flushed(ctx.stdout);
+      if (outputFailure) {
+        const { stdoutWriteError } = await import('../export/sink.js');
+        code = exitCodeFor(stdoutWriteError(outputFailure), ctx, { verbose, noColor });
+      }
+    }
+  } finally {
+    ctx.stdout.off?.('error', onOutputError);
+  }
+  return code;
 }

@@ -4,7 +4,7 @@
 // `--help` stays fast.
 
 import type { Command } from 'commander';
-import type { CampaignsFormat, CampaignsOptions } from '../commands/campaigns.js';
+import type { CampaignsOptions } from '../commands/campaigns.js';
 import type { CompletionOptions } from '../commands/completion.js';
 import type { DownloadOptions } from '../commands/download.js';
 import type { LoginOptions } from '../commands/login.js';
@@ -16,6 +16,7 @@ import type { SandboxCommandOptions } from '../commands/sandbox.js';
 import type { StatusOptions } from '../commands/status.js';
 import type { WhoamiOptions } from '../commands/whoami.js';
 import type { Shell } from '../completion/scripts.js';
+import { CAMPAIGNS_FORMATS, PLACEHOLDERS, type CampaignsFormat } from '../export/output.js';
 import type { Factory } from '../factory.js';
 import { SIDES, type Side } from '../report/catalog.js';
 import { choiceArgument, choiceOption, repeat } from './flags.js';
@@ -44,7 +45,6 @@ const entry = <O>(e: Entry<O>): AnyEntry => e as unknown as AnyEntry;
 
 const examples = (...lines: string[]) => `\nExamples:\n${lines.map((line) => `  ${line}`).join('\n')}`;
 const SHELLS: readonly Shell[] = ['bash', 'zsh', 'fish'];
-const CAMPAIGNS_FORMATS: readonly CampaignsFormat[] = ['table', 'json', 'csv'];
 
 function reportEntry(side: Side, example: string): AnyEntry {
   return entry<ReportOptions>({
@@ -126,7 +126,7 @@ ${examples(
     summary: 'download a ready report to a file or stdout (--wait polls first)',
     define(command) {
       command.argument('<id>', 'report ID').option('--wait', 'poll until the report is ready, then download');
-      addOutputOptions(command, '{reportId}');
+      addOutputOptions(command, ['reportId']).option('--no-validate', 'accept --columns names that are no row field of either side');
       addWaitOptions(command, 'the report').addHelpText('after', `
 -o takes the placeholder {reportId}; {side}, {since} and {until} are known to \`run\` only.
 ${examples(
@@ -135,7 +135,9 @@ ${examples(
     'reporting download 87a72010101115 --json | jq .summary',
   )}`);
     },
-    options: ([id], parsed) => ({ id: id as string, waitForIt: Boolean(parsed.wait), output: outputFlagsOf(parsed), wait: waitFlagsOf(parsed) }),
+    options: ([id], parsed) => ({
+      id: id as string, waitForIt: Boolean(parsed.wait), output: outputFlagsOf(parsed), wait: waitFlagsOf(parsed), validate: parsed.validate !== false,
+    }),
     load: () => import('../commands/download.js'),
   }),
   entry<RunOptions>({
@@ -144,7 +146,7 @@ ${examples(
     define(command) {
       command.addArgument(choiceArgument('<side>', 'buyer or seller', SIDES, (text) => `unknown side "${text}": choose buyer or seller`));
       addReportOptions(command, SIDES);
-      addOutputOptions(command, '{side} {since} {until} {reportId}');
+      addOutputOptions(command, PLACEHOLDERS);
       addWaitOptions(command, 'the report').addHelpText('after', examples(
         'reporting run buyer --since yesterday --until yesterday --breakdowns DAILY,COUNTRY -o nightly.csv',
         'reporting run seller --since 2026-11-01 --until 2026-11-20 --breakdowns DAILY,APP \\',

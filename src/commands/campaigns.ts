@@ -2,11 +2,12 @@
 
 import { stringify } from 'csv-stringify/sync';
 import { refuseTokenStore } from '../auth/store.js';
+import { CAMPAIGNS_FORMATS, chooseFormat, type CampaignsFormat } from '../export/output.js';
 import { openFileSink, stdoutSink } from '../export/sink.js';
 import type { Factory } from '../factory.js';
 import { table } from '../io/table.js';
 
-export type CampaignsFormat = 'table' | 'json' | 'csv';
+export type { CampaignsFormat } from '../export/output.js';
 
 export interface CampaignsOptions {
   format?: CampaignsFormat;
@@ -14,14 +15,11 @@ export interface CampaignsOptions {
 }
 
 export async function run(options: CampaignsOptions, f: Factory): Promise<void> {
-  let format: CampaignsFormat;
-  if (f.globals.json) format = 'json';
-  else if (options.format) format = options.format;
-  else if (options.output && options.output !== '-') {
-    format = /\.json$/i.test(options.output) ? 'json' : 'csv';
-  } else format = 'table';
-
   if (options.output && options.output !== '-') refuseTokenStore(options.output, f.cwd, f.env);
+  // the --json rule of every command (see chooseFormat); a file without an extension is CSV
+  let format = chooseFormat({ ...options, json: f.globals.json }, CAMPAIGNS_FORMATS, { json: ['.json'], csv: ['.csv'] }, 'table');
+  if (format === 'table' && options.format === undefined && options.output && options.output !== '-') format = 'csv';
+
   const campaigns = await f.client().campaigns();
 
   let text: string;
@@ -58,4 +56,5 @@ export async function run(options: CampaignsOptions, f: Factory): Promise<void> 
     throw error;
   }
   if (sink.path && !f.globals.quiet) f.stderr.write(`Wrote ${campaigns.length} campaigns to ${sink.path}\n`);
+  if (sink.path && f.globals.json) f.stdout.write(`${JSON.stringify({ campaigns: campaigns.length, file: sink.path, format })}\n`);
 }

@@ -3,12 +3,13 @@
 import { checkReportIdArgument } from '../api/schemas.js';
 import { refuseTokenStore } from '../auth/store.js';
 import { ReportError } from '../errors.js';
-import { planOutput, type OutputOptions } from '../export/output.js';
+import { expandTemplate, planOutput, type OutputOptions } from '../export/output.js';
 import type { Factory } from '../factory.js';
+import { SIDES, columnNames } from '../report/catalog.js';
 import { createReporter } from '../io/progress.js';
 import { shellCommand } from '../io/shell.js';
 import { describeSaved, saveReport, targetOf } from '../jobs/download.js';
-import { failedReport, isFailed, pollOptionsFrom, waitUntilReady, type WaitFlags } from '../report/poll.js';
+import { isFailed, reportFailed, pollOptionsFrom, waitUntilReady, type WaitFlags } from '../report/poll.js';
 
 export interface DownloadOptions {
   id: string;
@@ -16,16 +17,19 @@ export interface DownloadOptions {
   waitForIt: boolean;
   output: OutputOptions;
   wait: WaitFlags;
+  /** false with --no-validate: --columns may name any field */
+  validate: boolean;
 }
 
 export async function run(opts: DownloadOptions, f: Factory): Promise<void> {
   const { id } = opts;
   checkReportIdArgument(id);
   const { json, quiet } = f.globals;
-  const plan = planOutput({ ...opts.output, json }, ['reportId']);
+  if (opts.output.output && opts.output.output !== '-') refuseTokenStore(expandTemplate(opts.output.output, { reportId: id }), f.cwd, f.env);
+  // the side of a report is not known before its download: --columns may name a field of either
+  const plan = planOutput({ ...opts.output, json, validate: opts.validate }, ['reportId'], columnNames(SIDES));
   const poll = pollOptionsFrom(opts.wait, f);
   const target = targetOf(plan, { reportId: id });
-  if (target) refuseTokenStore(target, f.cwd, f.env);
 
   const client = f.client();
   const reporter = await createReporter(f, quiet);
@@ -33,8 +37,9 @@ export async function run(opts: DownloadOptions, f: Factory): Promise<void> {
   if (first.status === 'progress' && !opts.waitForIt) {
     throw new ReportError(`report ${id} is not ready yet (status: progress)`, id, `add --wait to wait for it: ${shellCommand(['reporting', 'download', id, '--wait', ...(target ? ['-o', target] : [])])}`);
   }
-  if (isFailed(first)) throw failedReport(id, first);
+  if (isFailed(first)) throw reportFailed(id, first);
   if (first.status === 'progress') {
+    // stopped on every path: the error starts on its own line, the terminal is restored
     await waitUntilReady(client, id, { ...poll, onStatus: (status, polls, elapsed) => reporter.waiting(status.status, polls, elapsed) })
       .finally(() => reporter.stop());
   }

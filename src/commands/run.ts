@@ -3,12 +3,12 @@
 import { refuseTokenStore } from '../auth/store.js';
 import { InterruptedError } from '../errors.js';
 import type { OutputOptions } from '../export/output.js';
-import { PLACEHOLDERS, planOutput } from '../export/output.js';
+import { PLACEHOLDERS, expandTemplate, planOutput } from '../export/output.js';
 import type { Factory } from '../factory.js';
 import { createReporter } from '../io/progress.js';
 import { shellCommand } from '../io/shell.js';
 import { describeSaved, saveReport, targetOf } from '../jobs/download.js';
-import type { Side } from '../report/catalog.js';
+import { columnNames, type Side } from '../report/catalog.js';
 import { pollOptionsFrom, waitUntilReady, type WaitFlags } from '../report/poll.js';
 import { buildReportRequest, requestParams, type ReportFlags } from '../report/request.js';
 import { parisDate } from '../report/time.js';
@@ -25,11 +25,13 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
   const { json, quiet } = f.globals;
   // everything the user typed is checked before the first request
   const request = buildReportRequest(side, opts.report, f.now());
-  const plan = planOutput({ ...opts.output, json }, PLACEHOLDERS);
+  const named = { side, since: parisDate(request.since), until: parisDate(request.until) };
+  // a target known in full is checked first, even before its format (saveReport checks it again)
+  const template = opts.output.output;
+  if (template && template !== '-' && !template.includes('{reportId}')) refuseTokenStore(expandTemplate(template, named), f.cwd, f.env);
+  const plan = planOutput({ ...opts.output, json, validate: opts.report.validate }, PLACEHOLDERS, columnNames([side]));
   const poll = pollOptionsFrom(opts.wait, f);
-  const target = (reportId?: string) => targetOf(plan, { side, since: parisDate(request.since), until: parisDate(request.until), reportId });
-  // a target known in full is checked before the first request (saveReport checks it again)
-  if (plan.template && !plan.template.includes('{reportId}')) refuseTokenStore(target() as string, f.cwd, f.env);
+  const target = (reportId: string) => targetOf(plan, { ...named, reportId });
 
   const client = f.client();
   const reporter = await createReporter(f, quiet);
@@ -48,7 +50,7 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
       },
     });
   } catch (error) {
-    reporter.stop();
+    reporter.stop(); // the error starts on its own line, the terminal is restored
     if (error instanceof InterruptedError) throw new InterruptedError(error.signal, `report ${id} goes on without you: ${resume}`);
     throw error;
   }

@@ -4,7 +4,7 @@ import { checkReportIdArgument, type StatusResponse } from '../api/schemas.js';
 import { ReportError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { safeText } from '../io/safe-text.js';
-import { failedReport, isFailed, pollOptionsFrom, waitUntilReady, type WaitFlags } from '../report/poll.js';
+import { isFailed, reportFailed, pollOptionsFrom, waitUntilReady, type WaitFlags } from '../report/poll.js';
 
 export interface StatusOptions {
   id: string;
@@ -33,7 +33,7 @@ export async function run(opts: StatusOptions, f: Factory): Promise<void> {
   if (!opts.waitForIt) {
     const status = await client.status(id);
     print(status);
-    if (isFailed(status)) throw failedReport(id, status);
+    if (isFailed(status)) throw reportFailed(id, status);
     return;
   }
   try {

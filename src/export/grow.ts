@@ -18,10 +18,18 @@ export async function* padRecords(
   let record = -1; // the header line
   let inQuotes = false;
   let first = true;
+  // a CR that ends a chunk may be the first half of a CRLF terminator: it waits for the next chunk
+  let carriedCr = '';
   for await (const chunk of input) {
-    let text = decoder.write(chunk);
+    let text = carriedCr + decoder.write(chunk);
+    carriedCr = '';
+    if (text.endsWith('\r')) {
+      carriedCr = '\r';
+      text = text.slice(0, -1);
+    }
     let out = '';
-    if (first) {
+    if (first && text) {
+      // the first decoded text, not the first chunk: a chunk may end inside the BOM
       first = false;
       if (text.startsWith('\uFEFF')) {
         out += '\uFEFF';
@@ -43,8 +51,13 @@ export async function* padRecords(
         from = i + 1;
       }
     }
-    if (record === -1) continue; // still inside the header line: dropped when it ends
+    if (record === -1) {
+      // still inside the header line: dropped when it ends (the BOM, if just read, stays)
+      if (out) yield out;
+      continue;
+    }
     out += text.slice(from);
     yield out;
   }
+  if (carriedCr) yield carriedCr;
 }

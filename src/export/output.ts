@@ -2,17 +2,21 @@
 // the -o template and its placeholders, and the CSV options.
 
 import { CliError, EXIT, UsageError } from '../errors.js';
+import { metricField } from '../report/catalog.js';
 import { didYouMean } from '../suggest.js';
 import type { CsvOptions } from './writers.js';
 
 export const FORMATS = ['csv', 'json', 'ndjson'] as const;
 export type Format = (typeof FORMATS)[number];
 
-/** The output flags of `run` and `download`, parsed at the edge. */
+/** `campaigns` writes a table on a terminal besides JSON and CSV. */
+export const CAMPAIGNS_FORMATS = ['table', 'json', 'csv'] as const;
+export type CampaignsFormat = (typeof CAMPAIGNS_FORMATS)[number];
+
 export interface OutputOptions {
   output?: string;
   format?: string;
-  /** --columns, repeatable and comma-separated, already split */
+  /** repeatable, each comma-separated */
   columns?: string[];
   delimiter?: string;
   bom?: boolean;
@@ -30,12 +34,67 @@ export interface OutputPlan {
 export const PLACEHOLDERS = ['side', 'since', 'until', 'reportId'] as const;
 export type Placeholders = Partial<Record<(typeof PLACEHOLDERS)[number], string>>;
 
-function formatFromName(path: string): Format | undefined {
-  const lower = path.toLowerCase();
-  if (lower.endsWith('.csv')) return 'csv';
-  if (lower.endsWith('.json')) return 'json';
-  if (lower.endsWith('.ndjson') || lower.endsWith('.jsonl')) return 'ndjson';
-  return undefined;
+/** The extensions each format owns (.tsv is CSV with a tab). */
+export const EXTENSIONS: Record<Format, readonly string[]> = { csv: ['.csv', '.tsv'], json: ['.json'], ndjson: ['.ndjson', '.jsonl'] };
+
+/** The extension of the file name, if it has one (`.csv`; not for `.hidden` or `dir.d/file`). */
+function extensionOf(path: string): string | undefined {
+  const name = path.split(/[/\\]/).pop() ?? '';
+  const dot = name.lastIndexOf('.');
+  return dot > 0 ? name.slice(dot).toLowerCase() : undefined;
+}
+
+/**
+ * The one rule of every command that writes data (`run`, `download`, `campaigns`): `--format`
+ * wins; else the extension of `-o` (an extension no format owns is a usage error; no extension
+ * means the default); else, on stdout, JSON with `--json` and the default without. `--json` with
+ * `-o` leaves the file's format alone: stdout then gets a JSON line describing what was written.
+ * `--json` and a non-JSON `--format` on stdout contradict each other.
+ */
+export function chooseFormat<F extends string>(
+  options: { format?: string; output?: string; json?: boolean },
+  formats: readonly F[],
+  extensions: Partial<Record<F, readonly string[]>>,
+  fallback: F,
+): F {
+  const toFile = Boolean(options.output && options.output !== '-');
+  let format: F;
+  if (options.format !== undefined) {
+    const wanted = options.format.toLowerCase();
+    if (!(formats as readonly string[]).includes(wanted)) {
+      throw new UsageError(`unknown format "${options.format}"${didYouMean(options.format, formats)}`, `choose ${formats.join(', ')}`);
+    }
+    format = wanted as F;
+    if (options.json && !toFile && format !== 'json') {
+      throw new UsageError(`--json prints the result as JSON on stdout, which contradicts --format ${format}`, 'drop one of them, or write a file with -o (then --json describes the file)');
+    }
+    return format;
+  }
+  if (toFile) {
+    const extension = extensionOf(options.output as string);
+    if (extension === undefined) return fallback;
+    const owner = formats.find((f) => extensions[f]?.includes(extension));
+    if (!owner) {
+      throw new UsageError(`no format writes "${extension}" files (-o ${options.output})`, `name the file ${formats.flatMap((f) => extensions[f] ?? []).map((e) => `*${e}`).join(', ')}, or give --format ${formats.join('|')}`);
+    }
+    return owner;
+  }
+  return options.json && (formats as readonly string[]).includes('json') ? ('json' as F) : fallback;
+}
+
+/** The row fields --columns may name when the side is known, or of both sides (download). */
+export function columnsOf(fields: readonly string[], given: readonly string[] | undefined, validate: boolean): string[] | undefined {
+  if (given === undefined) return undefined;
+  const columns = given.flatMap((value) => value.split(',')).map((column) => column.trim()).filter(Boolean);
+  if (columns.length === 0) throw new UsageError('--columns wants a comma-separated list of field names');
+  if (!validate) return columns;
+  return columns.map((column) => {
+    const match = fields.find((field) => field.toLowerCase() === column.toLowerCase());
+    if (match) return match;
+    const renamed = metricField(column);
+    const note = renamed !== column ? `; the metric ${column} arrives as the field ${renamed}` : didYouMean(column, fields);
+    throw new UsageError(`--columns: no row has a field "${column}"${note}`, `fields: ${fields.join(', ')} (--no-validate lets any name through)`);
+  });
 }
 
 /** --delimiter's names (completion offers them); `\t` is understood too. */
@@ -50,8 +109,9 @@ function delimiterOf(text: string | undefined): string {
   return delimiter;
 }
 
-/** Reads the output options; `available` are the placeholders this command can fill. */
-export function planOutput(options: OutputOptions, available: readonly string[]): OutputPlan {
+/** Reads the output options; `available` are the placeholders this command can fill, `fields` the
+ * row fields --columns may name. */
+export function planOutput(options: OutputOptions & { validate?: boolean }, available: readonly string[], fields: readonly string[]): OutputPlan {
   const template = options.output && options.output !== '-' ? options.output : undefined;
   if (template) {
     for (const [, name] of template.matchAll(/\{([^}]*)\}/g)) {
@@ -63,27 +123,15 @@ export function planOutput(options: OutputOptions, available: readonly string[])
       }
     }
   }
-  let format: Format;
-  if (options.format !== undefined) {
-    const wanted = options.format.toLowerCase();
-    if (!(FORMATS as readonly string[]).includes(wanted)) {
-      throw new UsageError(`unknown format "${options.format}"${didYouMean(options.format, FORMATS)}`, `choose ${FORMATS.join(', ')}`);
-    }
-    format = wanted as Format;
-    if (options.json && !template && format !== 'json') {
-      throw new UsageError(`--json prints the report as JSON on stdout, which contradicts --format ${format}`, 'drop one of them, or write a file with -o');
-    }
-  } else if (template) format = formatFromName(template) ?? 'csv';
-  else format = options.json ? 'json' : 'csv';
-
-  const columns = options.columns;
-  if (columns !== undefined && columns.length === 0) throw new UsageError('--columns wants a comma-separated list of field names');
+  const format = chooseFormat(options, FORMATS, EXTENSIONS, 'csv');
+  const columns = columnsOf(fields, options.columns, options.validate !== false);
   const csvOnly = ['columns', 'delimiter', 'bom', 'excel'] as const;
   if (format !== 'csv') {
     const given = csvOnly.filter((name) => options[name] !== undefined && options[name] !== false);
     if (given.length) throw new UsageError(`--${given[0]} applies to CSV output, not ${format}`);
   }
-  const csv: CsvOptions = { delimiter: delimiterOf(options.delimiter), bom: Boolean(options.bom), excel: Boolean(options.excel), columns };
+  const tsv = format === 'csv' && options.format === undefined && template !== undefined && extensionOf(template) === '.tsv';
+  const csv: CsvOptions = { delimiter: delimiterOf(options.delimiter ?? (tsv && !options.excel ? 'tab' : undefined)), bom: Boolean(options.bom), excel: Boolean(options.excel), columns };
   if (csv.excel && options.delimiter !== undefined && csv.delimiter !== ';') {
     throw new UsageError('--excel writes ";" as the delimiter (a decimal comma needs it); drop --delimiter');
   }

@@ -224,28 +224,53 @@ export async function openFileSink(target: string, cwd: string): Promise<Sink> {
   return sink;
 }
 
+/** A failed write to stdout other than a closed pipe (`> /dev/full`, a full disk): an error. */
+export function stdoutWriteError(error: unknown): CliError {
+  return new CliError(fileError(error, 'standard output').message, EXIT.internal);
+}
+
 export function stdoutSink(out: Output): Sink {
   let closed = false;
+  let failed: unknown;
   const onError = (error: unknown) => {
     if ((error as NodeJS.ErrnoException)?.code === 'EPIPE') closed = true;
+    else failed ??= error;
   };
   out.once('error', onError);
+  const refusal = () => (failed ? stdoutWriteError(failed) : closed ? new PipeClosedError() : undefined);
   return {
     write(chunk) {
-      if (closed) return Promise.reject(new PipeClosedError());
+      const refused = refusal();
+      if (refused) return Promise.reject(refused);
       return new Promise((resolvePromise, reject) => {
+        let settled = false;
+        const settle = (error?: CliError) => {
+          if (settled) return;
+          settled = true;
+          out.off?.('drain', onDrain);
+          out.off?.('close', onClose);
+          if (error) reject(error);
+          else resolvePromise();
+        };
+        const onDrain = () => settle();
+        const onClose = () => { closed = true; settle(refusal()); };
         const more = out.write(chunk, (error) => {
-          if (error && (error as NodeJS.ErrnoException).code === 'EPIPE') closed = true;
+          if (error) {
+            onError(error);
+            settle(refusal() ?? stdoutWriteError(error));
+          }
         });
-        if (more) return resolvePromise();
-        const onDrain = () => { out.off?.('close', onClose); resolvePromise(); };
-        const onClose = () => { out.off?.('drain', onDrain); closed = true; reject(new PipeClosedError()); };
+        if (more) return settle(refusal());
         out.once('drain', onDrain);
         out.once('close', onClose);
       });
     },
     async commit() {
+      // an empty write calls back once everything before it was flushed, or failed
+      if (!refusal()) await new Promise<void>((resolvePromise) => { out.write('', (error) => { if (error) onError(error); resolvePromise(); }); });
       out.off?.('error', onError);
+      const refused = refusal();
+      if (refused) throw refused;
     },
     async abort() {
       out.off?.('error', onError);

@@ -37,7 +37,14 @@ export interface HeaderGrowth {
   epochs: { untilRow: number; columns: number }[];
 }
 
-const FORMULA_START = /^[=+\-@\t\r]/;
+/** A cell with its own csv-stringify options (passed through by `cast.object`): a negative number
+ * in --excel mode, whose `-` `escape_formulas` would take for a formula start; and the empty cell
+ * of a one-column record, written `""` because an empty line is no record at all to most readers. */
+interface CellWithOptions {
+  value: string;
+  escape_formulas?: false;
+  quoted_empty?: true;
+}
 
 export class CsvWriter implements RowWriter {
   private header?: string[];
@@ -45,7 +52,7 @@ export class CsvWriter implements RowWriter {
   /** keys of the previous row, and where each lands in the header */
   private layoutKeys: string[] = [];
   private layoutSlots: number[] = [];
-  private batch: string[][] = [];
+  private batch: (string | CellWithOptions)[][] = [];
   private pending = '';
   private rowCount = 0;
   private readonly epochs: HeaderGrowth['epochs'] = [];
@@ -55,6 +62,14 @@ export class CsvWriter implements RowWriter {
     this.stringifyOptions = {
       delimiter: options.excel && options.delimiter === ',' ? ';' : options.delimiter,
       record_delimiter: options.excel ? 'windows' : 'unix',
+      // csv-stringify quotes on the configured record delimiter only: a lone CR, or a LF in CRLF
+      // mode, would split the record for other readers (Python's csv, DuckDB). A cell starting
+      // with U+FEFF is quoted too: first in the file, readers would take it for a BOM and drop it.
+      quoted_match: [/[\r\n]/, /^\uFEFF/],
+      // --excel: text cells, header cells included, that begin with = + - @ (ASCII or full width),
+      // a tab or a CR get a leading apostrophe
+      escape_formulas: options.excel,
+      cast: { object: (value: object) => value as unknown as string },
     };
     if (options.bom || options.excel) this.pending = '\uFEFF';
     if (options.columns) this.setHeader(options.columns);
@@ -67,7 +82,12 @@ export class CsvWriter implements RowWriter {
   private setHeader(header: string[]): void {
     this.header = header;
     header.forEach((name, i) => this.index.set(name, i));
-    this.batch.push([...header]);
+    this.push([...header]);
+  }
+
+  private push(cells: (string | CellWithOptions)[]): void {
+    if (cells.length === 1 && cells[0] === '') cells = [{ value: '', quoted_empty: true }];
+    this.batch.push(cells);
   }
 
   private slotsFor(keys: string[]): number[] {
@@ -103,22 +123,21 @@ export class CsvWriter implements RowWriter {
     }
     const header = this.header as string[];
     const excel = this.options.excel;
-    let cells: string[];
+    let cells: (string | CellWithOptions)[];
     if (!excel && isIdentity(this.layoutSlots, header.length)) cells = values;
     else {
-      cells = new Array<string>(header.length).fill('');
+      cells = new Array<string | CellWithOptions>(header.length).fill('');
       for (let k = 0; k < values.length; k++) {
         const slot = this.layoutSlots[k] as number;
         if (slot < 0) continue;
-        let value = values[k] as string;
-        if (excel) {
-          if (kinds[k] === Kind.Number) value = value.replace('.', ',');
-          else if (kinds[k] === Kind.String && FORMULA_START.test(value)) value = `'${value}`;
-        }
-        cells[slot] = value;
+        const value = values[k] as string;
+        if (excel && kinds[k] === Kind.Number) {
+          const decimal = value.replace('.', ',');
+          cells[slot] = decimal.startsWith('-') ? { value: decimal, escape_formulas: false } : decimal;
+        } else cells[slot] = value;
       }
     }
-    this.batch.push(cells);
+    this.push(cells);
     this.rowCount++;
   }
 

@@ -4,7 +4,7 @@
 
 import type { Context } from '../factory.js';
 import { formatDuration } from '../duration.js';
-import { safeText } from '../io/safe-text.js';
+import { safeText } from './safe-text.js';
 
 export function formatBytes(bytes: number): string {
   if (bytes < 1000) return `${bytes} B`;
@@ -44,7 +44,8 @@ export async function createReporter(ctx: Context, quiet: boolean): Promise<Repo
     return {
       state: write,
       waiting(status, polls, elapsedMs) {
-        if (status !== lastStatus) write(`status ${status} (poll ${polls}, ${formatDuration(elapsedMs)})`);
+        // `ready` is the caller's next line ("report … ready after …"): not the same moment twice
+        if (status !== lastStatus && status !== 'ready') write(`status ${status} (poll ${polls}, ${formatDuration(elapsedMs)})`);
         lastStatus = status;
       },
       downloading() {},
@@ -56,11 +57,31 @@ export async function createReporter(ctx: Context, quiet: boolean): Promise<Repo
   let bar: Bar | undefined;
   let mode: 'wait' | 'download' | undefined;
   let phaseStarted = ctx.now();
+  let shown = false;
+  // while waiting, the elapsed time moves every second, not only when a poll answers
+  let ticker: ReturnType<typeof setInterval> | undefined;
+  let waitPayload: Record<string, string> = {};
+  let waitStarted = 0;
+  const stopBar = () => {
+    if (ticker) clearInterval(ticker);
+    ticker = undefined;
+    bar?.stop();
+    bar = undefined;
+    mode = undefined;
+    // cli-progress restores what it changed when stopped; say it again on every stop so that no
+    // path (an error, Ctrl-C) leaves the terminal without a cursor or line wrapping
+    if (shown) ctx.stderr.write('\u001b[?25h\u001b[?7h');
+    shown = false;
+  };
   // the first frame is drawn with its values, never with the bare template
   const show = (next: 'wait' | 'download', format: string, payload: Record<string, string>) => {
     if (mode === next) {
       bar?.update(0, payload);
       return;
+    }
+    if (next !== 'wait' && ticker) {
+      clearInterval(ticker);
+      ticker = undefined;
     }
     bar?.stop();
     const created = new SingleBar({
@@ -75,16 +96,23 @@ export async function createReporter(ctx: Context, quiet: boolean): Promise<Repo
     created.start(0, 0, payload);
     bar = created;
     mode = next;
+    shown = true;
   };
   return {
     state(line) {
-      bar?.stop();
-      bar = undefined;
-      mode = undefined;
+      stopBar();
       write(line);
     },
     waiting(status, polls, elapsedMs) {
-      show('wait', 'waiting {elapsed}  status {status}  polls {polls}', { elapsed: formatDuration(elapsedMs), status: safeText(status), polls: String(polls) });
+      waitStarted = ctx.now() - elapsedMs;
+      waitPayload = { elapsed: formatDuration(elapsedMs), status: safeText(status), polls: String(polls) };
+      show('wait', 'waiting {elapsed}  status {status}  polls {polls}', waitPayload);
+      if (!ticker) {
+        ticker = setInterval(() => {
+          if (mode === 'wait') bar?.update(0, { ...waitPayload, elapsed: formatDuration(ctx.now() - waitStarted) });
+        }, 1000);
+        ticker.unref?.();
+      }
     },
     downloading(rows, bytes) {
       if (mode !== 'download') phaseStarted = ctx.now();
@@ -92,11 +120,7 @@ export async function createReporter(ctx: Context, quiet: boolean): Promise<Repo
         rows: rows.toLocaleString('en-US'), bytes: formatBytes(bytes), elapsed: formatDuration(ctx.now() - phaseStarted),
       });
     },
-    stop() {
-      bar?.stop();
-      bar = undefined;
-      mode = undefined;
-    },
+    stop: stopBar,
     note: write,
   };
 }

@@ -47,8 +47,9 @@ export async function saveReport(
     openSink: () => (target ? openFileSink(target, ctx.cwd) : Promise.resolve(stdoutSink(ctx.stdout))),
     progress: (rows, bytes) => reporter.downloading(rows, bytes),
     onRetry: (attempt, reason) => reporter.state(`${reason}; downloading again (retry ${attempt} of ${retries})`),
-  });
-  reporter.stop();
+    // the progress line goes away on every path, so an error starts on its own line and the
+    // terminal gets its cursor back
+  }).finally(() => reporter.stop());
   return { ...result, elapsedMs: ctx.now() - started };
 }
 

@@ -75,6 +75,11 @@ export const ROW_FIELDS: Record<Side, RowField[]> = {
   ],
 };
 
+/** What --columns may name: the row fields of these sides, and the time bucket `date`. */
+export function columnNames(sides: readonly Side[]): string[] {
+  return [...new Set(['date', ...sides.flatMap((side) => ROW_FIELDS[side].map((field) => field.name))])];
+}
+
 export interface Filter {
   /** kebab-case option name, without the dashes */
   option: string;

@@ -42,10 +42,17 @@ export const defaultResumeHint = (id: string) => `pick it up later with: ${shell
 /** Whether a status ends the wait in failure (anything but progress and ready). */
 export const isFailed = (status: StatusResponse) => status.status !== 'progress' && status.status !== 'ready';
 
-/** The error for a report that ended in a failure status, with the server's message when it adds one. */
-export function failedReport(id: string, status: StatusResponse, hint?: string): ReportError {
-  const message = status.message && status.message !== status.status ? `: ${status.message}` : '';
-  return new ReportError(`report ${id} ended in status "${status.status}"${message}`, id, hint);
+/** A report that ended in a status other than progress or ready: its server message only when it
+ * says more than the status, and no hint to download what will never be ready. */
+export function reportFailed(id: string, status: { status: string; message?: string | null }): ReportError {
+  const plain = (text: string) => text.toLowerCase().replace(/["'.]/g, '').trim();
+  const said = status.message?.trim();
+  const repeats = !said || plain(said) === plain(status.status) || plain(said) === plain(`report ${id} ended in status ${status.status}`);
+  return new ReportError(
+    `report ${id} ended in status "${status.status}"${repeats ? '' : `: ${said}`}`,
+    id,
+    'it will not become ready: submit the report again (`reporting run ...`, or `reporting buyer|seller ...`)',
+  );
 }
 
 /** The last status request, made at the --max-wait deadline, has this long to answer: the whole
@@ -66,7 +73,7 @@ export async function waitUntilReady(client: ReportingClient, id: string, option
       const elapsed = options.now() - started;
       options.onStatus?.(status, polls, elapsed);
       if (status.status === 'ready') return status;
-      if (isFailed(status)) throw failedReport(id, status, hint(id));
+      if (isFailed(status)) throw reportFailed(id, status);
       const delay = pollDelayMs(polls - 1, options.random, options.intervalMs);
       if (elapsed + delay > options.maxWaitMs) {
         // one last look at the deadline rather than giving up early

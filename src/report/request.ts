@@ -122,8 +122,8 @@ export function buildReportRequest(side: Side, options: ReportFlags, nowMs: numb
 export function requestParams(request: ReportRequest): Params {
   // no prototype, so that Object.assign copies `__proto__` from --param as a plain name
   const params: Params = Object.assign(Object.create(null) as Params, {
-    since: String(request.since),
-    until: String(request.until),
+    since: request.since,
+    until: request.until,
     metrics: request.metrics.join(','),
   });
   if (request.breakdowns.length > 0) params.breakdowns = request.breakdowns;

@@ -6,6 +6,9 @@ import { PARIS } from './catalog.js';
 
 export type Role = 'since' | 'until';
 
+/** `-Nd` goes back at most about 100 years: further is a typo (and past what dates can hold). */
+export const MAX_DAYS_AGO = 36_500;
+
 const FORMS = 'Unix seconds, 2026-11-01, 2026-11-01T08:30[:00] (Paris time), an ISO time with Z or an offset, now, today, yesterday or -7d';
 
 function usage(option: string, text: string, why: string): UsageError {
@@ -36,7 +39,11 @@ export function parseTime(input: string, role: Role, nowMs: number): number {
   if (lower === 'today') return day(today, role);
   if (lower === 'yesterday') return day(today.minus({ days: 1 }), role);
   const ago = /^-(\d+)d$/.exec(lower);
-  if (ago) return day(today.minus({ days: Number(ago[1]) }), role);
+  if (ago) {
+    const days = Number(ago[1]);
+    if (days > MAX_DAYS_AGO) throw usage(role, text, `goes back more than ${MAX_DAYS_AGO} days; give a date instead`);
+    return day(today.minus({ days }), role);
+  }
 
   if (/^\d{4}-\d{2}-\d{2}$/.test(text)) {
     const date = DateTime.fromISO(text, { zone: PARIS });

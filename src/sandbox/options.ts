@@ -1,7 +1,7 @@
 // From the `reporting sandbox` command's options to the server's settings, with usage errors.
 
 import { DateTime } from 'luxon';
-import { parseDuration } from '../duration.js';
+import { BOUNDS, parseDuration } from '../duration.js';
 import { PARIS } from '../report/catalog.js';
 import { UsageError } from '../errors.js';
 import { MALFORMED, parseBodyFault, parseErrorFault, type Faults, type Malformed } from './faults.js';
@@ -40,7 +40,7 @@ export function sandboxOptionsFrom(flags: SandboxFlags): SandboxOptions & { host
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  if (flags.latency !== undefined) faults.latencyMs = parseDuration(flags.latency, '--latency');
+  if (flags.latency !== undefined) faults.latencyMs = parseDuration(flags.latency, '--latency', BOUNDS.sandboxLatency);
   if (flags.tokenUses !== undefined) faults.tokenUses = wholeNumber(flags.tokenUses, '--token-uses', 1);
   if (flags.reportStatus !== undefined) faults.reportStatus = flags.reportStatus;
   if (flags.malformed !== undefined) {
@@ -56,7 +56,7 @@ export function sandboxOptionsFrom(flags: SandboxFlags): SandboxOptions & { host
     host: flags.host,
     port: wholeNumber(flags.port, '--port', 0, 65535),
     seed: wholeNumber(flags.seed, '--seed', 0),
-    ...(flags.delay === undefined ? {} : { readyDelayMs: parseDuration(flags.delay, '--delay') }),
+    ...(flags.delay === undefined ? {} : { readyDelayMs: parseDuration(flags.delay, '--delay', BOUNDS.sandboxDelay) }),
     faults,
     scaleRows: flags.scale === undefined ? undefined : wholeNumber(flags.scale, '--scale', 0),
     layout: flags.layout as Layout,

@@ -181,7 +181,9 @@ describe('exit codes and errors', () => {
       const failed = await runCli(['status', id, '--wait', '--poll-interval', '50ms'], { env });
       expect(failed.code).toBe(6);
       expect(failed.stderr).toContain(`report ${id} ended in status "failed"`);
-      expect(failed.stderr).toContain(`reporting download ${id} --wait`);
+      // a failed report will never be ready: no hint to download it
+      expect(failed.stderr).toMatch(/^hint: it will not become ready: submit the report again/m);
+      expect(failed.stderr).not.toContain('reporting download');
     });
     await withSandbox({ readyDelayMs: 60_000 }, async (sandbox, dir) => {
       const env = { REPORTING_CONFIG_DIR: dir, REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: sandbox.token };

@@ -102,8 +102,9 @@ describe('11.2 printed commands are quoted for POSIX shells', () => {
     expect(SHELLS).toContain('sh');
     const world = makeWorld(server);
     submits(ID);
-    server.on('status', (_req, res) => json(res, 200, { response: { status: 'failed', message: 'failed', report_id: ID } }));
-    const result = await world.run([...RUN, '-o', PATH]);
+    // not ready within --max-wait: the report goes on, and the CLI says how to pick it up later
+    server.on('status', (_req, res) => json(res, 200, { response: { status: 'progress', message: 'progress', report_id: ID } }));
+    const result = await world.run([...RUN, '--max-wait', '300ms', '-o', PATH]);
     expect(result.code).toBe(6);
     const command = /pick it up later with: (.*)$/m.exec(result.stderr)?.[1];
     expect(command).toBeDefined();

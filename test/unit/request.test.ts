@@ -72,7 +72,7 @@ describe('a whole report request', () => {
     expect(code).toBe(0);
     const params = requestParams(buildReportRequest(opts.side, opts.report, NOW));
     expect(params).toEqual({
-      since: '1793487600', until: '1793573999', metrics: 'displays', breakdowns: ['DAILY'],
+      since: 1793487600, until: 1793573999, metrics: 'displays', breakdowns: ['DAILY'],
       s: ['p1', 'p2'], carrier: ['AT&T, Inc.'], deviceModel: ['Galaxy S24, 5G'], appId: ['9001', '9002'],
       timezone: 'Europe/Paris', x: ['1', '2'],
     });
