@@ -18,11 +18,16 @@
 // HOURLY) fails for good, and the failure names it. Without `split` (--no-split) every such failure
 // is final.
 //
-// Delivery: `ordered` delivers results in chronological order, for one merged output: a window
-// done early waits in memory until every earlier window is delivered. To bound that, no window
-// starts while `maxAhead` windows are started and not yet delivered (except the earliest one, which
-// must always be able to start), so at most `maxAhead - 1` results wait. Not ordered, each result is
-// delivered as soon as its task is done (one file per window). Deliveries never overlap.
+// Delivery, never two at once:
+// - `merged` (one output): every result in chronological order. A window done early waits until
+//   every earlier window is delivered; to bound that, no window starts while `maxAhead` windows are
+//   started and not yet delivered (except the earliest, which must always be able to start), so at
+//   most `maxAhead - 1` results wait.
+// - `per-window` (one output per planned window): as soon as possible, except that the pieces of a
+//   split window come in chronological order (they go to one file). Once a piece fails for good,
+//   the rest of its planned window is dropped: not started, not delivered.
+// `deliver` is told the planned window (`origin`); the last piece is the one whose `until` is the
+// origin's (isLastPiece).
 //
 // The queue is kept in chronological order, so the earliest window always starts first.
 
@@ -99,8 +104,8 @@ export type PoolEvent =
   | { type: 'start'; window: Window }
   | { type: 'done'; window: Window }
   | { type: 'throttled'; window: Window; limit: number; waitMs: number }
-  | { type: 'split'; window: Window; into: [Window, Window]; error: unknown }
-  | { type: 'failed'; window: Window; error: unknown }
+  | { type: 'split'; window: Window; origin: Window; into: [Window, Window]; error: unknown }
+  | { type: 'failed'; window: Window; origin: Window; error: unknown }
   | { type: 'limit'; limit: number };
 
 export interface PoolOptions<T> {
@@ -108,9 +113,9 @@ export interface PoolOptions<T> {
   concurrency: number;
   /** halves a window, or undefined at the smallest unit; absent: no bisection (--no-split) */
   split?: (window: Window) => [Window, Window] | undefined;
-  /** deliver in chronological order (one merged output) rather than as each is done */
-  ordered: boolean;
-  /** ordered only: started-but-undelivered windows at most (default 4 x concurrency) */
+  /** one merged output, or one output per planned window (see above) */
+  delivery: 'merged' | 'per-window';
+  /** merged only: started-but-undelivered windows at most (default 4 x concurrency) */
   maxAhead?: number;
   /** stop at the first final failure (a merged output cannot have a hole) */
   failFast: boolean;
@@ -184,11 +189,15 @@ class WindowPool<T> {
   private readonly failures: WindowFailureReport[] = [];
   private delivered = 0;
   private peak = 0;
-  /** ordered: the first second of the earliest undelivered window, and the results waiting for it */
-  private cursor = 0;
+  /** the first second of the next window to deliver: one cursor when merged (key 0), else one per
+   * planned window being delivered in pieces (keyed by its since) */
+  private readonly cursors = new Map<number, number>();
+  /** results waiting for their predecessors, by their since */
   private readonly waiting = new Map<number, Settled<T>>();
+  /** planned windows (by since) with a piece that failed for good */
+  private readonly failedOrigins = new Set<number>();
   private deliveries: Promise<void> = Promise.resolve();
-  private deliveryError?: { error: unknown };
+  private fatalError?: { error: unknown };
   private readonly stop = new AbortController();
   private readonly signal: AbortSignal;
   private wake?: () => void;
@@ -207,7 +216,7 @@ class WindowPool<T> {
   async run(windows: readonly Window[]): Promise<PoolOutcome> {
     for (const window of windows) this.queue.push({ window, origin: window, throttles: 0 });
     this.queue.sort((a, b) => a.window.since - b.window.since);
-    this.cursor = this.queue[0]?.window.since ?? 0;
+    if (this.options.delivery === 'merged') this.cursors.set(0, this.queue[0]?.window.since ?? 0);
     const onAbort = () => this.abort();
     if (this.options.signal.aborted) this.abort();
     else this.options.signal.addEventListener('abort', onAbort, { once: true });
@@ -221,7 +230,7 @@ class WindowPool<T> {
     } finally {
       this.options.signal.removeEventListener('abort', onAbort);
     }
-    if (this.deliveryError) throw this.deliveryError.error;
+    if (this.fatalError) throw this.fatalError.error;
     return {
       delivered: this.delivered,
       failures: this.failures,
@@ -265,7 +274,7 @@ class WindowPool<T> {
   private startWhatFits(): void {
     while (!this.stopped && this.queue.length > 0 && this.running.size < this.limit && this.options.now() >= this.gateUntil) {
       const next = this.queue[0] as Item;
-      if (this.options.ordered && next.window.since !== this.cursor) {
+      if (this.options.delivery === 'merged' && next.window.since !== this.cursors.get(0)) {
         const ahead = this.running.size + this.waiting.size;
         if (ahead >= (this.options.maxAhead ?? 4 * this.max)) break;
       }
@@ -299,6 +308,17 @@ class WindowPool<T> {
 
   private settle(entry: Running, settled: Settled<T>, error?: unknown): void {
     this.running.delete(entry.item);
+    try {
+      this.decide(entry, settled, error);
+    } catch (thrown) {
+      // a bug in an injected function (split, classify, onEvent): stop rather than hang
+      this.fatalError ??= { error: thrown };
+      this.halt();
+    }
+    this.notify();
+  }
+
+  private decide(entry: Running, settled: Settled<T>, error?: unknown): void {
     if (this.stopped) {
       // stopping: errors now are the stop's echo, not the window's fault, and nothing more is
       // delivered; a window that finished after Ctrl-C is no longer in progress, though
@@ -310,7 +330,6 @@ class WindowPool<T> {
     } else {
       this.failed(entry, error);
     }
-    this.notify();
   }
 
   private succeeded(entry: Running): void {
@@ -357,15 +376,27 @@ class WindowPool<T> {
     if (failure.kind === 'split') {
       const halves = this.options.split?.(item.window);
       if (halves) {
-        this.options.onEvent?.({ type: 'split', window: item.window, into: halves, error });
+        this.options.onEvent?.({ type: 'split', window: item.window, origin: item.origin, into: halves, error });
         for (const half of halves) this.enqueue({ window: half, origin: item.origin, throttles: 0 });
         return;
       }
     }
     this.failures.push({ window: item.window, origin: item.origin, error, ...(entry.reportId ? { reportId: entry.reportId } : {}) });
-    this.options.onEvent?.({ type: 'failed', window: item.window, error });
-    if (this.options.failFast) this.halt();
-    else this.complete({ item, ok: false });
+    this.options.onEvent?.({ type: 'failed', window: item.window, origin: item.origin, error });
+    if (this.options.failFast) {
+      this.halt();
+      return;
+    }
+    if (this.options.delivery === 'merged') {
+      this.complete({ item, ok: false }); // the cursor passes the hole
+      return;
+    }
+    // per window: the planned window cannot be complete; drop its other pieces
+    const origin = item.origin.since;
+    this.failedOrigins.add(origin);
+    this.queue.splice(0, this.queue.length, ...this.queue.filter((queued) => queued.origin.since !== origin));
+    for (const [since, settled] of this.waiting) if (settled.item.origin.since === origin) this.waiting.delete(since);
+    this.cursors.delete(origin);
   }
 
   /** Into the queue at its chronological place. */
@@ -377,33 +408,41 @@ class WindowPool<T> {
 
   /** A window is settled for good: deliver it now, or when its predecessors are. */
   private complete(settled: Settled<T>): void {
-    if (!this.options.ordered) {
-      this.deliver(settled);
-      return;
-    }
-    this.waiting.set(settled.item.window.since, settled);
-    for (let next = this.waiting.get(this.cursor); next; next = this.waiting.get(this.cursor)) {
-      this.waiting.delete(this.cursor);
-      this.cursor = next.item.window.until + 1;
+    const { window, origin } = settled.item;
+    const merged = this.options.delivery === 'merged';
+    if (!merged && this.failedOrigins.has(origin.since)) return;
+    const key = merged ? 0 : origin.since;
+    let cursor = this.cursors.get(key) ?? origin.since;
+    this.waiting.set(window.since, settled);
+    for (let next = this.waiting.get(cursor); next; next = this.waiting.get(cursor)) {
+      this.waiting.delete(cursor);
+      cursor = next.item.window.until + 1;
       this.deliver(next);
     }
+    if (!merged && cursor > origin.until) this.cursors.delete(key);
+    else this.cursors.set(key, cursor);
   }
 
   private deliver(settled: Settled<T>): void {
     if (!settled.ok) return;
     const { window, origin } = settled.item;
     this.deliveries = this.deliveries.then(async () => {
-      if (this.deliveryError) return;
+      if (this.fatalError) return;
       try {
         await this.options.deliver(window, settled.result, origin);
         this.delivered++;
       } catch (error) {
         // the output failed (disk full, EPIPE): nothing more can be written
-        this.deliveryError = { error };
+        this.fatalError ??= { error };
         this.halt();
       }
     });
   }
+}
+
+/** The piece that completes its planned window (a window never split is its own last piece). */
+export function isLastPiece(window: Window, origin: Window): boolean {
+  return window.until === origin.until;
 }
 
 /** One line naming the failed window, for the run's error message. */

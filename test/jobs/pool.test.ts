@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ApiRejectedError, NetworkError, ReportError, UsageError } from '../../src/errors.js';
 import { parseTime } from '../../src/report/time.js';
 import {
-  WindowFailure, classifyFailure, describeFailure, interruptedHint, parseConcurrency, runWindows,
+  WindowFailure, classifyFailure, describeFailure, interruptedHint, isLastPiece, parseConcurrency, runWindows,
   type PoolEvent, type PoolOptions, type TaskContext,
 } from '../../src/jobs/pool.js';
 import { describeWindow, parseChunk, planWindows, splitWindow, type Window } from '../../src/jobs/windows.js';
@@ -50,7 +50,7 @@ async function simulate(
     }
   }, {
     concurrency: 4,
-    ordered: false,
+    delivery: 'per-window',
     failFast: false,
     signal: h.controller.signal,
     now: h.clock.now,
@@ -93,20 +93,20 @@ describe('delivery', () => {
   const decreasing = (_window: Window, i: number) => 10_000 - i * 500;
 
   it('per-window outputs get each window as soon as it is done', async () => {
-    const { delivered } = await simulate(windows, { ordered: false, duration: decreasing });
+    const { delivered } = await simulate(windows, { delivery: 'per-window', duration: decreasing });
     expect(delivered.map((d) => label(d.window))).not.toEqual(windows.map(label));
     expect(new Set(delivered.map((d) => d.window.since)).size).toBe(12);
   });
 
   it('a merged output gets the windows in chronological order, however they finish', async () => {
-    const { delivered } = await simulate(windows, { ordered: true, duration: decreasing });
+    const { delivered } = await simulate(windows, { delivery: 'merged', duration: decreasing });
     expect(delivered.map((d) => label(d.window))).toEqual(windows.map(label));
   });
 
   it('holds at most maxAhead - 1 finished windows while an early one is slow', async () => {
     const month = days('2026-11-01', '2026-11-30');
     const { delivered, starts } = await simulate(month, {
-      ordered: true, concurrency: 4, maxAhead: 6, duration: (_w, i) => (i === 0 ? 100_000 : 1000),
+      delivery: 'merged', concurrency: 4, maxAhead: 6, duration: (_w, i) => (i === 0 ? 100_000 : 1000),
     });
     // before the first window is delivered, only 6 windows were started: 1 slow, 5 done and waiting
     const firstDelivery = delivered[0]?.at ?? 0;
@@ -121,11 +121,18 @@ describe('delivery', () => {
       await h.clock.sleep(1000, context.signal);
       return window;
     }, {
-      concurrency: 4, ordered: true, failFast: true, signal: new AbortController().signal,
+      concurrency: 4, delivery: 'merged', failFast: true, signal: new AbortController().signal,
       now: h.clock.now, sleep: h.clock.sleep, random: Math.random,
       deliver: (window) => { if (window.since === windows[5]?.since) throw new Error('ENOSPC: no space left on device'); },
     });
     await expect(run).rejects.toThrow(/ENOSPC/);
+  });
+
+  it('a bug in an injected function stops the run with its error instead of hanging', async () => {
+    const run = simulate(days('2026-11-01', '2026-11-10', 'week'), { split: () => { throw new Error('split broke'); } }, () => {
+      throw new ReportError('report r ended in status "failed"', 'r');
+    });
+    await expect(run).rejects.toThrow('split broke');
   });
 });
 
@@ -172,7 +179,7 @@ describe('slowing down when the API says too many reports are running', () => {
   it('settles near what the server allows, without failing a window', async () => {
     const api = server(() => 3, 1000);
     const windows = days('2026-09-01', '2026-11-09');
-    const { outcome, delivered } = await simulate(windows, { concurrency: 16, duration: () => 0, ordered: true }, api.behave);
+    const { outcome, delivered } = await simulate(windows, { concurrency: 16, duration: () => 0, delivery: 'merged' }, api.behave);
     expect(outcome.failures).toEqual([]);
     expect(delivered.map((d) => label(d.window))).toEqual(windows.map(label));
     expect(api.stats().most).toBe(3);
@@ -221,7 +228,9 @@ describe('bisection', () => {
 
   it('splits a failing window down to one day, then fails naming that day, and keeps the rest', async () => {
     const weeks = days('2026-03-23', '2026-04-05', 'week');
-    const { outcome, events, delivered } = await simulate(weeks, { split, concurrency: 2 }, failOn29);
+    // the first piece of the failing week is slow: it finishes after its week has failed
+    const duration = (window: Window) => (label(window) === '2026-03-23..2026-03-26' ? 50_000 : 1000);
+    const { outcome, events, delivered } = await simulate(weeks, { split, concurrency: 3, duration }, failOn29);
     expect(events.filter((e) => e.type === 'split').map((e) => label((e as { window: Window }).window))).toEqual([
       '2026-03-23..2026-03-29', '2026-03-27..2026-03-29',
     ]);
@@ -230,14 +239,34 @@ describe('bisection', () => {
     expect(label(failure.window)).toBe('2026-03-29');
     expect(failure.reportId).toBe('r-2026-03-29');
     expect(describeFailure(failure)).toBe('window 2026-03-29 (split down from 2026-03-23..2026-03-29), report r-2026-03-29: report r-2026-03-29 ended in status "failed": too much data');
-    // every other day was delivered, told which week it came from
-    expect(delivered.map((d) => label(d.window)).sort()).toEqual(['2026-03-23..2026-03-26', '2026-03-27..2026-03-28', '2026-03-30..2026-04-05']);
-    expect(delivered.find((d) => label(d.window) === '2026-03-27..2026-03-28')?.origin).toEqual(weeks[0]);
+    // the other week is written; of the failed week, nothing after the failure (its file cannot be whole)
+    expect(delivered.map((d) => label(d.window))).toContain('2026-03-30..2026-04-05');
+    const failedAt = events.findIndex((e) => e.type === 'failed');
+    expect((events[failedAt] as { origin: Window }).origin).toEqual(weeks[0]);
+    const done = (list: PoolEvent[]) => list.flatMap((e) => (e.type === 'done' ? [e.window] : []));
+    const doneBefore = done(events.slice(0, failedAt)).map(label);
+    const doneAfter = done(events.slice(failedAt)).filter((window) => window.since < (weeks[1] as Window).since);
+    expect(doneAfter.map(label)).toContain('2026-03-23..2026-03-26'); // finished after the failure...
+    for (const d of delivered.filter((d) => d.origin === weeks[0])) expect(doneBefore).toContain(label(d.window)); // ...and was not delivered
+  });
+
+  it('per window, the pieces of a split window arrive in chronological order, and the last one closes it', async () => {
+    const week = days('2026-11-02', '2026-11-08', 'week');
+    const { delivered, events } = await simulate(week, {
+      split, concurrency: 4,
+      // the later pieces are quicker: they finish first
+      duration: (window) => 100_000 - (window.since - (week[0] as Window).since) / 10,
+    }, (window) => {
+      if (window.until - window.since > 2.5 * 86400) throw new ReportError('report r ended in status "failed"', 'r');
+    });
+    expect(delivered.map((d) => label(d.window))).toEqual(['2026-11-02..2026-11-03', '2026-11-04..2026-11-05', '2026-11-06..2026-11-07', '2026-11-08']);
+    expect(events.filter((e) => e.type === 'done').map((e) => label(e.window))).not.toEqual(delivered.map((d) => label(d.window)));
+    expect(delivered.map((d) => isLastPiece(d.window, d.origin))).toEqual([false, false, false, true]);
   });
 
   it('halves a window that is too large until each piece fits, delivered in order', async () => {
     const month = days('2026-10-01', '2026-10-31', 'month');
-    const { outcome, delivered } = await simulate(month, { split, ordered: true, concurrency: 4 }, (window) => {
+    const { outcome, delivered } = await simulate(month, { split, delivery: 'merged', concurrency: 4 }, (window) => {
       // 4 days fit, even with the 25-hour day
       if (window.until - window.since > 4.5 * 86400) throw new ApiRejectedError('POST /buyer-reporting: HTTP 400: report too large', 400);
     });
@@ -250,7 +279,7 @@ describe('bisection', () => {
 
   it('with a merged output the first final failure stops the run and aborts what is in flight', async () => {
     const weeks = days('2026-03-23', '2026-04-19', 'week');
-    const { outcome, delivered, signals } = await simulate(weeks, { split, ordered: true, failFast: true, concurrency: 3 }, failOn29);
+    const { outcome, delivered, signals } = await simulate(weeks, { split, delivery: 'merged', failFast: true, concurrency: 3 }, failOn29);
     expect(outcome.failures.map((f) => label(f.window))).toEqual(['2026-03-29']);
     expect(outcome.aborted).toBe(false);
     expect(delivered.every((d) => d.window.until < sick)).toBe(true);
@@ -288,7 +317,7 @@ describe('Ctrl-C', () => {
     controller.abort();
     let started = 0;
     const outcome = await runWindows(days('2026-11-01', '2026-11-03'), async () => { started++; }, {
-      concurrency: 2, ordered: false, failFast: false, signal: controller.signal,
+      concurrency: 2, delivery: 'per-window', failFast: false, signal: controller.signal,
       now: () => 0, sleep: async () => undefined, random: Math.random, deliver: () => undefined,
     });
     expect(started).toBe(0);
