@@ -1,50 +1,13 @@
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import { UnexpectedResponseError, UsageError } from '../../src/errors.js';
-import { Kind, ReportScanner, type RowHandler } from '../../src/export/scanner.js';
+import { Kind, type RowHandler } from '../../src/export/scanner.js';
 import { CsvWriter } from '../../src/export/writers.js';
-import { DEFAULT_METRICS, type Side } from '../../src/report/catalog.js';
-import { parseTime } from '../../src/report/time.js';
-import { FactSource } from '../../src/sandbox/facts.js';
-import { buildRows, summaryOf } from '../../src/sandbox/report.js';
+import { DEFAULT_METRICS } from '../../src/report/catalog.js';
 import type { Summary } from '../../src/api/schemas.js';
 import { RowSummer, WindowMerger, mergePlan, rowJson } from '../../src/jobs/merge.js';
 import { parseChunk, planWindows, splitWindow, type Window } from '../../src/jobs/windows.js';
-
-const NOW = Date.parse('2026-11-21T11:00:00Z');
-const source = new FactSource(42);
-
-interface Query {
-  side: Side;
-  metrics: string[];
-  breakdowns: string[];
-}
-
-/** The sandbox's answer for one period, as the JSON text it would send. */
-function reportText(query: Query, window: Window): string {
-  const full = { ...query, since: window.since, until: window.until, filters: {} };
-  return JSON.stringify({ data: buildRows(source, full), summary: summaryOf(full) });
-}
-
-interface Collected {
-  keys: string[];
-  values: string[];
-  kinds: Kind[];
-  raw: string;
-}
-
-function collector(): RowHandler & { rows: Collected[] } {
-  const rows: Collected[] = [];
-  return { rows, row: (keys, values, kinds, raw) => rows.push({ keys: [...keys], values: [...values], kinds: [...kinds], raw }) };
-}
-
-/** Feeds a report text through the scanner, as a download would, into `handler`. */
-function scan(text: string, handler: RowHandler, chunkSize = 997): Summary {
-  const scanner = new ReportScanner(handler);
-  for (let i = 0; i < text.length; i += chunkSize) scanner.push(text.slice(i, i + chunkSize));
-  scanner.end();
-  return scanner.members.summary as Summary;
-}
+import { METRIC_FIELDS, byKey, collector, period, reportText, scan, type Query } from '../helpers/rows.js';
 
 /** What a chunked run writes: each window downloaded and fed to the merger, in order. */
 function mergedRun(query: Query, windows: { window: Window; origin?: Window }[], out: RowHandler = collector()): { out: RowHandler; summary?: Summary } {
@@ -57,22 +20,7 @@ function mergedRun(query: Query, windows: { window: Window; origin?: Window }[],
   return { out, summary: merger.summary() };
 }
 
-const period = (from: string, to: string): Window => ({ since: parseTime(from, 'since', NOW), until: parseTime(to, 'until', NOW) });
 const chunked = (whole: Window, chunk: string) => planWindows(whole.since, whole.until, parseChunk(chunk)).map((window) => ({ window }));
-
-/** rows by their non-metric fields, each row as field -> value text (the exact text, not a double) */
-function byKey(rows: Collected[], metrics: Set<string>): Map<string, Record<string, string>> {
-  const map = new Map<string, Record<string, string>>();
-  for (const row of rows) {
-    const fields = Object.fromEntries(row.keys.map((key, i) => [key, `${row.kinds[i]}:${row.values[i]}`]));
-    const key = JSON.stringify(row.keys.filter((k) => !metrics.has(k)).sort().map((k) => [k, fields[k]]));
-    expect(map.has(key)).toBe(false);
-    map.set(key, fields);
-  }
-  return map;
-}
-
-const METRIC_FIELDS = new Set(['requests', 'displays', 'clicks', 'downloads', 'leads', 'landings', 'revenueEuro', 'valueDollar', 'eyesTrackings']);
 
 describe('RANGE and untimed reports: windows summed equal one report over the whole period', () => {
   const cases: [string, Query, string][] = [
