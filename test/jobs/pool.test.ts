@@ -335,5 +335,8 @@ describe('what a task error means', () => {
     expect(classifyFailure(new ReportError('report r1 was not ready within 30m (--max-wait)', 'r1'))).toEqual({ kind: 'fatal' });
     expect(classifyFailure(new NetworkError('POST /status-reporting: ECONNREFUSED'))).toEqual({ kind: 'fatal' });
     expect(classifyFailure('a string')).toEqual({ kind: 'fatal' });
+    // as the sandbox's --max-running and --fail-over-days word them (sandbox branch), through the client
+    expect(classifyFailure(new NetworkError('POST /buyer-reporting: HTTP 429: too many reports in progress: 8 of at most 8; retry in 2 s (TOO_MANY_REPORTS), after 5 attempts'))).toEqual({ kind: 'throttled' });
+    expect(classifyFailure(new ReportError('report ab12 ended in status "failed": too much data: the report covers 90 days, more than the limit of 31; request a shorter period', 'ab12'))).toEqual({ kind: 'split' });
   });
 });
