@@ -125,7 +125,8 @@ export function rowJson(keys: readonly string[], values: readonly string[], kind
   return `${text}}`;
 }
 
-/** Rows summed by their dimension values; memory: one entry per distinct key. */
+/** Rows summed by their dimension values; memory: one entry per distinct key. It keeps the first
+ * row's `values` array, so, as with the scanner, each row must bring its own. */
 export class RowSummer implements RowHandler {
   private readonly groups = new Map<string, Group>();
   private layoutKeys: string[] = [];
