@@ -1,4 +1,5 @@
 import { DateTime } from 'luxon';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { registerSecret } from '../../src/api/redact.js';
 import { createLogger, eventText, LOG_VERSION, serverText, type LogEvent } from '../../src/io/log.js';
@@ -125,3 +126,24 @@ describe('text logs', () => {
       .toBe('2026-10-25..2026-10-26: resumed report j (submitted by an earlier run, from the journal); not submitting a new one');
   });
 });
+
+describe('the README', () => {
+  it('documents every event, and its example lines are what the logger writes', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('## JSON logs'), readme.indexOf('## The sandbox'));
+    for (const event of new Set(EVENTS.map((e) => e.event))) expect(section).toContain(`\`${event}\``);
+    const example = /```json\n([\s\S]*?)```/.exec(section)?.[1]?.trim().split('\n') ?? [];
+    expect(example.length).toBeGreaterThan(0);
+    for (const line of example) {
+      const parsed = JSON.parse(line) as { v: number; event: string; window: { sinceUnix: number; untilUnix: number } };
+      const stderr = new FakeOutput();
+      const { v, ts, event, window, ...fields } = parsed as unknown as Record<string, unknown>;
+      const w = window as { sinceUnix: number; untilUnix: number };
+      createLogger('json', { stderr, now: () => Date.parse(ts as string) }, recorder().reporter)
+        .emit({ event, window: { since: w.sinceUnix, until: w.untilUnix }, ...fields } as LogEvent);
+      expect(v).toBe(LOG_VERSION);
+      expect(stderr.text).toBe(`${line}\n`);
+    }
+  });
+});
+

@@ -308,3 +308,19 @@ for w in doc["windows"]:
     }
   });
 });
+
+describe('the README', () => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+
+  it("documents a state file that this version reads, with every field of a window", () => {
+    const section = readme.slice(readme.indexOf('### Format (version 1)'));
+    const example = /```json\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+    const path = join(tempDir(), 'example.json');
+    writeFileSync(path, example);
+    const parsed = readState(path);
+    expect(parsed?.windows[0]).toMatchObject({ status: 'done', sinceUnix: day('2026-11-20').since, untilUnix: day('2026-11-20').until });
+    // the field table names every field of a window
+    for (const field of Object.keys(parsed?.windows[0] ?? {})) expect(section).toContain(`\`${field}\``);
+  });
+});
+
