@@ -77,37 +77,46 @@ export function describePeriod(window: Window): string {
   return since.slice(0, 10) === until.slice(0, 10) ? since.slice(0, 10) : `${since.slice(0, 10)}..${until.slice(0, 10)}`;
 }
 
+export interface TextOptions {
+  /** named in "submitted buyer report …" */
+  side?: string;
+  /** prefix each line with the window's period (default); a run of one window leaves it out,
+   * and its lines read as `run` has always printed them */
+  period?: boolean;
+}
+
 /** One event as a line for people; `polled` has none (the Reporter shows it live). */
-export function eventText(event: LogEvent): string | undefined {
-  const period = describePeriod(event.window);
+export function eventText(event: LogEvent, options: TextOptions = {}): string | undefined {
+  const at = options.period === false ? '' : `${describePeriod(event.window)}: `;
   const id = 'reportId' in event && event.reportId ? ` ${serverText(event.reportId)}` : '';
+  const side = options.side ? `${options.side} ` : '';
   switch (event.event) {
     case 'submitted':
       return event.replaces
-        ? `${period}: report ${serverText(event.replaces)} is no longer known to the server; submitted report${id} instead`
-        : `${period}: submitted report${id}${event.attempt > 1 ? ` (attempt ${event.attempt})` : ''}`;
+        ? `${at}report ${serverText(event.replaces)} is no longer known to the server; submitted ${side}report${id} instead`
+        : `${at}submitted ${side}report${id}${event.attempt > 1 ? ` (attempt ${event.attempt})` : ''}`;
     case 'resumed':
-      return `${period}: resumed report${id} (submitted by an earlier run, from the ${event.source === 'state' ? 'state file' : 'journal'}); not submitting a new one`;
+      return `${at}resumed ${side}report${id}, submitted by an earlier run (from the ${event.source === 'state' ? 'state file' : 'journal'}); not submitting a new one`;
     case 'polled':
       return undefined;
     case 'ready':
-      return `${period}: report${id} ready after ${plural(event.polls, 'poll')} (${seconds(event.durationMs)})`;
+      return `${at}report${id} ready after ${plural(event.polls, 'poll')} (${seconds(event.durationMs)})`;
     case 'failed':
-      return `${period}: report${id} failed: ${serverText(event.message)}`;
+      return `${at}report${id} failed: ${serverText(event.message)}`;
     case 'split':
-      return `${period}: report${id} failed (${serverText(event.message)}); splitting into ${describePeriod(event.into[0])} and ${describePeriod(event.into[1])}`;
+      return `${at}report${id} failed (${serverText(event.message)}); splitting into ${describePeriod(event.into[0])} and ${describePeriod(event.into[1])}`;
     case 'retried':
-      return `${period}: ${serverText(event.message)}; retrying (attempt ${event.attempt})`;
+      return `${at}${serverText(event.message)}; retrying (attempt ${event.attempt})`;
     case 'download_started':
-      return `${period}: downloading report${id}${event.file ? ` to ${event.file}` : ''}`;
+      return `${at}downloading report${id}${event.file ? ` to ${event.file}` : ''}`;
     case 'download_done':
-      return `${period}: downloaded ${plural(event.rows, 'row')}, ${formatBytes(event.bytes)} of JSON in ${formatDuration(event.durationMs)}`;
+      return `${at}downloaded ${plural(event.rows, 'row')}, ${formatBytes(event.bytes)} of JSON in ${formatDuration(event.durationMs)}`;
     case 'written':
-      return `${period}: wrote ${plural(event.rows, 'row')} to ${event.file ?? 'stdout'}`;
+      return `${at}wrote ${plural(event.rows, 'row')} to ${event.file ?? 'stdout'}`;
     case 'unchanged':
-      return `${period}: ${event.file} unchanged (same content, left untouched)`;
+      return `${at}${event.file} unchanged (same content, left untouched)`;
     case 'skipped':
-      return `${period}: skipped, already done${event.file ? ` (${event.file})` : ''}`;
+      return `${at}skipped, already done${event.file ? ` (${event.file})` : ''}`;
   }
 }
 
@@ -128,7 +137,7 @@ export interface LogSink {
  * JSON lines on stderr: every event, whatever -q says (asking for a machine log is asking for
  * it). Text: the Reporter's lines, so `run` reads as it always did (and -q silences them).
  */
-export function createLogger(format: LogFormat, sink: LogSink, reporter: Reporter): Logger {
+export function createLogger(format: LogFormat, sink: LogSink, reporter: Reporter, text: TextOptions = {}): Logger {
   if (format === 'json') {
     return {
       emit(event) {
@@ -142,7 +151,7 @@ export function createLogger(format: LogFormat, sink: LogSink, reporter: Reporte
     emit(event) {
       if (event.event === 'polled') reporter.waiting(serverText(event.status), event.polls, event.durationMs);
       else {
-        const line = eventText(event);
+        const line = eventText(event, text);
         if (line !== undefined) reporter.state(line);
       }
     },

@@ -108,7 +108,7 @@ describe('text logs', () => {
     expect(calls).toEqual([
       'state 2026-10-25: submitted report r1',
       'state 2026-10-25: report r0 is no longer known to the server; submitted report r2 instead',
-      'state 2026-10-25: resumed report r1 (submitted by an earlier run, from the state file); not submitting a new one',
+      'state 2026-10-25: resumed report r1, submitted by an earlier run (from the state file); not submitting a new one',
       'waiting progress 3 4200',
       'state 2026-10-25: report r1 ready after 4 polls (6.1s)',
       'state 2026-10-25: report r1 failed: too much data [31m 2J token=*** {"token":"***"}',
@@ -123,7 +123,24 @@ describe('text logs', () => {
       'stop',
     ]);
     expect(eventText({ event: 'resumed', window: { since: DAY.since, until: HALVES[1].until + 86400 }, reportId: 'j', source: 'journal' }))
-      .toBe('2026-10-25..2026-10-26: resumed report j (submitted by an earlier run, from the journal); not submitting a new one');
+      .toBe('2026-10-25..2026-10-26: resumed report j, submitted by an earlier run (from the journal); not submitting a new one');
+  });
+
+  it('for a run of one window, read as `run` has always printed them', () => {
+    const { reporter, calls } = recorder();
+    const logger = createLogger('text', { stderr: new FakeOutput(), now: () => FIXED_NOW }, reporter, { side: 'buyer', period: false });
+    const id = '0123456789abcdef01234567';
+    logger.emit({ event: 'submitted', window: DAY, reportId: id, attempt: 1 });
+    logger.emit({ event: 'ready', window: DAY, reportId: id, polls: 3, durationMs: 2140 });
+    logger.emit({ event: 'download_started', window: DAY, reportId: id, attempt: 1, file: 'out.csv' });
+    logger.emit({ event: 'resumed', window: DAY, reportId: id, source: 'journal' });
+    // the lines test/e2e/run.test.ts expects of `run` today
+    expect(calls).toEqual([
+      `state submitted buyer report ${id}`,
+      `state report ${id} ready after 3 polls (2.1s)`,
+      `state downloading report ${id} to out.csv`,
+      `state resumed buyer report ${id}, submitted by an earlier run (from the journal); not submitting a new one`,
+    ]);
   });
 });
 
