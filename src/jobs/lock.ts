@@ -6,8 +6,9 @@
 // one, and a killed one blocks nothing.
 
 import { randomBytes } from 'node:crypto';
-import { closeSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { dirname } from 'node:path';
 import { z } from 'zod';
 import { CliError, EXIT } from '../errors.js';
 import { tempPathFor } from '../export/sink.js';
@@ -83,7 +84,14 @@ export function lockFile(file: string, options: LockOptions = {}): FileLock {
   };
   // three rounds: a stale lock taken over by someone else meanwhile is re-examined, not fought over
   for (let round = 0; round < 3; round++) {
-    if (tryCreate(lockPath, holder)) return register(lockPath, holder);
+    let created: boolean;
+    try {
+      mkdirSync(dirname(lockPath), { recursive: true });
+      created = tryCreate(lockPath, holder);
+    } catch (error) {
+      throw new CliError(`cannot lock ${file}: ${(error as Error).message}`, EXIT.internal, 'check that its folder exists and is writable');
+    }
+    if (created) return register(lockPath, holder);
     const current = readHolder(lockPath);
     if (current === undefined) continue; // released meanwhile
     // a lock is always whole (see above); one we cannot read was not written by this tool

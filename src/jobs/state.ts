@@ -10,7 +10,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { DateTime } from 'luxon';
 import { z } from 'zod';
-import { UsageError } from '../errors.js';
+import { CliError, EXIT, UsageError } from '../errors.js';
 import { PARIS, SIDES } from '../report/catalog.js';
 import type { ReportRequest } from '../report/request.js';
 import { writeFileAtomic } from './files.js';
@@ -454,16 +454,17 @@ export class RunState {
 
   private flush(): Promise<void> {
     const snapshot = `${JSON.stringify(this.current, null, 2)}\n`;
-    this.writes = this.writes.catch(() => undefined).then(() => writeFileAtomic(this.path, snapshot));
+    this.writes = this.writes.catch(() => undefined).then(() => writeFileAtomic(this.path, snapshot)).catch((error: unknown) => {
+      // the run cannot keep its record: stop it (a disk full, a folder gone), with what failed
+      throw new CliError(`cannot write the state file ${this.path}: ${(error as Error).message}`, EXIT.internal, 'the previous version of the file, if any, is intact');
+    });
     return this.writes;
   }
 
-  /** Waits for pending writes and releases the lock. */
+  /** Waits for pending writes and releases the lock. A failed write was reported to its caller
+   * already; close() never throws, so a `finally` does not hide the error that stopped the run. */
   async close(): Promise<void> {
-    try {
-      await this.writes;
-    } finally {
-      this.lock.release();
-    }
+    await this.writes.catch(() => undefined);
+    this.lock.release();
   }
 }

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
@@ -276,6 +276,24 @@ for w in doc["windows"]:
     await fresh.update(day('2026-11-20'), {});
     await fresh.close();
     expect(readState(path)?.request.format).toBe('ndjson');
+  });
+
+  it('a state file that cannot be written is a one-line error (exit 1), not a crash', async () => {
+    const dir = tempDir();
+    const notAFolder = join(dir, 'file');
+    writeFileSync(notAFolder, '');
+    expect(() => RunState.open(join(notAFolder, 'state.json'), REQUEST, { now })).toThrowError(
+      expect.objectContaining({ exitCode: EXIT.internal, message: expect.stringMatching(/^cannot lock .*state\.json: E/) }),
+    );
+    // its folder replaced by a file while the run goes on
+    const folder = join(dir, 'states');
+    const state = RunState.open(join(folder, 'state.json'), REQUEST, { now });
+    await state.pending([day('2026-11-20')]);
+    rmSync(folder, { recursive: true });
+    writeFileSync(folder, '');
+    await expect(state.submitted(day('2026-11-20'), 'x')).rejects.toMatchObject({ exitCode: EXIT.internal, message: expect.stringMatching(/^cannot write the state file /) });
+    await state.close();
+    expect(() => readFileSync(join(folder, 'state.json.lock'))).toThrow();
   });
 
   it('explains every kind of difference', () => {
