@@ -1,18 +1,24 @@
 // An exclusive lock on a file for the length of a run: `FILE.lock`, holding who took it (pid,
 // host, a random nonce, when). It is created whole in one step (written to a temporary file, then
 // hard-linked into place, which fails if the lock exists), so nobody ever reads half a lock.
-// A lock whose holder died (SIGKILL, power loss) is taken over: the holder's PID is checked for
-// liveness on this host, not the file's age, so a long nightly run is never mistaken for a dead
-// one, and a killed one blocks nothing.
+// A lock whose holder died (SIGKILL, power loss) is taken over: on this host, the holder's PID is
+// checked for liveness, not the file's age, so a long nightly run is never mistaken for a dead
+// one, and a killed one blocks nothing. A lock from another host (a Kubernetes pod before this
+// one, a shared volume) cannot be checked that way: its holder touches it every 30 s, and one
+// left untouched for 5 minutes is taken over.
 
 import { randomBytes } from 'node:crypto';
-import { closeSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { CliError, EXIT } from '../errors.js';
 import { tempPathFor } from '../export/sink.js';
 import { isAlive } from './files.js';
+
+/** how often a holder touches its lock, and how long a lock of another host may stay untouched */
+export const HEARTBEAT_MS = 30_000;
+export const FOREIGN_STALE_MS = 5 * 60_000;
 
 const holderSchema = z.object({
   pid: z.number().int(),
@@ -32,9 +38,9 @@ export class LockedError extends CliError {
     super(
       `${file} is in use ${who}: another run with this state file is still going`,
       EXIT.usage,
-      !holder || holder.host !== hostname()
-        ? `if no such run is going, delete ${file}.lock`
-        : 'let it finish, or do not start runs on one state file at the same time (Kubernetes: concurrencyPolicy: Forbid)',
+      !holder ? `if no such run is going, delete ${file}.lock`
+        : holder.host !== hostname() ? `if no such run is going, delete ${file}.lock (a lock of another host is taken over once untouched for 5 minutes)`
+          : 'let it finish, or do not start runs on one state file at the same time (Kubernetes: concurrencyPolicy: Forbid)',
     );
   }
 }
@@ -51,6 +57,8 @@ export interface LockOptions {
   now?: () => number;
   /** liveness of a PID on this host (tests inject it) */
   alive?: (pid: number) => boolean;
+  /** how often the holder touches the lock (tests shorten it) */
+  heartbeatMs?: number;
 }
 
 function readHolder(path: string): Holder | undefined | 'unreadable' {
@@ -91,15 +99,28 @@ export function lockFile(file: string, options: LockOptions = {}): FileLock {
     } catch (error) {
       throw new CliError(`cannot lock ${file}: ${(error as Error).message}`, EXIT.internal, 'check that its folder exists and is writable');
     }
-    if (created) return register(lockPath, holder);
+    if (created) return register(lockPath, holder, options.heartbeatMs ?? HEARTBEAT_MS);
     const current = readHolder(lockPath);
     if (current === undefined) continue; // released meanwhile
     // a lock is always whole (see above); one we cannot read was not written by this tool
     if (current === 'unreadable') throw new LockedError(file, undefined);
-    if (current.host !== holder.host || alive(current.pid)) throw new LockedError(file, current);
+    if (!isStale(lockPath, current, holder, alive, options.now ?? Date.now)) throw new LockedError(file, current);
     takeOver(lockPath, current);
   }
   throw new LockedError(file, undefined);
+}
+
+function isStale(lockPath: string, current: Holder, me: Holder, alive: (pid: number) => boolean, now: () => number): boolean {
+  if (current.host === me.host) {
+    // our own PID on a lock we do not hold: a previous container run that was PID 1 too
+    if (current.pid === me.pid) return ![...held].some((lock) => lock.holder.nonce === current.nonce);
+    return !alive(current.pid);
+  }
+  try {
+    return now() - statSync(lockPath).mtimeMs > FOREIGN_STALE_MS;
+  } catch {
+    return false; // gone meanwhile: the next round sees it
+  }
 }
 
 function tryCreate(lockPath: string, holder: Holder): boolean {
@@ -148,14 +169,24 @@ function takeOver(lockPath: string, dead: Holder): void {
   }
 }
 
-function register(lockPath: string, holder: Holder): FileLock {
+function register(lockPath: string, holder: Holder, heartbeatMs: number): FileLock {
   let released = false;
+  const heartbeat = setInterval(() => {
+    try {
+      const at = new Date();
+      utimesSync(lockPath, at, at);
+    } catch {
+      // taken over or removed: release() will find it is not ours
+    }
+  }, heartbeatMs);
+  heartbeat.unref();
   const lock: FileLock = {
     path: lockPath,
     holder,
     release() {
       if (released) return;
       released = true;
+      clearInterval(heartbeat);
       held.delete(lock);
       const current = readHolder(lockPath);
       if (current !== undefined && current !== 'unreadable' && current.nonce === holder.nonce) {

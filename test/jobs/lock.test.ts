@@ -2,12 +2,12 @@
 // SIGKILL, and a state file that stays valid JSON whatever moment its writer is killed at.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EXIT } from '../../src/errors.js';
-import { lockFile, LockedError } from '../../src/jobs/lock.js';
+import { FOREIGN_STALE_MS, lockFile, LockedError } from '../../src/jobs/lock.js';
 import { RunState, readState, type StateRequest } from '../../src/jobs/state.js';
 import { bundleForChild } from '../helpers/bundle.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -120,9 +120,29 @@ describe('the state lock', () => {
     expect(() => lockFile(path)).toThrowError(expect.objectContaining({ hint: `if no such run is going, delete ${path}.lock` }));
   });
 
+  it('a lock of another host is taken over once its holder stopped touching it; the holder touches it', async () => {
+    const path = join(tempDir(), 'state.json');
+    writeFileSync(`${path}.lock`, JSON.stringify({ pid: 7, host: 'reporting-28350240-x7k2p', nonce: 'n', since: '2026-11-20T05:15:00.000Z' }));
+    expect(() => lockFile(path)).toThrowError(/in use by process 7 on reporting-28350240-x7k2p/);
+    const untouched = new Date(Date.now() - FOREIGN_STALE_MS - 1000);
+    utimesSync(`${path}.lock`, untouched, untouched);
+    const lock = lockFile(path, { heartbeatMs: 20 });
+    utimesSync(`${path}.lock`, untouched, untouched);
+    await vi.waitFor(() => expect(statSync(`${path}.lock`).mtimeMs).toBeGreaterThan(Date.now() - 5000));
+    lock.release();
+  });
+
+  it('a lock naming this very process, which does not hold it, is a previous run (a container PID 1)', () => {
+    const path = join(tempDir(), 'state.json');
+    writeFileSync(`${path}.lock`, JSON.stringify({ pid: process.pid, host: hostname(), nonce: 'previous', since: '2026-11-20T05:15:00.000Z' }));
+    const lock = lockFile(path);
+    expect(() => lockFile(path)).toThrowError(LockedError);
+    lock.release();
+  });
+
   it('release only removes its own lock', () => {
     const path = join(tempDir(), 'state.json');
-    const first = lockFile(path, { alive: () => false });
+    const first = lockFile(path, { pid: 999_999 });
     // a takeover by someone who (wrongly) thought the first holder dead
     const second = lockFile(path, { alive: () => false });
     first.release();
