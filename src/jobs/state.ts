@@ -191,15 +191,20 @@ export function isComplete(entry: StateEntry): boolean {
 
 const isSettled = (entry: StateEntry) => entry.status === 'done' && isComplete(entry);
 
+/** The second after the last window done (with complete numbers), or undefined when none is. */
+export function afterLastDone(doc: StateDoc): number | undefined {
+  const settled = doc.windows.filter(isSettled);
+  return settled.length ? Math.max(...settled.map((entry) => entry.untilUnix)) + 1 : undefined;
+}
+
 /**
  * Where `--since auto` starts: the second after the last window done, or earlier if a window
  * recorded before it is not done (failed, interrupted, or fetched before its period ended).
  * Undefined when no window was ever done.
  */
 export function autoSince(doc: StateDoc): number | undefined {
-  const settled = doc.windows.filter(isSettled);
-  if (settled.length === 0) return undefined;
-  const afterLast = Math.max(...settled.map((entry) => entry.untilUnix)) + 1;
+  const afterLast = afterLastDone(doc);
+  if (afterLast === undefined) return undefined;
   const open = doc.windows.filter((entry) => !isSettled(entry) && entry.sinceUnix < afterLast);
   return Math.min(afterLast, ...open.map((entry) => entry.sinceUnix));
 }
@@ -218,8 +223,10 @@ export interface Start {
 }
 
 /**
- * Resolves `--since` (a time already parsed, or `auto`) against the state: `auto` starts where
- * autoSince says, moved back by `--lookback` days; the lookback also applies to an explicit since.
+ * Resolves `--since` (a time already parsed, or `auto`) against the state. The lookback is the
+ * N days before the end of the last window done (an old window that keeps failing does not drag
+ * every later day into it); it applies to an explicit since too. `auto` starts at autoSince, or
+ * at the lookback if that is earlier.
  */
 export function resolveStart(
   since: number | 'auto',
@@ -227,10 +234,12 @@ export function resolveStart(
   doc: StateDoc | undefined,
   options: { lookbackDays: number; fullRefresh: boolean },
 ): Start {
-  const anchor = doc && !options.fullRefresh ? autoSince(doc) : undefined;
-  const lookbackFrom = anchor !== undefined && options.lookbackDays > 0 ? daysBefore(anchor, options.lookbackDays) : undefined;
+  const state = doc && !options.fullRefresh ? doc : undefined;
+  const afterLast = state && afterLastDone(state);
+  const lookbackFrom = afterLast !== undefined && options.lookbackDays > 0 ? daysBefore(afterLast, options.lookbackDays) : undefined;
   if (since !== 'auto') return { since, lookbackFrom, upToDate: false };
-  if (anchor === undefined) {
+  const auto = state && autoSince(state);
+  if (auto === undefined) {
     throw new UsageError(
       options.fullRefresh
         ? '--since auto continues from the state file, which --full-refresh ignores'
@@ -238,7 +247,7 @@ export function resolveStart(
       'give the first day once, e.g. --since 2026-11-01 --state FILE; later runs can use --since auto',
     );
   }
-  const start = Math.min(anchor, lookbackFrom ?? anchor);
+  const start = Math.min(auto, lookbackFrom ?? auto);
   return { since: start, lookbackFrom, upToDate: start > until };
 }
 
@@ -275,6 +284,11 @@ function tiles(entries: readonly StateEntry[], window: Window): StateEntry[] | u
     next = entry.untilUnix + 1;
   }
   return next === window.until + 1 ? pieces : undefined;
+}
+
+/** Recorded already: exactly, in pieces, or inside a larger window. */
+function covered(entries: readonly StateEntry[], window: Window): boolean {
+  return tiles(entries, window) !== undefined || entries.some((entry) => entry.sinceUnix <= window.since && entry.untilUnix >= window.until);
 }
 
 function decide(entry: StateEntry, options: PlanOptions): Step {
@@ -421,7 +435,7 @@ export class RunState {
 
   /** Records the windows of this run that have no record yet, as pending (before the first submit). */
   pending(windows: readonly Window[]): Promise<void> {
-    const missing = windows.filter((window) => !this.entry(window) && !tiles(this.current.windows, window));
+    const missing = windows.filter((window) => !covered(this.current.windows, window));
     if (missing.length === 0) return this.flush();
     const windowsNow = [...this.current.windows, ...missing.map(newEntry)].sort((a, b) => a.sinceUnix - b.sinceUnix || a.untilUnix - b.untilUnix);
     this.current = { ...this.current, updatedAt: instant(this.now()), windows: windowsNow };

@@ -130,6 +130,17 @@ describe('--since auto and --lookback', () => {
     ]);
   });
 
+  it('an old window that keeps failing is retried, but does not drag every later day into the lookback', () => {
+    const state = doc(nightly('2026-11-10', '2026-11-19').map((e) => (e.untilUnix === day('2026-11-12').until ? { ...e, status: 'failed' as const } : e)));
+    const start = resolveStart('auto', day('2026-11-20').until, state, { lookbackDays: 2, fullRefresh: false });
+    expect(start.since).toBe(day('2026-11-12').since);
+    expect(start.lookbackFrom).toBe(day('2026-11-18').since);
+    expect(summary(planSteps(state, days('2026-11-12', '2026-11-20'), { lookbackFrom: start.lookbackFrom }))).toEqual([
+      '2026-11-12 retry', '2026-11-13 skip', '2026-11-14 skip', '2026-11-15 skip', '2026-11-16 skip', '2026-11-17 skip',
+      '2026-11-18 submit:lookback', '2026-11-19 submit:lookback', '2026-11-20 submit:new',
+    ]);
+  });
+
   it('fetches again a window that was fetched before its period ended (today, partially)', () => {
     const state = doc([entry(day('2026-11-20'), 'done', '2026-11-20T15:00')]);
     expect(autoSince(state)).toBeUndefined();
@@ -242,6 +253,20 @@ for w in doc["windows"]:
     await next.submitted(second, '5f0c03');
     expect(next.entry(second)).toMatchObject({ status: 'submitted', reportId: '5f0c03', attempts: 2, error: null });
     await next.close();
+  });
+
+  it('days inside a week recorded with another --chunk are not recorded again', async () => {
+    const path = join(tempDir(), 'w.json');
+    const state = RunState.open(path, REQUEST, { now });
+    const week: Window = { since: day('2026-11-09').since, until: day('2026-11-15').until };
+    await state.submitted(week, 'w');
+    await state.done(week, { rows: 1, bytes: 1, sha256: null, file: null });
+    await state.pending(days('2026-11-14', '2026-11-16'));
+    expect(state.doc.windows.map((w) => `${w.since.slice(0, 10)}..${w.until.slice(0, 10)} ${w.status}`)).toEqual([
+      '2026-11-09..2026-11-15 done', '2026-11-16..2026-11-16 pending',
+    ]);
+    expect(autoSince(state.doc)).toBe(day('2026-11-16').since);
+    await state.close();
   });
 
   it('a split replaces the window by its two halves', async () => {
