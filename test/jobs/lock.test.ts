@@ -103,6 +103,22 @@ describe('the state lock', () => {
     expect(() => readFileSync(`${path}.lock`)).toThrow(/ENOENT/);
   });
 
+  it("two runs finding the same dead holder's lock: one takes it over, the other is refused", async () => {
+    const path = join(tempDir(), 'nightly.state.json');
+    for (let round = 0; round < 3; round++) {
+      const dead = holder(path);
+      expect((await dead.said).won).toBe(true);
+      dead.child.kill('SIGKILL');
+      await dead.exited;
+      const runs = [holder(path), holder(path)];
+      const said = await Promise.all(runs.map((run) => run.said));
+      expect(said.filter((s) => s.won), `round ${round}`).toHaveLength(1);
+      expect(said.find((s) => !s.won)).toMatchObject({ code: EXIT.usage });
+      for (const run of runs) run.child.kill('SIGKILL');
+      await Promise.all(runs.map((run) => run.exited));
+    }
+  });
+
   it('is judged by the liveness of its PID, not by its age', () => {
     const path = join(tempDir(), 'state.json');
     const old = { pid: 4242, host: 'elsewhere', nonce: 'x', since: '2020-01-01T00:00:00.000Z' };
