@@ -1,9 +1,11 @@
+import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { configDir } from '../../src/auth/store.js';
 import { JOURNAL_TTL_MS, Journal, journalKey, journalRequestOf, type JournalRequest } from '../../src/jobs/journal.js';
 import { buildReportRequest } from '../../src/report/request.js';
+import { bundleForChild } from '../helpers/bundle.js';
 import { FIXED_NOW } from '../helpers/ctx.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -89,6 +91,42 @@ describe('the resume journal', () => {
     await Promise.all(keys.flatMap((key, i) => Array.from({ length: 5 }, (_, n) => new Journal(dir, time.now).remember(key, `r${i}-${n}`))));
     for (const [i, key] of keys.entries()) expect(journal.recall(key)?.reportId).toMatch(new RegExp(`^r${i}-[0-4]$`));
     expect(readdirSync(join(dir, 'journal')).sort()).toEqual(keys.map((key) => `${key}.json`).sort());
+  });
+
+  it('is safe under parallel processes: 6 runs of one request writing at once, the entry always whole', async () => {
+    const dir = tempDir();
+    const bundleDir = tempDir('reporting-bundle-');
+    const bundled = await bundleForChild('src/jobs/journal.ts', bundleDir);
+    const key = journalKey(REQUEST);
+    const script = `
+      const { Journal } = await import(process.argv[1]);
+      const journal = new Journal(process.argv[2], Date.now);
+      for (let i = 0; i < 30; i++) await journal.remember(process.argv[3], process.argv[4] + '-' + i);
+    `;
+    const children = Array.from({ length: 6 }, (_, n) => spawn(process.execPath, ['--input-type=module', '-e', script, bundled, dir, key, `run${n}`], { stdio: 'inherit' }));
+    const journal = new Journal(dir, Date.now);
+    let reads = 0;
+    const exits = children.map((child) => new Promise<number | null>((resolve) => child.on('exit', resolve)));
+    let running = true;
+    void Promise.all(exits).then(() => { running = false; });
+    while (running) {
+      // whenever read, the entry is one run's whole entry, never a mix or a torn file
+      let text: string | undefined;
+      try {
+        text = readFileSync(join(dir, 'journal', `${key}.json`), 'utf8');
+      } catch {
+        text = undefined; // not written yet
+      }
+      if (text !== undefined) {
+        expect((JSON.parse(text) as { reportId: string }).reportId).toMatch(/^run[0-5]-\d+$/);
+        reads++;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    expect(await Promise.all(exits)).toEqual([0, 0, 0, 0, 0, 0]);
+    expect(reads).toBeGreaterThan(0);
+    expect(journal.recall(key)?.reportId).toMatch(/^run[0-5]-29$/);
+    expect(readdirSync(join(dir, 'journal'))).toEqual([`${key}.json`]);
   });
 
   it('an unreadable entry is nothing to resume, not an error', async () => {
