@@ -1,0 +1,161 @@
+// What a run tells about itself, as typed events: for people (the lines of progress.ts's Reporter,
+// as `run` always printed them) or, with `--log-format json`, for machines: one JSON object per
+// line on stderr, versioned (`v`), documented in the README ("JSON logs"), so that cron mail,
+// Kubernetes and log collectors can read and reconstruct a run.
+//
+// No event carries free text from the CLI's own state: every field is typed. The only text that
+// comes from the server (a failure message) goes through `serverText`, which removes control
+// characters and anything that looks like a secret.
+
+import { formatDuration } from '../duration.js';
+import { redact } from '../api/redact.js';
+import { parisIso, type Window } from '../jobs/state.js';
+import { formatBytes, type Reporter } from './progress.js';
+
+export const LOG_VERSION = 1;
+export const LOG_FORMATS = ['text', 'json'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+/** Where a resumed report ID came from. */
+export type ResumeSource = 'state' | 'journal';
+export type SkipReason = 'done';
+
+export type LogEvent =
+  | { event: 'submitted'; window: Window; reportId: string; attempt: number; /** the report ID it replaces, forgotten by the server */ replaces?: string }
+  | { event: 'resumed'; window: Window; reportId: string; source: ResumeSource }
+  | { event: 'polled'; window: Window; reportId: string; status: string; polls: number; durationMs: number }
+  | { event: 'ready'; window: Window; reportId: string; polls: number; durationMs: number }
+  | { event: 'failed'; window: Window; reportId?: string; attempt?: number; message: string; durationMs?: number }
+  | { event: 'split'; window: Window; reportId?: string; into: readonly [Window, Window]; message: string }
+  | { event: 'retried'; window: Window; reportId?: string; attempt: number; message: string; delayMs?: number }
+  | { event: 'download_started'; window: Window; reportId: string; attempt: number; file?: string }
+  | { event: 'download_done'; window: Window; reportId: string; rows: number; bytes: number; durationMs: number }
+  | { event: 'written'; window: Window; reportId?: string; file?: string; rows: number; bytes: number; sha256?: string }
+  | { event: 'unchanged'; window: Window; reportId?: string; file: string; rows: number; bytes: number; sha256: string }
+  | { event: 'skipped'; window: Window; reportId?: string; file?: string; reason: SkipReason };
+
+export type EventName = LogEvent['event'];
+
+// eslint-disable-next-line no-control-regex
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/**
+ * Text from the server, made safe to log: C0 and C1 control characters (escape sequences, line
+ * breaks) become spaces, known secrets and token-like fields are masked, and it is cut to 300
+ * characters. (A shared sanitiser, src/io/safe-text.ts, is on its way; this stays the one place
+ * log text is cleaned, so switching to it is a one-line change.)
+ */
+export function serverText(text: string): string {
+  const clean = redact(text.replace(CONTROLS, ' ')).replace(/ {2,}/g, ' ').trim();
+  return clean.length > 300 ? `${clean.slice(0, 299)}…` : clean;
+}
+
+const windowJson = (window: Window) => ({ since: parisIso(window.since), until: parisIso(window.until), sinceUnix: window.since, untilUnix: window.until });
+
+/** One event as the JSON object of its log line (see the README for every field). */
+export function eventJson(event: LogEvent, nowMs: number): Record<string, unknown> {
+  const line: Record<string, unknown> = { v: LOG_VERSION, ts: new Date(nowMs).toISOString(), event: event.event, window: windowJson(event.window) };
+  for (const [name, value] of Object.entries(event)) {
+    if (name === 'event' || name === 'window' || value === undefined) continue;
+    if (name === 'into') line.into = (value as readonly Window[]).map(windowJson);
+    else if (name === 'message' || name === 'reportId' || name === 'replaces' || name === 'status') line[name] = serverText(String(value));
+    else if (typeof value === 'string') line[name] = redact(value.replace(CONTROLS, ' '));
+    else line[name] = value;
+  }
+  return line;
+}
+
+const plural = (count: number, word: string) => `${count.toLocaleString('en-US')} ${word}${count === 1 ? '' : 's'}`;
+const seconds = (ms: number) => `${Math.round(ms / 100) / 10}s`;
+
+/** A day (`2026-11-20`) or a period of Paris days, or Paris times when not whole days. */
+export function describePeriod(window: Window): string {
+  const since = parisIso(window.since);
+  const until = parisIso(window.until);
+  const wholeDays = since.slice(11, 19) === '00:00:00' && until.slice(11, 19) === '23:59:59';
+  if (!wholeDays) return `${since}..${until}`;
+  return since.slice(0, 10) === until.slice(0, 10) ? since.slice(0, 10) : `${since.slice(0, 10)}..${until.slice(0, 10)}`;
+}
+
+export interface TextOptions {
+  /** named in "submitted buyer report …" */
+  side?: string;
+  /** prefix each line with the window's period (default); a run of one window leaves it out,
+   * and its lines read as `run` has always printed them */
+  period?: boolean;
+}
+
+/** One event as a line for people; `polled` has none (the Reporter shows it live). */
+export function eventText(event: LogEvent, options: TextOptions = {}): string | undefined {
+  const at = options.period === false ? '' : `${describePeriod(event.window)}: `;
+  const id = 'reportId' in event && event.reportId ? ` ${serverText(event.reportId)}` : '';
+  const side = options.side ? `${options.side} ` : '';
+  switch (event.event) {
+    case 'submitted':
+      return event.replaces
+        ? `${at}report ${serverText(event.replaces)} is no longer known to the server; submitted ${side}report${id} instead`
+        : `${at}submitted ${side}report${id}${event.attempt > 1 ? ` (attempt ${event.attempt})` : ''}`;
+    case 'resumed':
+      return `${at}resumed ${side}report${id}, submitted by an earlier run (from the ${event.source === 'state' ? 'state file' : 'journal'}); not submitting a new one`;
+    case 'polled':
+      return undefined;
+    case 'ready':
+      return `${at}report${id} ready after ${plural(event.polls, 'poll')} (${seconds(event.durationMs)})`;
+    case 'failed':
+      return `${at}report${id} failed: ${serverText(event.message)}`;
+    case 'split':
+      return `${at}report${id} failed (${serverText(event.message)}); splitting into ${describePeriod(event.into[0])} and ${describePeriod(event.into[1])}`;
+    case 'retried':
+      return `${at}${serverText(event.message)}; retrying (attempt ${event.attempt})`;
+    case 'download_started':
+      return `${at}downloading report${id}${event.file ? ` to ${event.file}` : ''}`;
+    case 'download_done':
+      return `${at}downloaded ${plural(event.rows, 'row')}, ${formatBytes(event.bytes)} of JSON in ${formatDuration(event.durationMs)}`;
+    case 'written':
+      return `${at}wrote ${plural(event.rows, 'row')} to ${event.file ?? 'stdout'}`;
+    case 'unchanged':
+      return `${at}${event.file} unchanged (same content, left untouched)`;
+    case 'skipped':
+      return `${at}skipped, already done${event.file ? ` (${event.file})` : ''}`;
+  }
+}
+
+export interface Logger {
+  emit(event: LogEvent): void;
+  /** bytes and rows while a download streams (a live bar on a terminal; nothing in JSON) */
+  downloading(rows: number, bytes: number): void;
+  /** stop any live display */
+  stop(): void;
+}
+
+export interface LogSink {
+  stderr: { write(chunk: string): unknown };
+  now(): number;
+}
+
+/**
+ * JSON lines on stderr: every event, whatever -q says (asking for a machine log is asking for
+ * it). Text: the Reporter's lines, so `run` reads as it always did (and -q silences them).
+ */
+export function createLogger(format: LogFormat, sink: LogSink, reporter: Reporter, text: TextOptions = {}): Logger {
+  if (format === 'json') {
+    return {
+      emit(event) {
+        sink.stderr.write(`${JSON.stringify(eventJson(event, sink.now()))}\n`);
+      },
+      downloading() {},
+      stop() {},
+    };
+  }
+  return {
+    emit(event) {
+      if (event.event === 'polled') reporter.waiting(serverText(event.status), event.polls, event.durationMs);
+      else {
+        const line = eventText(event, text);
+        if (line !== undefined) reporter.state(line);
+      }
+    },
+    downloading: (rows, bytes) => reporter.downloading(rows, bytes),
+    stop: () => reporter.stop(),
+  };
+}

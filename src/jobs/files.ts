@@ -1,0 +1,112 @@
+// Small file primitives for recurring runs: a write that is atomic and durable (temporary file
+// beside the target, fsync, rename, fsync of the folder), the sha256 of a file, and "replace only
+// if the content changed", so that a nightly re-fetch of unchanged numbers leaves the file, and
+// its mtime, alone (downstream loaders that watch mtimes do nothing).
+
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { tempPathFor } from '../export/sink.js';
+
+export type WriteOutcome = 'written' | 'unchanged';
+
+export interface Replaced {
+  outcome: WriteOutcome;
+  /** sha256 of the target's content now, hex */
+  sha256: string;
+  bytes: number;
+}
+
+export function sha256Of(content: string | Uint8Array): string {
+  return createHash('sha256').update(content).digest('hex');
+}
+
+/** sha256 (hex) and size of a file, streamed; undefined when it does not exist. */
+export async function sha256File(path: string): Promise<{ sha256: string; bytes: number } | undefined> {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  try {
+    for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
+      hash.update(chunk);
+      bytes += chunk.length;
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  return { sha256: hash.digest('hex'), bytes };
+}
+
+/** Makes a rename durable: the folder's entry is flushed too (best effort: not every system allows it). */
+async function syncDir(dir: string): Promise<void> {
+  try {
+    const handle = await open(dir, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    // e.g. EISDIR/EPERM on some platforms: the rename is still atomic, only less durable
+  }
+}
+
+/** Writes `content` to `path` atomically: readers see the old file or the new one, never a part. */
+export async function writeFileAtomic(path: string, content: string | Uint8Array, mode = 0o644): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const temp = tempPathFor(path);
+  const handle = await open(temp, 'wx', mode);
+  try {
+    try {
+      await handle.writeFile(content);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, path);
+  } catch (error) {
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+  await syncDir(dirname(path));
+}
+
+/**
+ * Puts a finished temporary file in place of `target` unless `target` already holds the same
+ * bytes: then the temporary file is removed and `target` is left untouched (same inode, same
+ * mtime). For downloads that were streamed into a temporary file beside the target.
+ */
+export async function replaceIfChanged(temp: string, target: string): Promise<Replaced> {
+  const fresh = await sha256File(temp);
+  if (!fresh) throw Object.assign(new Error(`${temp} does not exist`), { code: 'ENOENT' });
+  const current = await sha256File(target);
+  if (current && current.sha256 === fresh.sha256) {
+    await unlink(temp);
+    return { outcome: 'unchanged', ...fresh };
+  }
+  await rename(temp, target);
+  await syncDir(dirname(target));
+  return { outcome: 'written', ...fresh };
+}
+
+/** Writes `content` to `path` atomically, only if it differs from what `path` holds. */
+export async function writeFileIfChanged(path: string, content: string | Uint8Array, mode = 0o644): Promise<Replaced> {
+  const sha256 = sha256Of(content);
+  const bytes = typeof content === 'string' ? Buffer.byteLength(content) : content.byteLength;
+  const current = await sha256File(path);
+  if (current && current.sha256 === sha256) return { outcome: 'unchanged', sha256, bytes };
+  await writeFileAtomic(path, content, mode);
+  return { outcome: 'written', sha256, bytes };
+}
+
+/** Whether a process of this machine is alive (EPERM: it is, but belongs to someone else). */
+export function isAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

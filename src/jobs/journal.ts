@@ -1,0 +1,143 @@
+// Without --state, an interrupted `run` started again with the same arguments within the hour
+// resumes the report it had submitted instead of submitting a new one. The journal lives beside
+// the token store (`journal/` in the config folder, owner-only): one small file per request, named
+// by a hash of the normalised request, so parallel runs of different requests never share a file,
+// and every write is atomic, so runs of the same request never read a torn one. It never holds a
+// token: the key is a hash, the entry a report ID and a time.
+
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import type { ReportRequest } from '../report/request.js';
+import { writeFileAtomic } from './files.js';
+
+/** How long a submitted report is worth resuming. */
+export const JOURNAL_TTL_MS = 60 * 60_000;
+
+const entrySchema = z.object({
+  v: z.literal(1),
+  reportId: z.string().min(1),
+  /** ms since the epoch */
+  submittedAt: z.number(),
+});
+
+export interface Remembered {
+  reportId: string;
+  submittedAt: number;
+}
+
+/** What identifies "the same arguments": the request as sent, where it is sent, as whom. */
+export interface JournalRequest {
+  side: string;
+  since: number;
+  until: number;
+  metrics: readonly string[];
+  breakdowns: readonly string[];
+  filters: Readonly<Record<string, readonly string[]>>;
+  params?: Readonly<Record<string, string | readonly string[]>>;
+  baseUrl: string;
+  profile: string;
+}
+
+export function journalRequestOf(request: ReportRequest, baseUrl: string, profile: string): JournalRequest {
+  return {
+    side: request.side, since: request.since, until: request.until, metrics: request.metrics,
+    breakdowns: request.breakdowns, filters: request.filters, params: request.extra, baseUrl, profile,
+  };
+}
+
+/** JSON with object keys sorted, so that the same request always hashes the same. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export function journalKey(request: JournalRequest): string {
+  const normalised = {
+    ...request,
+    baseUrl: request.baseUrl.replace(/\/+$/, ''),
+    // a filter selects rows: the order of its values does not change the report
+    filters: Object.fromEntries(Object.entries(request.filters).filter(([, v]) => v.length > 0).map(([k, v]) => [k, [...v].sort()])),
+  };
+  return createHash('sha256').update(canonical(normalised)).digest('hex').slice(0, 32);
+}
+
+export class Journal {
+  readonly dir: string;
+
+  /** `configDir` from src/auth/store.ts; `now` in ms (the factory's clock). */
+  constructor(configDir: string, private readonly now: () => number, private readonly ttlMs = JOURNAL_TTL_MS) {
+    this.dir = join(configDir, 'journal');
+  }
+
+  private file(key: string): string {
+    if (!/^[0-9a-f]{8,64}$/.test(key)) throw new Error(`not a journal key: ${key}`);
+    return join(this.dir, `${key}.json`);
+  }
+
+  private expired(entry: Remembered): boolean {
+    const age = this.now() - entry.submittedAt;
+    return age >= this.ttlMs || age < -this.ttlMs;
+  }
+
+  private read(path: string): Remembered | undefined {
+    try {
+      const parsed = entrySchema.safeParse(JSON.parse(readFileSync(path, 'utf8')));
+      return parsed.success ? { reportId: parsed.data.reportId, submittedAt: parsed.data.submittedAt } : undefined;
+    } catch {
+      return undefined; // absent, or unreadable: nothing to resume
+    }
+  }
+
+  /** The report submitted for this key less than an hour ago, if any. */
+  recall(key: string): Remembered | undefined {
+    const path = this.file(key);
+    const entry = this.read(path);
+    if (entry && !this.expired(entry)) return entry;
+    if (entry) this.remove(path);
+    return undefined;
+  }
+
+  /** Records the report just submitted for this key (atomically; the last writer wins). */
+  async remember(key: string, reportId: string, submittedAt: number = this.now()): Promise<void> {
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    await writeFileAtomic(this.file(key), `${JSON.stringify({ v: 1, reportId, submittedAt })}\n`, 0o600);
+    this.prune();
+  }
+
+  /** The report was written (or failed for good): nothing to resume. */
+  forget(key: string): void {
+    this.remove(this.file(key));
+  }
+
+  /** Removes expired entries, so the folder does not grow with every distinct request. */
+  prune(): void {
+    let names: string[];
+    try {
+      names = readdirSync(this.dir);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      if (!name.endsWith('.json')) continue;
+      const path = join(this.dir, name);
+      const entry = this.read(path);
+      if (!entry || this.expired(entry)) this.remove(path);
+    }
+  }
+
+  private remove(path: string): void {
+    try {
+      unlinkSync(path);
+    } catch {
+      // already gone (a parallel run forgot it)
+    }
+  }
+}

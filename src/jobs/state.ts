@@ -1,0 +1,484 @@
+// `--state FILE`: the manifest of a recurring run. It records the request and, per date window,
+// what happened to it (report ID, status, attempts, rows, bytes, sha256 and path of the file
+// written), so that the next run skips what is done, resumes a submitted report by its ID instead
+// of submitting it again, retries what failed, and re-fetches the last days (--lookback) whose
+// numbers may still move. Its format is documented in the README ("State file") and versioned:
+// loaders read it as the run's manifest.
+//
+// The file is only ever replaced whole (atomic write) and only by the run holding its lock.
+
+import { existsSync, readFileSync } from 'node:fs';
+import { DateTime } from 'luxon';
+import { z } from 'zod';
+import { CliError, EXIT, UsageError } from '../errors.js';
+import { PARIS, SIDES } from '../report/catalog.js';
+import type { ReportRequest } from '../report/request.js';
+import { writeFileAtomic } from './files.js';
+import { lockFile, type FileLock, type LockOptions } from './lock.js';
+
+/** A date window: Unix seconds, `until` inclusive (the same shape as the chunked runs' windows). */
+export interface Window {
+  since: number;
+  until: number;
+}
+
+export const STATE_VERSION = 1;
+export const WINDOW_STATUSES = ['pending', 'submitted', 'done', 'failed'] as const;
+export type WindowStatus = (typeof WINDOW_STATUSES)[number];
+
+const requestSchema = z.object({
+  side: z.enum(SIDES),
+  metrics: z.array(z.string()),
+  breakdowns: z.array(z.string()),
+  filters: z.record(z.string(), z.array(z.string())),
+  params: z.record(z.string(), z.union([z.string(), z.array(z.string())])),
+  format: z.string(),
+  output: z.string().nullable(),
+});
+export type StateRequest = z.infer<typeof requestSchema>;
+
+const entrySchema = z.object({
+  since: z.string(),
+  until: z.string(),
+  sinceUnix: z.number().int(),
+  untilUnix: z.number().int(),
+  status: z.enum(WINDOW_STATUSES),
+  reportId: z.string().nullable(),
+  submittedAt: z.string().nullable(),
+  attempts: z.number().int().nonnegative(),
+  rows: z.number().int().nonnegative().nullable(),
+  bytes: z.number().int().nonnegative().nullable(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+  file: z.string().nullable(),
+  finishedAt: z.string().nullable(),
+  error: z.string().nullable(),
+}).refine((entry) => entry.sinceUnix <= entry.untilUnix, { message: 'sinceUnix is after untilUnix' });
+export type StateEntry = z.infer<typeof entrySchema>;
+
+const stateSchema = z.object({
+  version: z.literal(STATE_VERSION),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  request: requestSchema,
+  windows: z.array(entrySchema),
+});
+export type StateDoc = z.infer<typeof stateSchema>;
+
+const REFRESH_HINT = 'use another --state file for this request, or add --full-refresh to start this one over';
+
+// ---------------------------------------------------------------------------------------------
+// Reading, and checking that the file belongs to this request
+
+export function parisIso(seconds: number): string {
+  return DateTime.fromSeconds(seconds, { zone: PARIS }).toISO({ suppressMilliseconds: true }) ?? String(seconds);
+}
+
+const instant = (ms: number) => new Date(ms).toISOString();
+
+/** The state file, or undefined when it does not exist yet. Corrupt or newer: a usage error. */
+export function readState(path: string): StateDoc | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new UsageError(`cannot read the state file ${path}: ${(error as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw new UsageError(`the state file ${path} is not valid JSON`, `fix it, or start over with --full-refresh (or delete it)`);
+  }
+  const version = (raw as { version?: unknown } | null)?.version;
+  if (typeof version === 'number' && Number.isInteger(version) && version > STATE_VERSION) {
+    throw new UsageError(
+      `the state file ${path} has format version ${version}, written by a newer reporting; this one reads version ${STATE_VERSION}`,
+      'upgrade reporting, or use another --state file',
+    );
+  }
+  const parsed = stateSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? issue.path.join('.') : 'the file';
+    throw new UsageError(
+      `the state file ${path} is not a reporting state file (version ${STATE_VERSION}): ${where}: ${issue?.message ?? 'unexpected shape'}`,
+      'fix it, or start over with --full-refresh (or delete it)',
+    );
+  }
+  return parsed.data;
+}
+
+/** What `run` records as its request. `output` is the -o template, best resolved to an absolute path. */
+export function stateRequestOf(request: ReportRequest, format: string, output: string | undefined): StateRequest {
+  return {
+    side: request.side,
+    metrics: [...request.metrics],
+    breakdowns: [...request.breakdowns],
+    filters: Object.fromEntries(Object.entries(request.filters).map(([name, values]) => [name, [...values]])),
+    params: { ...request.extra },
+    format,
+    output: output ?? null,
+  };
+}
+
+const list = (values: readonly string[]) => (values.length ? values.join(',') : '(none)');
+
+function valuesOf(record: Record<string, string | string[]>): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const [name, value] of Object.entries(record)) {
+    // filter values select rows, their order does not matter
+    map.set(name, [...(Array.isArray(value) ? value : [value])].sort().join(','));
+  }
+  return map;
+}
+
+/** How `wanted` differs from the request a state file was written for, one phrase per difference. */
+export function requestDifferences(stored: StateRequest, wanted: StateRequest): string[] {
+  const differences: string[] = [];
+  const scalar = (name: string, a: string | null, b: string | null) => {
+    if (a !== b) differences.push(`${name} is ${b ?? '(stdout)'} here, ${a ?? '(stdout)'} in the state file`);
+  };
+  const ordered = (name: string, a: readonly string[], b: readonly string[]) => {
+    // metrics and breakdowns order the columns: a different order is a different file
+    if (a.join(',') !== b.join(',')) differences.push(`${name} are ${list(b)} here, ${list(a)} in the state file`);
+  };
+  const keyed = (name: string, a: Record<string, string | string[]>, b: Record<string, string | string[]>) => {
+    const before = valuesOf(a);
+    const after = valuesOf(b);
+    for (const key of [...new Set([...before.keys(), ...after.keys()])].sort()) {
+      if (before.get(key) !== after.get(key)) {
+        differences.push(`${name} ${key} is ${after.get(key) ?? '(not set)'} here, ${before.get(key) ?? '(not set)'} in the state file`);
+      }
+    }
+  };
+  scalar('the side', stored.side, wanted.side);
+  ordered('metrics', stored.metrics, wanted.metrics);
+  ordered('breakdowns', stored.breakdowns, wanted.breakdowns);
+  keyed('filter', stored.filters, wanted.filters);
+  keyed('--param', stored.params, wanted.params);
+  scalar('the format', stored.format, wanted.format);
+  scalar('the output', stored.output, wanted.output);
+  return differences;
+}
+
+export function checkRequest(path: string, stored: StateRequest, wanted: StateRequest): void {
+  const differences = requestDifferences(stored, wanted);
+  if (differences.length) {
+    throw new UsageError(`the state file ${path} was written for another request: ${differences.join('; ')}`, REFRESH_HINT);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Planning a run: where it starts (--since auto, --lookback), and what to do with each window
+
+/** `3d` or `3`: a number of Paris calendar days, 0 to 366. */
+export function parseLookback(text: string): number {
+  const match = /^\s*(\d+)\s*d?\s*$/i.exec(text);
+  const days = match ? Number(match[1]) : Number.NaN;
+  if (!Number.isInteger(days) || days > 366) {
+    throw new UsageError(`--lookback wants a number of days from 0 to 366, like 3d, not "${text}"`, 'for example --lookback 3d re-fetches the three days before the new ones');
+  }
+  return days;
+}
+
+const unixOf = (iso: string | null) => (iso === null ? Number.NaN : Math.floor(Date.parse(iso) / 1000));
+
+/** Fetched after its period ended: its numbers were complete when fetched (late conversions aside). */
+export function isComplete(entry: StateEntry): boolean {
+  return unixOf(entry.submittedAt) > entry.untilUnix;
+}
+
+const isSettled = (entry: StateEntry) => entry.status === 'done' && isComplete(entry);
+
+/** The second after the last window done (with complete numbers), or undefined when none is. */
+export function afterLastDone(doc: StateDoc): number | undefined {
+  const settled = doc.windows.filter(isSettled);
+  return settled.length ? Math.max(...settled.map((entry) => entry.untilUnix)) + 1 : undefined;
+}
+
+/**
+ * Where `--since auto` starts: the second after the last window done, or earlier if a window
+ * recorded before it is not done (failed, interrupted, or fetched before its period ended).
+ * Undefined when no window was ever done.
+ */
+export function autoSince(doc: StateDoc): number | undefined {
+  const afterLast = afterLastDone(doc);
+  if (afterLast === undefined) return undefined;
+  const open = doc.windows.filter((entry) => !isSettled(entry) && entry.sinceUnix < afterLast);
+  return Math.min(afterLast, ...open.map((entry) => entry.sinceUnix));
+}
+
+/** The start of the Paris day `days` calendar days before the day of `anchor` (DST days are 23 or 25 h). */
+export function daysBefore(anchor: number, days: number): number {
+  return Math.floor(DateTime.fromSeconds(anchor, { zone: PARIS }).startOf('day').minus({ days }).startOf('day').toSeconds());
+}
+
+export interface Start {
+  since: number;
+  /** done windows that end at or after this second are fetched again (--lookback) */
+  lookbackFrom?: number;
+  /** --since auto, and every window up to --until is done: nothing to fetch */
+  upToDate: boolean;
+}
+
+/**
+ * Resolves `--since` (a time already parsed, or `auto`) against the state. The lookback is the
+ * N days before the end of the last window done (an old window that keeps failing does not drag
+ * every later day into it); it applies to an explicit since too. `auto` starts at autoSince, or
+ * at the lookback if that is earlier.
+ */
+export function resolveStart(
+  since: number | 'auto',
+  until: number,
+  doc: StateDoc | undefined,
+  options: { lookbackDays: number; fullRefresh: boolean },
+): Start {
+  const state = doc && !options.fullRefresh ? doc : undefined;
+  const afterLast = state && afterLastDone(state);
+  const lookbackFrom = afterLast !== undefined && options.lookbackDays > 0 ? daysBefore(afterLast, options.lookbackDays) : undefined;
+  if (since !== 'auto') return { since, lookbackFrom, upToDate: false };
+  const auto = state && autoSince(state);
+  if (auto === undefined) {
+    throw new UsageError(
+      options.fullRefresh
+        ? '--since auto continues from the state file, which --full-refresh ignores'
+        : `--since auto continues after the last window done, and ${doc ? 'the state file has none yet' : 'there is no state file yet'}`,
+      'give the first day once, e.g. --since 2026-11-01 --state FILE; later runs can use --since auto',
+    );
+  }
+  const start = Math.min(auto, lookbackFrom ?? auto);
+  return { since: start, lookbackFrom, upToDate: start > until };
+}
+
+export type SubmitReason = 'new' | 'lookback' | 'incomplete' | 'missing-file' | 'full-refresh' | 'merged';
+
+/** What to do with one window. `window` may be a piece of a requested window (split earlier). */
+export type Step =
+  | { action: 'skip'; window: Window; entry: StateEntry }
+  | { action: 'resume'; window: Window; entry: StateEntry; reportId: string }
+  | { action: 'retry'; window: Window; entry: StateEntry }
+  | { action: 'submit'; window: Window; reason: SubmitReason; entry?: StateEntry };
+
+export interface PlanOptions {
+  lookbackFrom?: number;
+  fullRefresh?: boolean;
+  /** one output for every window: it is rewritten whole, so no window can be skipped if one is fetched */
+  merged?: boolean;
+  /** whether a recorded file still exists (a deleted file is fetched again) */
+  fileExists?: (path: string) => boolean;
+}
+
+const windowOf = (entry: StateEntry): Window => ({ since: entry.sinceUnix, until: entry.untilUnix });
+
+/** Entries that tile `window` exactly (the window itself, or the pieces it was split into). */
+function tiles(entries: readonly StateEntry[], window: Window): StateEntry[] | undefined {
+  const inside = entries
+    .filter((entry) => entry.sinceUnix >= window.since && entry.untilUnix <= window.until)
+    .sort((a, b) => a.sinceUnix - b.sinceUnix || b.untilUnix - a.untilUnix);
+  const pieces: StateEntry[] = [];
+  let next = window.since;
+  for (const entry of inside) {
+    if (entry.sinceUnix !== next) continue; // an older overlapping piece
+    pieces.push(entry);
+    next = entry.untilUnix + 1;
+  }
+  return next === window.until + 1 ? pieces : undefined;
+}
+
+/** Recorded already: exactly, in pieces, or inside a larger window. */
+function covered(entries: readonly StateEntry[], window: Window): boolean {
+  return tiles(entries, window) !== undefined || entries.some((entry) => entry.sinceUnix <= window.since && entry.untilUnix >= window.until);
+}
+
+function decide(entry: StateEntry, options: PlanOptions): Step {
+  const window = windowOf(entry);
+  switch (entry.status) {
+    case 'submitted':
+      if (entry.reportId) return { action: 'resume', window, entry, reportId: entry.reportId };
+      return { action: 'submit', window, reason: 'new', entry };
+    case 'failed':
+      return { action: 'retry', window, entry };
+    case 'pending':
+      return { action: 'submit', window, reason: 'new', entry };
+    case 'done': {
+      if (options.lookbackFrom !== undefined && entry.untilUnix >= options.lookbackFrom) return { action: 'submit', window, reason: 'lookback', entry };
+      if (!isComplete(entry)) return { action: 'submit', window, reason: 'incomplete', entry };
+      const exists = options.fileExists ?? existsSync;
+      if (entry.file !== null && !exists(entry.file)) return { action: 'submit', window, reason: 'missing-file', entry };
+      return { action: 'skip', window, entry };
+    }
+  }
+}
+
+/**
+ * The steps of a run over `windows` (chronological): done windows outside the lookback are
+ * skipped, submitted ones resumed by report ID, failed ones retried, the rest submitted.
+ */
+export function planSteps(doc: StateDoc | undefined, windows: readonly Window[], options: PlanOptions = {}): Step[] {
+  if (!doc || options.fullRefresh) {
+    return windows.map((window) => ({ action: 'submit', window, reason: options.fullRefresh ? 'full-refresh' : 'new' }));
+  }
+  const steps: Step[] = [];
+  for (const window of windows) {
+    const pieces = tiles(doc.windows, window);
+    if (pieces) {
+      steps.push(...pieces.map((entry) => decide(entry, options)));
+      continue;
+    }
+    // recorded with a larger window (another --chunk): done there is done here
+    const container = doc.windows.find((entry) => entry.sinceUnix <= window.since && entry.untilUnix >= window.until);
+    const step = container ? decide(container, options) : undefined;
+    steps.push(step?.action === 'skip' ? { ...step, window } : { action: 'submit', window, reason: 'new' });
+  }
+  if (options.merged && steps.some((step) => step.action !== 'skip')) {
+    return steps.map((step) => (step.action === 'skip' ? { action: 'submit', window: step.window, reason: 'merged', entry: step.entry } : step));
+  }
+  return steps;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The state of a run in progress: locked, updated window by window, each change written atomically
+
+export interface OpenOptions {
+  now: () => number;
+  fullRefresh?: boolean;
+  lock?: LockOptions;
+}
+
+export type EntryPatch = Partial<Pick<StateEntry, 'status' | 'reportId' | 'submittedAt' | 'attempts' | 'rows' | 'bytes' | 'sha256' | 'file' | 'finishedAt' | 'error'>>;
+
+function newEntry(window: Window): StateEntry {
+  return {
+    since: parisIso(window.since),
+    until: parisIso(window.until),
+    sinceUnix: window.since,
+    untilUnix: window.until,
+    status: 'pending',
+    reportId: null,
+    submittedAt: null,
+    attempts: 0,
+    rows: null,
+    bytes: null,
+    sha256: null,
+    file: null,
+    finishedAt: null,
+    error: null,
+  };
+}
+
+export class RunState {
+  private writes: Promise<void> = Promise.resolve();
+
+  private constructor(
+    readonly path: string,
+    private current: StateDoc,
+    private readonly lock: FileLock,
+    private readonly now: () => number,
+    readonly fullRefresh: boolean,
+  ) {}
+
+  /**
+   * Locks `path` (LockedError, exit 2, when another live run holds it), reads it, and checks it
+   * was written for `request` (a usage error saying what differs, unless --full-refresh, which
+   * starts the file over).
+   */
+  static open(path: string, request: StateRequest, options: OpenOptions): RunState {
+    const lock = lockFile(path, { now: options.now, ...options.lock });
+    try {
+      const existing = options.fullRefresh ? undefined : readState(path);
+      if (existing) checkRequest(path, existing.request, request);
+      const at = instant(options.now());
+      const doc: StateDoc = existing ?? { version: STATE_VERSION, createdAt: at, updatedAt: at, request, windows: [] };
+      return new RunState(path, doc, lock, options.now, Boolean(options.fullRefresh));
+    } catch (error) {
+      lock.release();
+      throw error;
+    }
+  }
+
+  get doc(): StateDoc {
+    return this.current;
+  }
+
+  /** See resolveStart: with --full-refresh, the state's windows are not consulted. */
+  start(since: number | 'auto', until: number, lookbackDays: number): Start {
+    return resolveStart(since, until, this.current, { lookbackDays, fullRefresh: this.fullRefresh });
+  }
+
+  plan(windows: readonly Window[], options: Omit<PlanOptions, 'fullRefresh'> = {}): Step[] {
+    return planSteps(this.current, windows, { ...options, fullRefresh: this.fullRefresh });
+  }
+
+  entry(window: Window): StateEntry | undefined {
+    return this.current.windows.find((entry) => entry.sinceUnix === window.since && entry.untilUnix === window.until);
+  }
+
+  /**
+   * Changes one window's record and writes the file. A window not recorded yet is added; the
+   * records it covers (pieces of an earlier split, another --chunk) are superseded and dropped.
+   * Writes are serialised: callers running windows concurrently may call it at any time.
+   */
+  update(window: Window, patch: EntryPatch): Promise<void> {
+    const found = this.entry(window);
+    let windows: StateEntry[];
+    if (found) {
+      windows = this.current.windows.map((entry) => (entry === found ? { ...entry, ...patch } : entry));
+    } else {
+      const covered = (entry: StateEntry) => entry.sinceUnix >= window.since && entry.untilUnix <= window.until;
+      windows = [...this.current.windows.filter((entry) => !covered(entry)), { ...newEntry(window), ...patch }];
+    }
+    windows.sort((a, b) => a.sinceUnix - b.sinceUnix || a.untilUnix - b.untilUnix);
+    this.current = { ...this.current, updatedAt: instant(this.now()), windows };
+    return this.flush();
+  }
+
+  /** Records the windows of this run that have no record yet, as pending (before the first submit). */
+  pending(windows: readonly Window[]): Promise<void> {
+    const missing = windows.filter((window) => !covered(this.current.windows, window));
+    if (missing.length === 0) return this.flush();
+    const windowsNow = [...this.current.windows, ...missing.map(newEntry)].sort((a, b) => a.sinceUnix - b.sinceUnix || a.untilUnix - b.untilUnix);
+    this.current = { ...this.current, updatedAt: instant(this.now()), windows: windowsNow };
+    return this.flush();
+  }
+
+  submitted(window: Window, reportId: string): Promise<void> {
+    const attempts = (this.entry(window)?.attempts ?? 0) + 1;
+    return this.update(window, {
+      status: 'submitted', reportId, submittedAt: instant(this.now()), attempts, error: null, finishedAt: null,
+    });
+  }
+
+  done(window: Window, result: { rows: number; bytes: number; sha256: string | null; file: string | null }): Promise<void> {
+    return this.update(window, { status: 'done', ...result, finishedAt: instant(this.now()), error: null });
+  }
+
+  failed(window: Window, message: string): Promise<void> {
+    return this.update(window, { status: 'failed', finishedAt: instant(this.now()), error: message });
+  }
+
+  /** A window split in two (self-splitting runs): its halves replace it, pending. */
+  split(window: Window, halves: readonly [Window, Window]): Promise<void> {
+    const windows = this.current.windows.filter((entry) => !(entry.sinceUnix === window.since && entry.untilUnix === window.until));
+    windows.push(...halves.map(newEntry));
+    windows.sort((a, b) => a.sinceUnix - b.sinceUnix || a.untilUnix - b.untilUnix);
+    this.current = { ...this.current, updatedAt: instant(this.now()), windows };
+    return this.flush();
+  }
+
+  private flush(): Promise<void> {
+    const snapshot = `${JSON.stringify(this.current, null, 2)}\n`;
+    this.writes = this.writes.catch(() => undefined).then(() => writeFileAtomic(this.path, snapshot)).catch((error: unknown) => {
+      // the run cannot keep its record: stop it (a disk full, a folder gone), with what failed
+      throw new CliError(`cannot write the state file ${this.path}: ${(error as Error).message}`, EXIT.internal, 'the previous version of the file, if any, is intact');
+    });
+    return this.writes;
+  }
+
+  /** Waits for pending writes and releases the lock. A failed write was reported to its caller
+   * already; close() never throws, so a `finally` does not hide the error that stopped the run. */
+  async close(): Promise<void> {
+    await this.writes.catch(() => undefined);
+    this.lock.release();
+  }
+}
