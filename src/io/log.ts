@@ -8,7 +8,7 @@
 // characters and anything that looks like a secret.
 
 import { formatDuration } from '../duration.js';
-import { redact } from '../api/redact.js';
+import { Secrets } from '../api/redact.js';
 import { parisIso, type Window } from '../jobs/state.js';
 import { formatBytes, type Reporter } from './progress.js';
 
@@ -39,27 +39,30 @@ export type EventName = LogEvent['event'];
 // eslint-disable-next-line no-control-regex
 const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
 
+/** Token-like fields are masked even when no secret is known. */
+const NO_SECRETS = new Secrets();
+
 /**
- * Text from the server, made safe to log: C0 and C1 control characters (escape sequences, line
- * breaks) become spaces, known secrets and token-like fields are masked, and it is cut to 300
- * characters. (A shared sanitiser, src/io/safe-text.ts, is on its way; this stays the one place
- * log text is cleaned, so switching to it is a one-line change.)
+ * Text from the server, made safe for a log line: C0 and C1 control characters (escape sequences,
+ * line breaks) become spaces (a log line is one line; src/io/safe-text.ts escapes them instead for
+ * the terminal), the command's secrets and token-like fields are masked, and it is cut to 300
+ * characters.
  */
-export function serverText(text: string): string {
-  const clean = redact(text.replace(CONTROLS, ' ')).replace(/ {2,}/g, ' ').trim();
+export function serverText(text: string, secrets: Secrets = NO_SECRETS): string {
+  const clean = secrets.redact(text.replace(CONTROLS, ' ')).replace(/ {2,}/g, ' ').trim();
   return clean.length > 300 ? `${clean.slice(0, 299)}…` : clean;
 }
 
 const windowJson = (window: Window) => ({ since: parisIso(window.since), until: parisIso(window.until), sinceUnix: window.since, untilUnix: window.until });
 
 /** One event as the JSON object of its log line (see the README for every field). */
-export function eventJson(event: LogEvent, nowMs: number): Record<string, unknown> {
+export function eventJson(event: LogEvent, nowMs: number, secrets: Secrets = NO_SECRETS): Record<string, unknown> {
   const line: Record<string, unknown> = { v: LOG_VERSION, ts: new Date(nowMs).toISOString(), event: event.event, window: windowJson(event.window) };
   for (const [name, value] of Object.entries(event)) {
     if (name === 'event' || name === 'window' || value === undefined) continue;
     if (name === 'into') line.into = (value as readonly Window[]).map(windowJson);
-    else if (name === 'message' || name === 'reportId' || name === 'replaces' || name === 'status') line[name] = serverText(String(value));
-    else if (typeof value === 'string') line[name] = redact(value.replace(CONTROLS, ' '));
+    else if (name === 'message' || name === 'reportId' || name === 'replaces' || name === 'status') line[name] = serverText(String(value), secrets);
+    else if (typeof value === 'string') line[name] = secrets.redact(value.replace(CONTROLS, ' '));
     else line[name] = value;
   }
   return line;
@@ -83,17 +86,20 @@ export interface TextOptions {
   /** prefix each line with the window's period (default); a run of one window leaves it out,
    * and its lines read as `run` has always printed them */
   period?: boolean;
+  /** the command's secrets, masked in server text */
+  secrets?: Secrets;
 }
 
 /** One event as a line for people; `polled` has none (the Reporter shows it live). */
 export function eventText(event: LogEvent, options: TextOptions = {}): string | undefined {
   const at = options.period === false ? '' : `${describePeriod(event.window)}: `;
-  const id = 'reportId' in event && event.reportId ? ` ${serverText(event.reportId)}` : '';
+  const serverText_ = (text: string) => serverText(text, options.secrets);
+  const id = 'reportId' in event && event.reportId ? ` ${serverText_(event.reportId)}` : '';
   const side = options.side ? `${options.side} ` : '';
   switch (event.event) {
     case 'submitted':
       return event.replaces
-        ? `${at}report ${serverText(event.replaces)} is no longer known to the server; submitted ${side}report${id} instead`
+        ? `${at}report ${serverText_(event.replaces)} is no longer known to the server; submitted ${side}report${id} instead`
         : `${at}submitted ${side}report${id}${event.attempt > 1 ? ` (attempt ${event.attempt})` : ''}`;
     case 'resumed':
       return `${at}resumed ${side}report${id}, submitted by an earlier run (from the ${event.source === 'state' ? 'state file' : 'journal'}); not submitting a new one`;
@@ -102,11 +108,11 @@ export function eventText(event: LogEvent, options: TextOptions = {}): string | 
     case 'ready':
       return `${at}report${id} ready after ${plural(event.polls, 'poll')} (${seconds(event.durationMs)})`;
     case 'failed':
-      return `${at}report${id} failed: ${serverText(event.message)}`;
+      return `${at}report${id} failed: ${serverText_(event.message)}`;
     case 'split':
-      return `${at}report${id} failed (${serverText(event.message)}); splitting into ${describePeriod(event.into[0])} and ${describePeriod(event.into[1])}`;
+      return `${at}report${id} failed (${serverText_(event.message)}); splitting into ${describePeriod(event.into[0])} and ${describePeriod(event.into[1])}`;
     case 'retried':
-      return `${at}${serverText(event.message)}; retrying (attempt ${event.attempt})`;
+      return `${at}${serverText_(event.message)}; retrying (attempt ${event.attempt})`;
     case 'download_started':
       return `${at}downloading report${id}${event.file ? ` to ${event.file}` : ''}`;
     case 'download_done':
@@ -131,6 +137,8 @@ export interface Logger {
 export interface LogSink {
   stderr: { write(chunk: string): unknown };
   now(): number;
+  /** the command's secrets (the factory's), masked in every line */
+  secrets?: Secrets;
 }
 
 /**
@@ -141,7 +149,7 @@ export function createLogger(format: LogFormat, sink: LogSink, reporter: Reporte
   if (format === 'json') {
     return {
       emit(event) {
-        sink.stderr.write(`${JSON.stringify(eventJson(event, sink.now()))}\n`);
+        sink.stderr.write(`${JSON.stringify(eventJson(event, sink.now(), sink.secrets))}\n`);
       },
       downloading() {},
       stop() {},
@@ -149,9 +157,9 @@ export function createLogger(format: LogFormat, sink: LogSink, reporter: Reporte
   }
   return {
     emit(event) {
-      if (event.event === 'polled') reporter.waiting(serverText(event.status), event.polls, event.durationMs);
+      if (event.event === 'polled') reporter.waiting(serverText(event.status, sink.secrets), event.polls, event.durationMs);
       else {
-        const line = eventText(event, text);
+        const line = eventText(event, { secrets: sink.secrets, ...text });
         if (line !== undefined) reporter.state(line);
       }
     },

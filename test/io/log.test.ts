@@ -1,14 +1,15 @@
 import { DateTime } from 'luxon';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { registerSecret } from '../../src/api/redact.js';
+import { Secrets } from '../../src/api/redact.js';
 import { createLogger, eventText, LOG_VERSION, serverText, type LogEvent } from '../../src/io/log.js';
 import type { Reporter } from '../../src/io/progress.js';
 import type { Window } from '../../src/jobs/state.js';
 import { FakeOutput, FIXED_NOW } from '../helpers/ctx.js';
 
 const TOKEN = '0123456789abcdef0123456789abcdef01234567';
-registerSecret(TOKEN);
+const secrets = new Secrets();
+secrets.add(TOKEN);
 
 // the autumn DST day, 25 hours: 2026-10-25 00:00 +02:00 .. 23:59:59 +01:00
 const paris = (iso: string) => Math.floor(DateTime.fromISO(iso, { zone: 'Europe/Paris' }).toSeconds());
@@ -50,7 +51,7 @@ function recorder(): { reporter: Reporter; calls: string[] } {
 
 describe('--log-format json', () => {
   const stderr = new FakeOutput();
-  const logger = createLogger('json', { stderr, now: () => FIXED_NOW }, recorder().reporter);
+  const logger = createLogger('json', { stderr, now: () => FIXED_NOW, secrets }, recorder().reporter);
   for (const event of EVENTS) logger.emit(event);
   logger.downloading(10, 100);
   const lines = stderr.text.split('\n').slice(0, -1);
@@ -101,7 +102,7 @@ describe('--log-format json', () => {
 describe('text logs', () => {
   it('go through the Reporter as `run` always printed them', () => {
     const { reporter, calls } = recorder();
-    const logger = createLogger('text', { stderr: new FakeOutput(), now: () => FIXED_NOW }, reporter);
+    const logger = createLogger('text', { stderr: new FakeOutput(), now: () => FIXED_NOW, secrets }, reporter);
     for (const event of EVENTS) logger.emit(event);
     logger.downloading(10, 100);
     logger.stop();
@@ -128,7 +129,7 @@ describe('text logs', () => {
 
   it('for a run of one window, read as `run` has always printed them', () => {
     const { reporter, calls } = recorder();
-    const logger = createLogger('text', { stderr: new FakeOutput(), now: () => FIXED_NOW }, reporter, { side: 'buyer', period: false });
+    const logger = createLogger('text', { stderr: new FakeOutput(), now: () => FIXED_NOW, secrets }, reporter, { side: 'buyer', period: false });
     const id = '0123456789abcdef01234567';
     logger.emit({ event: 'submitted', window: DAY, reportId: id, attempt: 1 });
     logger.emit({ event: 'ready', window: DAY, reportId: id, polls: 3, durationMs: 2140 });
@@ -156,7 +157,7 @@ describe('the README', () => {
       const stderr = new FakeOutput();
       const { v, ts, event, window, ...fields } = parsed as unknown as Record<string, unknown>;
       const w = window as { sinceUnix: number; untilUnix: number };
-      createLogger('json', { stderr, now: () => Date.parse(ts as string) }, recorder().reporter)
+      createLogger('json', { stderr, now: () => Date.parse(ts as string), secrets }, recorder().reporter)
         .emit({ event, window: { since: w.sinceUnix, until: w.untilUnix }, ...fields } as LogEvent);
       expect(v).toBe(LOG_VERSION);
       expect(stderr.text).toBe(`${line}\n`);
