@@ -6,7 +6,6 @@ import { describeNetworkError, NetworkFailure } from '../api/http.js';
 import { formatDuration } from '../duration.js';
 import { summary as summarySchema, type Summary } from '../api/schemas.js';
 import { CliError, NetworkError, UnexpectedResponseError } from '../errors.js';
-import { padRecords } from './grow.js';
 import type { Format } from './output.js';
 import { ReportFormatError, ReportScanner } from './scanner.js';
 import type { Sink } from './sink.js';
@@ -101,14 +100,7 @@ export async function writeReport(
   checked(() => scanner.end());
   const tail = writer.finish();
   if (tail) await sink.write(tail);
-  if (writer instanceof CsvWriter) {
-    const growth = writer.growth();
-    if (growth && sink.rewrite) {
-      const headerLine = writer.headerLine(growth.header);
-      const delimiter = csv.excel && csv.delimiter === ',' ? ';' : csv.delimiter;
-      await sink.rewrite((input) => padRecords(input, growth, headerLine, delimiter));
-    }
-  }
+  await writer.complete?.(sink);
   const parsed = summarySchema.safeParse(scanner.members.summary);
   return { rows: scanner.rows, bytes, summary: parsed.success ? parsed.data : undefined };
 }

@@ -3,7 +3,9 @@
 // flat whatever the size of the report.
 
 import { stringify } from 'csv-stringify/sync';
+import { padRecords } from './grow.js';
 import { Kind, type RowHandler } from './scanner.js';
+import type { Sink } from './sink.js';
 
 export interface CsvOptions {
   delimiter: string;
@@ -19,6 +21,9 @@ export interface RowWriter extends RowHandler {
   take(): string;
   /** text to end the output with */
   finish(): string;
+  /** once everything was written: complete what could only be known at the end (a CSV header
+   * that grew), where the sink can rewrite its output */
+  complete?(sink: Sink): Promise<void>;
 }
 
 /** Raised when a later row brings a field the header does not have and the output cannot be
@@ -166,6 +171,15 @@ export class CsvWriter implements RowWriter {
   /** The header line, as written. */
   headerLine(header: string[]): string {
     return stringify([header], this.stringifyOptions);
+  }
+
+  /** A header that grew after rows were written: the file gets the full header, and earlier rows
+   * empty cells for the new fields. */
+  async complete(sink: Sink): Promise<void> {
+    const growth = this.growth();
+    if (!growth || !sink.rewrite) return;
+    const headerLine = this.headerLine(growth.header);
+    await sink.rewrite((input) => padRecords(input, growth, headerLine, (this.stringifyOptions?.delimiter ?? ',') as string));
   }
 }
 

@@ -62,7 +62,7 @@ export function describeSaved(saved: Saved, id: string, side: string | undefined
     `${saved.rows.toLocaleString('en-US')} row${saved.rows === 1 ? '' : 's'}, ${formatBytes(saved.bytes)} of JSON in ${formatDuration(saved.elapsedMs)} → ${where} (${format})`;
 }
 
-interface DownloadOptions {
+interface DownloadJob {
   format: Format;
   csv: CsvOptions;
   retries: number;
@@ -75,7 +75,7 @@ interface DownloadOptions {
 }
 
 /** Downloads a ready report into a sink, retrying broken downloads from the start. */
-export async function downloadReport(client: ReportingClient, id: string, options: DownloadOptions): Promise<ExportResult & { path?: string }> {
+export async function downloadReport(client: ReportingClient, id: string, options: DownloadJob): Promise<ExportResult & { path?: string }> {
   for (let attempt = 0; ; attempt++) {
     const sink = await options.openSink();
     let written = false;

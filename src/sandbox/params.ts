@@ -1,13 +1,14 @@
 // Request parameters as the API receives them: form-encoded with indexed arrays
 // (`breakdowns[0]=DAILY`), or a JSON object with the same names. Both become one shape.
 
-export type Params = Record<string, string | string[] | Record<string, unknown>>;
+// what a request to the sandbox carried (the CLI's own outgoing parameters are api/encode.ts Params)
+export type ReceivedParams = Record<string, string | string[] | Record<string, unknown>>;
 
 const INDEXED = /^([^[\]]+)\[(\d*)\]$/;
 const NESTED = /^([^[\]]+)\[([^[\]]+)\]$/;
 
-export function parseForm(text: string): Params {
-  const params: Params = {};
+export function parseForm(text: string): ReceivedParams {
+  const params: ReceivedParams = {};
   const indexed = new Map<string, { index: number; order: number; value: string }[]>();
   let order = 0;
   for (const [rawKey, value] of new URLSearchParams(text)) {
@@ -42,7 +43,7 @@ export function parseForm(text: string): Params {
 
 export class BadBody extends Error {}
 
-export function parseJsonBody(text: string): Params {
+export function parseJsonBody(text: string): ReceivedParams {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -52,7 +53,7 @@ export function parseJsonBody(text: string): Params {
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new BadBody('the body must be a JSON object');
   }
-  const params: Params = {};
+  const params: ReceivedParams = {};
   for (const [name, value] of Object.entries(parsed)) {
     if (Array.isArray(value)) params[name] = value.map((item) => scalarText(item, name));
     else if (value !== null && typeof value === 'object') params[name] = value as Record<string, unknown>;
@@ -68,7 +69,7 @@ function scalarText(value: unknown, name: string): string {
 }
 
 /** The values of a parameter as a list (a single value is a list of one). */
-export function listOf(params: Params, name: string): string[] | undefined {
+export function listOf(params: ReceivedParams, name: string): string[] | undefined {
   const value = params[name];
   if (value === undefined) return undefined;
   if (typeof value === 'string') return [value];
@@ -77,7 +78,7 @@ export function listOf(params: Params, name: string): string[] | undefined {
 }
 
 /** A parameter that must be a single string. */
-export function single(params: Params, name: string): string | undefined {
+export function single(params: ReceivedParams, name: string): string | undefined {
   const value = params[name];
   if (typeof value === 'string') return value;
   if (Array.isArray(value) && value.length === 1) return value[0];

@@ -6,15 +6,10 @@ import { PARIS, ROW_FIELDS, isTimeDimension, metricField, type Side } from '../r
 import type { Fact, FactSource, Metrics, Restatement } from './facts.js';
 import { parisTime } from './facts.js';
 import { hash, unit } from './random.js';
+import type { ReportRequest } from '../report/request.js';
 
-export interface ReportQuery {
-  side: Side;
-  since: number;
-  until: number;
-  metrics: string[];
-  breakdowns: string[];
-  filters: Record<string, string[]>;
-}
+/** What the sandbox answers for: a report request as the CLI models it, without --param extras. */
+export type ReportQuery = Omit<ReportRequest, 'extra'>;
 
 type Fields = Record<string, string | null>;
 

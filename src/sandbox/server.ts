@@ -11,7 +11,7 @@ import {
 import { LISTED_YEARS } from './entities.js';
 import { FactSource } from './facts.js';
 import { ENDPOINTS, FaultPlan, noFaults, type BodyFault, type EndpointName, type Faults } from './faults.js';
-import { BadBody, listOf, parseForm, parseJsonBody, single, type Params } from './params.js';
+import { BadBody, listOf, parseForm, parseJsonBody, single, type ReceivedParams } from './params.js';
 import { Ledger, type ReportEventKind, type ReportLog, type SandboxStats } from './ledger.js';
 import { buildRows, isFilterParam, scaledRowTexts, summaryOf, type ReportQuery } from './report.js';
 import type { Restatement } from './facts.js';
@@ -206,7 +206,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     }
   }
 
-  function login(res: ServerResponse, params: Params): void {
+  function login(res: ServerResponse, params: ReceivedParams): void {
     const auth = params.auth;
     const given = auth && typeof auth === 'object' && !Array.isArray(auth) ? auth : {};
     const userEmail = typeof given.email === 'string' ? given.email : single(params, 'email');
@@ -231,7 +231,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     return header;
   }
 
-  function submit(res: ServerResponse, side: Side, params: Params, token: string, seen: Seen): void {
+  function submit(res: ServerResponse, side: Side, params: ReceivedParams, token: string, seen: Seen): void {
     const query = validate(side, params);
     const at = now();
     if (options.maxRunning !== undefined) {
@@ -273,7 +273,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     }
   }
 
-  function findReport(params: Params, seen: Seen): StoredReport {
+  function findReport(params: ReceivedParams, seen: Seen): StoredReport {
     const id = single(params, 'id');
     if (!id) throw new HttpError(400, 'MISSING_PARAMETER', 'id is required: the report ID');
     seen.reportId = id;
@@ -292,7 +292,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     return now() < report.doneAt ? 'progress' : outcomeOf(report);
   }
 
-  function status(res: ServerResponse, params: Params, seen: Seen): void {
+  function status(res: ServerResponse, params: ReceivedParams, seen: Seen): void {
     const report = findReport(params, seen);
     const state = seen.state ?? stateOf(report);
     if (faults.malformed === 'wrong-types') {
@@ -305,7 +305,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     sendJson(res, 200, { response: { status: shown, message, report_id: report.id } });
   }
 
-  async function download(res: ServerResponse, params: Params, seen: Seen): Promise<void> {
+  async function download(res: ServerResponse, params: ReceivedParams, seen: Seen): Promise<void> {
     const report = findReport(params, seen);
     const state = seen.state ?? stateOf(report);
     if (state !== 'ready') {
@@ -382,7 +382,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 }
 
 /** Validates a report request as the API would, into a query; every problem is a 400. */
-export function validate(side: Side, params: Params): ReportQuery {
+export function validate(side: Side, params: ReceivedParams): ReportQuery {
   const since = timestamp(params, 'since');
   const until = timestamp(params, 'until');
   if (since > until) throw new HttpError(400, 'INVALID_PARAMETER', `since (${since}) is after until (${until})`);
@@ -426,7 +426,7 @@ export function validate(side: Side, params: Params): ReportQuery {
   return { side, since, until, metrics: [...new Set(metrics)], breakdowns, filters };
 }
 
-function timestamp(params: Params, name: string): number {
+function timestamp(params: ReceivedParams, name: string): number {
   const value = params[name];
   if (value === undefined) throw new HttpError(400, 'MISSING_PARAMETER', `${name} is required: a Unix timestamp in seconds`);
   const text = typeof value === 'string' ? value.trim() : '';
@@ -440,7 +440,7 @@ function timestamp(params: Params, name: string): number {
   return seconds;
 }
 
-async function readParams(req: IncomingMessage): Promise<Params> {
+async function readParams(req: IncomingMessage): Promise<ReceivedParams> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
