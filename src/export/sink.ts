@@ -67,7 +67,9 @@ export function tempPathFor(target: string): string {
   return join(dirname(target), `${tempPrefix(target)}${process.pid}-${randomBytes(4).toString('hex')}`);
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process of this machine is alive (EPERM: it is, but belongs to someone else). */
+export function isAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
     return true;

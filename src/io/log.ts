@@ -11,6 +11,7 @@ import { formatDuration } from '../duration.js';
 import { Secrets } from '../api/redact.js';
 import { parisIso, type Window } from '../jobs/state.js';
 import { formatBytes, type Reporter } from './progress.js';
+import { describeWindow } from '../jobs/windows.js';
 
 export const LOG_VERSION = 1;
 export const LOG_FORMATS = ['text', 'json'] as const;
@@ -71,15 +72,6 @@ export function eventJson(event: LogEvent, nowMs: number, secrets: Secrets = NO_
 const plural = (count: number, word: string) => `${count.toLocaleString('en-US')} ${word}${count === 1 ? '' : 's'}`;
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10}s`;
 
-/** A day (`2026-11-20`) or a period of Paris days, or Paris times when not whole days. */
-export function describePeriod(window: Window): string {
-  const since = parisIso(window.since);
-  const until = parisIso(window.until);
-  const wholeDays = since.slice(11, 19) === '00:00:00' && until.slice(11, 19) === '23:59:59';
-  if (!wholeDays) return `${since}..${until}`;
-  return since.slice(0, 10) === until.slice(0, 10) ? since.slice(0, 10) : `${since.slice(0, 10)}..${until.slice(0, 10)}`;
-}
-
 export interface TextOptions {
   /** named in "submitted buyer report …" */
   side?: string;
@@ -92,7 +84,7 @@ export interface TextOptions {
 
 /** One event as a line for people; `polled` has none (the Reporter shows it live). */
 export function eventText(event: LogEvent, options: TextOptions = {}): string | undefined {
-  const at = options.period === false ? '' : `${describePeriod(event.window)}: `;
+  const at = options.period === false ? '' : `${describeWindow(event.window)}: `;
   const serverText_ = (text: string) => serverText(text, options.secrets);
   const id = 'reportId' in event && event.reportId ? ` ${serverText_(event.reportId)}` : '';
   const side = options.side ? `${options.side} ` : '';
@@ -110,7 +102,7 @@ export function eventText(event: LogEvent, options: TextOptions = {}): string | 
     case 'failed':
       return `${at}report${id} failed: ${serverText_(event.message)}`;
     case 'split':
-      return `${at}report${id} failed (${serverText_(event.message)}); splitting into ${describePeriod(event.into[0])} and ${describePeriod(event.into[1])}`;
+      return `${at}report${id} failed (${serverText_(event.message)}); splitting into ${describeWindow(event.into[0])} and ${describeWindow(event.into[1])}`;
     case 'retried':
       return `${at}${serverText_(event.message)}; retrying (attempt ${event.attempt})`;
     case 'download_started':

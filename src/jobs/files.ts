@@ -8,6 +8,9 @@ import { createReadStream } from 'node:fs';
 import { mkdir, open, rename, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { tempPathFor } from '../export/sink.js';
+import { isAlive } from '../export/sink.js';
+
+export { isAlive };
 
 export type WriteOutcome = 'written' | 'unchanged';
 
@@ -100,13 +103,3 @@ export async function writeFileIfChanged(path: string, content: string | Uint8Ar
   return { outcome: 'written', sha256, bytes };
 }
 
-/** Whether a process of this machine is alive (EPERM: it is, but belongs to someone else). */
-export function isAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}

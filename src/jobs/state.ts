@@ -15,6 +15,7 @@ import { PARIS, SIDES } from '../report/catalog.js';
 import type { ReportRequest } from '../report/request.js';
 import { writeFileAtomic } from './files.js';
 import { lockFile, type FileLock, type LockOptions } from './lock.js';
+import { parisIso } from '../report/time.js';
 
 /** A date window: Unix seconds, `until` inclusive (the same shape as the chunked runs' windows). */
 export interface Window {
@@ -69,9 +70,7 @@ const REFRESH_HINT = 'use another --state file for this request, or add --full-r
 // ---------------------------------------------------------------------------------------------
 // Reading, and checking that the file belongs to this request
 
-export function parisIso(seconds: number): string {
-  return DateTime.fromSeconds(seconds, { zone: PARIS }).toISO({ suppressMilliseconds: true }) ?? String(seconds);
-}
+export { parisIso };
 
 const instant = (ms: number) => new Date(ms).toISOString();
 

@@ -12,6 +12,7 @@ import { DateTime } from 'luxon';
 import { UsageError } from '../errors.js';
 import { PARIS, isTimeDimension, type TimeDimension } from '../report/catalog.js';
 import { didYouMean } from '../suggest.js';
+import { parisIso } from '../report/time.js';
 
 export interface Window {
   /** first second, Unix seconds */
@@ -167,8 +168,7 @@ export function describeWindow(window: Window): string {
     const last = paris(window.until).toISODate();
     return first === last ? `${first}` : `${first}..${last}`;
   }
-  const time = (seconds: number) => paris(seconds).toISO({ suppressMilliseconds: true }) ?? String(seconds);
-  return `${time(window.since)}..${time(window.until)}`;
+  return `${parisIso(window.since)}..${parisIso(window.until)}`;
 }
 
 /** The --since/--until values that request exactly this window again: dates when it is whole

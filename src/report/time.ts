@@ -78,3 +78,8 @@ export function parseTime(input: string, role: Role, nowMs: number): number {
 export function parisDate(seconds: number): string {
   return DateTime.fromSeconds(seconds, { zone: PARIS }).toFormat('yyyy-MM-dd');
 }
+
+/** An instant as ISO 8601 with its Paris offset (`2026-10-25T02:00:00+01:00`). */
+export function parisIso(seconds: number): string {
+  return DateTime.fromSeconds(seconds, { zone: PARIS }).toISO({ suppressMilliseconds: true }) ?? String(seconds);
+}
