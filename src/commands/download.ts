@@ -27,14 +27,15 @@ Examples:
 };
 
 export async function run(id: string, options: DownloadOptions & GlobalOptions, ctx: Context): Promise<void> {
-  const { planOutput } = await import('../export/output.js');
+  const { planOutput, refuseBinaryOnTerminal, resolveRequestedColumns } = await import('../export/output.js');
   const { withSession } = await import('../session.js');
   const { pollOptionsFrom, waitUntilReady } = await import('../report/poll.js');
   const { createReporter } = await import('../export/progress.js');
   const { saveReport, describeSaved, targetOf } = await import('../export/save.js');
   const { ReportError } = await import('../errors.js');
 
-  const plan = planOutput(options, ['reportId']);
+  const plan = resolveRequestedColumns(planOutput(options, ['reportId']));
+  refuseBinaryOnTerminal(plan, ctx.stdout);
   const poll = pollOptionsFrom(options, ctx);
   const target = targetOf(plan, { reportId: id });
 

@@ -11,6 +11,7 @@ import { logoutCommand } from './logout.js';
 import { buyerCommand, sellerCommand } from './report.js';
 import { runCommand } from './run.js';
 import { sandboxCommand } from './sandbox.js';
+import { schemaCommand } from './schema.js';
 import { statusCommand } from './status.js';
 import { whoamiCommand } from './whoami.js';
 
@@ -31,6 +32,7 @@ export const COMMANDS: CommandSpec[] = [
   downloadCommand,
   runCommand,
   campaignsCommand,
+  schemaCommand,
   sandboxCommand,
   completionCommand,
   profilesCommand,

@@ -48,8 +48,8 @@ export function addOutputOptions(command: Command): Command {
   return command
     .optionsGroup('Output options:')
     .option('-o, --output <file>', 'write to FILE (- for stdout); placeholders {side} {since} {until} {reportId}')
-    .option('--format <format>', 'csv, json or ndjson (default: from the file extension, else csv)')
-    .option('--columns <list>', 'CSV: select and order columns (comma-separated)')
+    .option('--format <format>', 'csv, json, ndjson, parquet or xlsx (default: from the file extension, else csv)')
+    .option('--columns <list>', 'CSV, Parquet, XLSX: select and order columns (comma-separated), or `requested` (run only)')
     .option('--delimiter <char>', 'CSV: field delimiter (default: ,)')
     .option('--bom', 'CSV: start with a UTF-8 byte order mark')
     .option('--excel', 'CSV for spreadsheets in France: BOM, ";", CRLF, decimal comma, formulas made inert');

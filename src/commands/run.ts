@@ -12,7 +12,7 @@ export type RunOptions = ReportOptions & OutputOptions & { pollInterval?: string
 
 export const runCommand: CommandSpec = {
   name: 'run',
-  summary: 'submit a report, wait for it, download it and write CSV, JSON or NDJSON',
+  summary: 'submit a report, wait for it, download it and write CSV, JSON, NDJSON, Parquet or XLSX',
   define(command: Command, ctx: Context) {
     command.argument('<side>', 'buyer or seller');
     addReportOptions(command, ['buyer', 'seller']);
@@ -29,7 +29,7 @@ Examples:
 
 export async function run(sideText: string, options: RunOptions & GlobalOptions, ctx: Context): Promise<void> {
   const { buildReportRequest, parseSide, requestParams } = await import('../report/request.js');
-  const { planOutput, PLACEHOLDERS } = await import('../export/output.js');
+  const { planOutput, PLACEHOLDERS, refuseBinaryOnTerminal, resolveRequestedColumns } = await import('../export/output.js');
   const { parisDate } = await import('../report/time.js');
   const { withSession } = await import('../session.js');
   const { pollOptionsFrom, waitUntilReady } = await import('../report/poll.js');
@@ -40,7 +40,8 @@ export async function run(sideText: string, options: RunOptions & GlobalOptions,
   // everything the user typed is checked before the first request
   const side = parseSide(sideText);
   const request = buildReportRequest(side, options, ctx.now());
-  const plan = planOutput(options, PLACEHOLDERS);
+  const plan = resolveRequestedColumns(planOutput(options, PLACEHOLDERS), request);
+  refuseBinaryOnTerminal(plan, ctx.stdout);
   const poll = pollOptionsFrom(options, ctx);
 
   await withSession(ctx, options, async (session) => {

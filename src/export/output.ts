@@ -1,11 +1,15 @@
 // Where and how a report is written: the format (--format, else the output's extension, else CSV),
 // the -o template and its placeholders, and the CSV options.
 
+import type { Output } from '../context.js';
 import { UsageError } from '../errors.js';
+import { requestedFieldNames, type Side } from '../report/catalog.js';
 import { didYouMean } from '../suggest.js';
 import type { CsvOptions } from './writers.js';
 
-export const FORMATS = ['csv', 'json', 'ndjson'] as const;
+export const FORMATS = ['csv', 'json', 'ndjson', 'parquet', 'xlsx'] as const;
+/** formats that are bytes, not text: never written to a terminal */
+export const BINARY_FORMATS: readonly Format[] = ['parquet', 'xlsx'];
 export type Format = (typeof FORMATS)[number];
 
 export interface OutputOptions {
@@ -33,6 +37,8 @@ function formatFromName(path: string): Format | undefined {
   if (lower.endsWith('.csv')) return 'csv';
   if (lower.endsWith('.json')) return 'json';
   if (lower.endsWith('.ndjson') || lower.endsWith('.jsonl')) return 'ndjson';
+  if (lower.endsWith('.parquet')) return 'parquet';
+  if (lower.endsWith('.xlsx')) return 'xlsx';
   return undefined;
 }
 
@@ -76,7 +82,8 @@ export function planOutput(options: OutputOptions, available: readonly string[])
   if (options.columns !== undefined && (!columns || columns.length === 0)) throw new UsageError('--columns wants a comma-separated list of field names');
   const csvOnly = ['columns', 'delimiter', 'bom', 'excel'] as const;
   if (format !== 'csv') {
-    const given = csvOnly.filter((name) => options[name] !== undefined && options[name] !== false);
+    // --columns also chooses the columns of the other tabular formats
+    const given = csvOnly.filter((name) => options[name] !== undefined && options[name] !== false && !(name === 'columns' && BINARY_FORMATS.includes(format)));
     if (given.length) throw new UsageError(`--${given[0]} applies to CSV output, not ${format}`);
   }
   const csv: CsvOptions = { delimiter: delimiterOf(options.delimiter), bom: Boolean(options.bom), excel: Boolean(options.excel), columns };
@@ -88,4 +95,19 @@ export function planOutput(options: OutputOptions, available: readonly string[])
 
 export function expandTemplate(template: string, values: Placeholders): string {
   return template.replace(/\{([^}]*)\}/g, (_, name: keyof Placeholders) => (values[name] ?? '').replace(/[/\\]/g, '_'));
+}
+
+/** Parquet and XLSX are bytes: refused on a terminal, written to a pipe or a file. */
+export function refuseBinaryOnTerminal(plan: OutputPlan, stdout: Output): void {
+  if (!plan.template && BINARY_FORMATS.includes(plan.format) && stdout.isTTY) {
+    throw new UsageError(`${plan.format} is binary and stdout is a terminal`, `write a file with -o report.${plan.format}, or pipe the output`);
+  }
+}
+
+/** `--columns requested`: the time bucket, the requested breakdowns' fields and the requested
+ * metrics. Only `run` knows the request; elsewhere the columns must be named. */
+export function resolveRequestedColumns(plan: OutputPlan, request?: { side: Side; metrics: string[]; breakdowns: string[] }): OutputPlan {
+  if (plan.csv.columns?.length !== 1 || plan.csv.columns[0] !== 'requested') return plan;
+  if (!request) throw new UsageError('--columns requested needs the request, which only `reporting run` knows', 'name the columns: --columns date,country,displays');
+  return { ...plan, csv: { ...plan.csv, columns: requestedFieldNames(request.side, request.metrics, request.breakdowns) } };
 }
