@@ -20,6 +20,9 @@ export function typedColumns(names: string[], keys: string[], values: string[], 
   return names.map((name) => ({ name, type: fieldType(name, time) }));
 }
 
+const INT64_MAX = 2n ** 63n - 1n;
+const INT64_MIN = -(2n ** 63n);
+
 /** Places each row's values into fixed columns; missing fields are null. */
 export class RowLayout {
   readonly columns: TypedColumn[] = [];
@@ -85,7 +88,12 @@ export class RowLayout {
     if (kind === Kind.Null) return null;
     const text = this.texts[column] as string;
     if (kind === Kind.Number) {
-      if (/^-?\d+$/.test(text)) return text;
+      if (/^-?\d{1,18}$/.test(text)) return text;
+      if (/^-?\d+$/.test(text)) {
+        const value = BigInt(text);
+        if (value >= INT64_MIN && value <= INT64_MAX) return text;
+        return this.fail(column, 'out of the range of a 64-bit integer');
+      }
       const value = Number(text);
       if (Number.isSafeInteger(value)) return String(value);
     }

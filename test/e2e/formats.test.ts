@@ -223,6 +223,7 @@ describe('hostile values in both formats', () => {
   it('a count that is not a whole number, or a field that comes late, stops the export: no file', async () => {
     for (const [text, message] of [
       ['{"data":[{"displays":1.5}]}', /data\[0\]\.displays is "1\.5", not a whole number/],
+      ['{"data":[{"clicks":1},{"clicks":9223372036854775808}]}', /data\[1\]\.clicks is "9223372036854775808", out of the range of a 64-bit integer/],
       ['{"data":[{"a":"x"},{"a":"y","late":"z"}]}', /row 2 has a field "late" that earlier rows did not have, and (parquet|xlsx) fixes its columns[\s\S]*hint: choose the columns with --columns/],
     ] as const) {
       const server = await craftedServer(text);
