@@ -31,6 +31,9 @@ interface Sheet {
   ended: boolean;
 }
 
+/** ZIP entry times are fixed, so that the same report makes the same bytes. */
+const ZIP_TIME = new Date(1980, 0, 1);
+
 const STYLE = { bold: 1, date: 2, dateTime: 3 } as const;
 
 /** A ZIP entry deflated by native zlib as the XML arrives (fflate's own deflate is JavaScript). */
@@ -38,6 +41,7 @@ class NativeDeflateEntry implements ZipInputFile {
   size = 0;
   crc = 0;
   readonly compression = 8;
+  readonly mtime = ZIP_TIME;
   ondata?: AsyncFlateStreamHandler;
   // level 1: measured about twice as fast as the default, for a file about a quarter larger
   private readonly deflate: DeflateRaw = createDeflateRaw({ level: 1 });
@@ -238,6 +242,7 @@ export class XlsxRowWriter implements RowWriter {
     const file = (name: string, text: string) => {
       // deflated, not stored: some readers cannot size a stored entry that has a data descriptor
       const entry = new ZipDeflate(name);
+      entry.mtime = ZIP_TIME;
       this.zip.add(entry);
       entry.push(strToU8(text), true);
     };
