@@ -5,6 +5,7 @@
 
 import { readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { Ajv } from 'ajv';
@@ -215,6 +216,13 @@ describe('hostile values in both formats', () => {
       expect(row(3).slice(1)).toEqual([null, ['s', '00501'], ['s', '-1'], ['s', '@me'], null, ['n', 0], ['n', 0], null, null, ['s', 'false']]);
       // no cell is a formula
       expect(Object.values(sheet).some((cell) => typeof cell === 'object' && cell !== null && 'f' in cell)).toBe(false);
+      // a conforming XML parser (Python's expat) folds a raw CR LF to LF: the CR must survive it
+      const script = 'import sys, json, zipfile, xml.etree.ElementTree as E\n' +
+        'ns = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"\n' +
+        'root = E.fromstring(zipfile.ZipFile(sys.argv[1]).read("xl/worksheets/sheet1.xml"))\n' +
+        'print(json.dumps([t.text for t in root.iter(ns + "t")]))';
+      const texts = JSON.parse(execFileSync('python3', ['-c', script, join(dir, 'x.xlsx')], { encoding: 'utf8' })) as string[];
+      expect(texts).toContain('line\r\nbreak "q" 😀 <b>&amp;</b>');
     } finally {
       await server.close();
     }
