@@ -17,7 +17,7 @@ _reporting_values() {
 _reporting() {
   local cur="${COMP_WORDS[COMP_CWORD]}" prev="" cmd="" side="" word i skip=0
   ((COMP_CWORD > 0)) && prev="${COMP_WORDS[COMP_CWORD-1]}"
-  local value_options=" --ad-network-id --adunit-id --advertiser-id --app-id --base-url --body --breakdowns --buyer-id --campaign-id --carrier --city-id --columns --country-id --deal-id --delay --delimiter --department-id --device-brand-id --device-model --device-type-id --dmp-id --dmp-source-id --email --error --fail-over-days --format --format-id --host --latency --layout --malformed --max-running --max-wait --metrics --now --os-id --output --param --placement-id --platform-id --poll-interval --port --postalcode --profile --publisher-id --region-id --report-status --report-ttl --reset-download --restate --retries --scale --seed --since --stall-download --sub-publisher-id --sub-sub-publisher-id --timeout --token-uses --until --work -o "
+  local value_options=" --ad-network-id --adunit-id --advertiser-id --app-id --as --base-url --body --breakdowns --buyer-id --campaign-id --carrier --city-id --columns --country-id --deal-id --delay --delimiter --department-id --device-brand-id --device-model --device-type-id --dmp-id --dmp-source-id --email --error --fail-over-days --format --format-id --host --latency --layout --malformed --max-running --max-wait --metrics --now --os-id --output --param --placement-id --platform-id --poll-interval --port --postalcode --profile --publisher-id --region-id --report-status --report-ttl --reset-download --restate --retries --scale --seed --since --stall-download --sub-publisher-id --sub-sub-publisher-id --table --timeout --token-uses --until --work -o "
   for ((i = 1; i < COMP_CWORD; i++)); do
     word="${COMP_WORDS[i]}"
     if ((skip)); then skip=0; continue; fi
@@ -51,12 +51,14 @@ _reporting() {
       return 0 ;;
     --format)
       case "$cmd" in
-        download) values="csv json ndjson" ;;
-        run) values="csv json ndjson" ;;
+        download) values="csv json ndjson parquet xlsx" ;;
+        run) values="csv json ndjson parquet xlsx" ;;
         campaigns) values="table json csv" ;;
       esac ;;
     --delimiter) values="comma semicolon tab pipe" ;;
     --body) values="form json" ;;
+    --columns) values="all requested" ;;
+    --as) values="table json-schema postgres bigquery duckdb" ;;
     --malformed) values="truncated wrong-types no-report-id data-not-array unknown-status" ;;
     --layout) values="compact pretty summary-first" ;;
   esac
@@ -69,12 +71,13 @@ _reporting() {
   local globals="--version -V --profile --base-url --timeout --retries --body --verbose -v --json --quiet -q --no-color"
   if [[ -z "$cmd" ]]; then
     if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W "$globals" -- "$cur"))
-    else COMPREPLY=($(compgen -W "login logout whoami buyer seller status download run campaigns sandbox completion" -- "$cur")); fi
+    else COMPREPLY=($(compgen -W "login logout whoami buyer seller status download run campaigns schema sandbox completion" -- "$cur")); fi
     return 0
   fi
   if [[ "$cur" != -* ]]; then
     case "$cmd" in
       run) [[ -z "$side" ]] && COMPREPLY=($(compgen -W "buyer seller" -- "$cur")) ;;
+      schema) COMPREPLY=($(compgen -W "buyer seller" -- "$cur")) ;;
       completion) COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")) ;;
     esac
     return 0
@@ -90,6 +93,7 @@ _reporting() {
     download) opts="--wait --output -o --format --columns --delimiter --bom --excel --no-validate --poll-interval --max-wait" ;;
     run) opts="--since --until --metrics --breakdowns --param --no-validate --advertiser-id --adunit-id --campaign-id --publisher-id --sub-publisher-id --sub-sub-publisher-id --platform-id --app-id --placement-id --buyer-id --deal-id --dmp-id --dmp-source-id --os-id --format-id --country-id --region-id --department-id --city-id --postalcode --ad-network-id --device-type-id --device-brand-id --carrier --device-model --output -o --format --columns --delimiter --bom --excel --poll-interval --max-wait" ;;
     campaigns) opts="--format --output -o" ;;
+    schema) opts="--metrics --breakdowns --columns --as --table" ;;
     sandbox) opts="--port --host --seed --delay --work --max-running --fail-over-days --restate --report-ttl --now --latency --error --reset-download --stall-download --token-uses --report-status --malformed --scale --layout" ;;
     completion) opts="" ;;
   esac

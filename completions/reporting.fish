@@ -6,7 +6,7 @@ function __reporting_state --description "print the subcommand and the side bein
     set -l cmd
     set -l side
     set -l skip 0
-    set -l value_options --ad-network-id --adunit-id --advertiser-id --app-id --base-url --body --breakdowns --buyer-id --campaign-id --carrier --city-id --columns --country-id --deal-id --delay --delimiter --department-id --device-brand-id --device-model --device-type-id --dmp-id --dmp-source-id --email --error --fail-over-days --format --format-id --host --latency --layout --malformed --max-running --max-wait --metrics --now --os-id --output --param --placement-id --platform-id --poll-interval --port --postalcode --profile --publisher-id --region-id --report-status --report-ttl --reset-download --restate --retries --scale --seed --since --stall-download --sub-publisher-id --sub-sub-publisher-id --timeout --token-uses --until --work -o
+    set -l value_options --ad-network-id --adunit-id --advertiser-id --app-id --as --base-url --body --breakdowns --buyer-id --campaign-id --carrier --city-id --columns --country-id --deal-id --delay --delimiter --department-id --device-brand-id --device-model --device-type-id --dmp-id --dmp-source-id --email --error --fail-over-days --format --format-id --host --latency --layout --malformed --max-running --max-wait --metrics --now --os-id --output --param --placement-id --platform-id --poll-interval --port --postalcode --profile --publisher-id --region-id --report-status --report-ttl --reset-download --restate --retries --scale --seed --since --stall-download --sub-publisher-id --sub-sub-publisher-id --table --timeout --token-uses --until --work -o
     for word in $tokens[2..-1]
         if test $skip = 1
             set skip 0
@@ -64,8 +64,9 @@ complete -c reporting -n 'test -z (__reporting_state)[1]' -a buyer -d 'submit a 
 complete -c reporting -n 'test -z (__reporting_state)[1]' -a seller -d 'submit a seller report request; print its report ID'
 complete -c reporting -n 'test -z (__reporting_state)[1]' -a status -d 'print a report\'s status; --wait polls until it is ready'
 complete -c reporting -n 'test -z (__reporting_state)[1]' -a download -d 'download a ready report to a file or stdout (--wait polls first)'
-complete -c reporting -n 'test -z (__reporting_state)[1]' -a run -d 'submit a report, wait for it, download it and write CSV, JSON or NDJSON'
+complete -c reporting -n 'test -z (__reporting_state)[1]' -a run -d 'submit a report, wait for it, download it and write CSV, JSON, NDJSON, Parquet or XLSX'
 complete -c reporting -n 'test -z (__reporting_state)[1]' -a campaigns -d 'list campaigns and their ad units: a table, --json, or --format csv'
+complete -c reporting -n 'test -z (__reporting_state)[1]' -a schema -d 'print the typed columns of an export: a table, a JSON Schema or a CREATE TABLE'
 complete -c reporting -n 'test -z (__reporting_state)[1]' -a sandbox -d 'run a local emulator of the Reporting API (for trying the CLI and testing scripts)'
 complete -c reporting -n 'test -z (__reporting_state)[1]' -a completion -d 'print a shell completion script (bash, zsh or fish)'
 complete -c reporting -s V -l version -d 'print the version'
@@ -136,7 +137,7 @@ complete -c reporting -n '__reporting_using status' -l max-wait -r -d 'give up w
 complete -c reporting -n '__reporting_using download' -l wait -d 'poll until the report is ready, then download'
 complete -c reporting -n '__reporting_using download' -s o -l output -r -d 'write to FILE (- for stdout); placeholders {reportId}'
 complete -c reporting -n '__reporting_using download' -l format -r -d 'default: from the file extension, else csv'
-complete -c reporting -n '__reporting_using download' -l columns -r -d 'CSV: select and order columns (comma-separated, repeatable; row fields and date)'
+complete -c reporting -n '__reporting_using download' -l columns -r -d 'CSV, Parquet, XLSX: select and order columns (comma-separated, repeatable; row fields and date), or `requested` (run only)'
 complete -c reporting -n '__reporting_using download' -l delimiter -r -d 'CSV: field delimiter (default: ,)'
 complete -c reporting -n '__reporting_using download' -l bom -d 'CSV: start with a UTF-8 byte order mark'
 complete -c reporting -n '__reporting_using download' -l excel -d 'CSV for spreadsheets in France: BOM, ";", CRLF, decimal comma, formulas made inert'
@@ -176,7 +177,7 @@ complete -c reporting -n '__reporting_using run' -l carrier -r -d 'carrier names
 complete -c reporting -n '__reporting_using run' -l device-model -r -d 'device model names (never split on commas)'
 complete -c reporting -n '__reporting_using run' -s o -l output -r -d 'write to FILE (- for stdout); placeholders {side} {since} {until} {reportId}'
 complete -c reporting -n '__reporting_using run' -l format -r -d 'default: from the file extension, else csv'
-complete -c reporting -n '__reporting_using run' -l columns -r -d 'CSV: select and order columns (comma-separated, repeatable; row fields and date)'
+complete -c reporting -n '__reporting_using run' -l columns -r -d 'CSV, Parquet, XLSX: select and order columns (comma-separated, repeatable; row fields and date), or `requested` (run only)'
 complete -c reporting -n '__reporting_using run' -l delimiter -r -d 'CSV: field delimiter (default: ,)'
 complete -c reporting -n '__reporting_using run' -l bom -d 'CSV: start with a UTF-8 byte order mark'
 complete -c reporting -n '__reporting_using run' -l excel -d 'CSV for spreadsheets in France: BOM, ";", CRLF, decimal comma, formulas made inert'
@@ -184,6 +185,11 @@ complete -c reporting -n '__reporting_using run' -l poll-interval -r -d 'poll at
 complete -c reporting -n '__reporting_using run' -l max-wait -r -d 'give up waiting for the report after this long'
 complete -c reporting -n '__reporting_using campaigns' -l format -r -d 'csv: one row per ad unit; default: from -o\'s extension, else table'
 complete -c reporting -n '__reporting_using campaigns' -s o -l output -r -d 'write to FILE (atomically) instead of stdout'
+complete -c reporting -n '__reporting_using schema' -l metrics -r -d 'metrics, comma-separated, repeatable (default: every metric of the side)'
+complete -c reporting -n '__reporting_using schema' -l breakdowns -r -d 'breakdowns, comma-separated, repeatable'
+complete -c reporting -n '__reporting_using schema' -l columns -r -d 'all (every field of a row) or requested (as run --columns requested)'
+complete -c reporting -n '__reporting_using schema' -l as -r -d 'what to print'
+complete -c reporting -n '__reporting_using schema' -l table -r -d 'table name for CREATE TABLE (default: <side>_report)'
 complete -c reporting -n '__reporting_using sandbox' -l port -r -d 'port to listen on (0 picks a free one)'
 complete -c reporting -n '__reporting_using sandbox' -l host -r -d 'address to listen on'
 complete -c reporting -n '__reporting_using sandbox' -l seed -r -d 'seed of the synthetic data'
@@ -204,14 +210,17 @@ complete -c reporting -n '__reporting_using sandbox' -l malformed -r -d 'fault: 
 complete -c reporting -n '__reporting_using sandbox' -l scale -r -d 'every download returns this many rows, streamed'
 complete -c reporting -n '__reporting_using sandbox' -l layout -r -d 'JSON layout of downloads'
 complete -c reporting -n '__reporting_needs_side' -a 'buyer seller'
+complete -c reporting -n '__reporting_using schema' -a 'buyer seller'
 complete -c reporting -n '__reporting_using completion' -a 'bash zsh fish'
 complete -c reporting -n '__reporting_using buyer seller run' -l breakdowns -x -a '(__reporting_list breakdowns)'
 complete -c reporting -n '__reporting_using buyer seller run' -l metrics -x -a '(__reporting_list metrics)'
-complete -c reporting -n '__reporting_using download' -l format -x -a 'csv json ndjson'
-complete -c reporting -n '__reporting_using run' -l format -x -a 'csv json ndjson'
+complete -c reporting -n '__reporting_using download' -l format -x -a 'csv json ndjson parquet xlsx'
+complete -c reporting -n '__reporting_using run' -l format -x -a 'csv json ndjson parquet xlsx'
 complete -c reporting -n '__reporting_using campaigns' -l format -x -a 'table json csv'
 complete -c reporting -l delimiter -x -a 'comma semicolon tab pipe'
 complete -c reporting -l body -x -a 'form json'
+complete -c reporting -l columns -x -a 'all requested'
+complete -c reporting -l as -x -a 'table json-schema postgres bigquery duckdb'
 complete -c reporting -l malformed -x -a 'truncated wrong-types no-report-id data-not-array unknown-status'
 complete -c reporting -l layout -x -a 'compact pretty summary-first'
 complete -c reporting -l profile -x -a '(reporting __profiles 2>/dev/null)'

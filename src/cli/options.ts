@@ -81,7 +81,7 @@ export function addOutputOptions(command: Command, placeholders: readonly string
     .optionsGroup('Output options:')
     .option('-o, --output <file>', `write to FILE (- for stdout); placeholders ${placeholders.map((name) => `{${name}}`).join(' ')}`)
     .addOption(choiceOption('--format <format>', 'default: from the file extension, else csv', FORMATS, 'format'))
-    .option('--columns <list>', 'CSV: select and order columns (comma-separated, repeatable; row fields and date)', list)
+    .option('--columns <list>', 'CSV, Parquet, XLSX: select and order columns (comma-separated, repeatable; row fields and date), or `requested` (run only)', list)
     .option('--delimiter <char>', 'CSV: field delimiter (default: ,)')
     .option('--bom', 'CSV: start with a UTF-8 byte order mark')
     .option('--excel', 'CSV for spreadsheets in France: BOM, ";", CRLF, decimal comma, formulas made inert');

@@ -13,13 +13,15 @@ import type { ProfilesOptions } from '../commands/profiles.js';
 import type { ReportOptions } from '../commands/report.js';
 import type { RunOptions } from '../commands/run.js';
 import type { SandboxCommandOptions } from '../commands/sandbox.js';
+import type { SchemaOptions } from '../commands/schema.js';
 import type { StatusOptions } from '../commands/status.js';
 import type { WhoamiOptions } from '../commands/whoami.js';
 import type { Shell } from '../completion/scripts.js';
 import { CAMPAIGNS_FORMATS, PLACEHOLDERS, type CampaignsFormat } from '../export/output.js';
 import type { Factory } from '../factory.js';
 import { SIDES, type Side } from '../report/catalog.js';
-import { choiceArgument, choiceOption, repeat } from './flags.js';
+import { SCHEMA_FORMATS, type SchemaFormat } from '../report/schema.js';
+import { choiceArgument, choiceOption, list, repeat } from './flags.js';
 import {
   addOutputOptions, addReportOptions, addWaitOptions, outputFlagsOf, reportFlagsOf, waitFlagsOf, type Parsed,
 } from './options.js';
@@ -142,7 +144,7 @@ ${examples(
   }),
   entry<RunOptions>({
     name: 'run',
-    summary: 'submit a report, wait for it, download it and write CSV, JSON or NDJSON',
+    summary: 'submit a report, wait for it, download it and write CSV, JSON, NDJSON, Parquet or XLSX',
     define(command) {
       command.addArgument(choiceArgument('<side>', 'buyer or seller', SIDES, (text) => `unknown side "${text}": choose buyer or seller`));
       addReportOptions(command, SIDES);
@@ -173,6 +175,33 @@ ${examples(
     },
     options: (_args, parsed) => ({ format: parsed.format as CampaignsFormat | undefined, output: parsed.output as string | undefined }),
     load: () => import('../commands/campaigns.js'),
+  }),
+  entry<SchemaOptions>({
+    name: 'schema',
+    summary: 'print the typed columns of an export: a table, a JSON Schema or a CREATE TABLE',
+    define(command) {
+      command
+        .addArgument(choiceArgument('<side>', 'buyer or seller', SIDES, (text) => `unknown side "${text}": choose buyer or seller`))
+        .option('--metrics <list>', 'metrics, comma-separated, repeatable (default: every metric of the side)', list)
+        .option('--breakdowns <list>', 'breakdowns, comma-separated, repeatable', list)
+        .addOption(choiceOption('--columns <which>', 'all (every field of a row) or requested (as run --columns requested)', ['all', 'requested'], 'column set').default('all'))
+        .addOption(choiceOption('--as <format>', 'what to print', SCHEMA_FORMATS, 'schema format').default('table'))
+        .option('--table <name>', 'table name for CREATE TABLE (default: <side>_report)')
+        .addHelpText('after', examples(
+          'reporting schema buyer --breakdowns DAILY,COUNTRY',
+          'reporting schema buyer --breakdowns DAILY,COUNTRY --columns requested --as bigquery --table ads.daily',
+          'reporting schema seller --breakdowns HOURLY,APP --as json-schema > row.schema.json',
+        ));
+    },
+    options: ([side], parsed) => ({
+      side: side as Side,
+      metrics: (parsed.metrics as string[] | undefined) ?? [],
+      breakdowns: (parsed.breakdowns as string[] | undefined) ?? [],
+      columns: parsed.columns as SchemaOptions['columns'],
+      as: parsed.as as SchemaFormat,
+      table: parsed.table as string | undefined,
+    }),
+    load: () => import('../commands/schema.js'),
   }),
   entry<SandboxCommandOptions>({
     name: 'sandbox',

@@ -3,7 +3,7 @@
 import { checkReportIdArgument } from '../api/schemas.js';
 import { refuseTokenStore } from '../auth/store.js';
 import { ReportError } from '../errors.js';
-import { expandTemplate, planOutput, type OutputOptions } from '../export/output.js';
+import { expandTemplate, planOutput, refuseBinaryOnTerminal, resolveRequestedColumns, type OutputOptions } from '../export/output.js';
 import type { Factory } from '../factory.js';
 import { SIDES, columnNames } from '../report/catalog.js';
 import { createReporter } from '../io/progress.js';
@@ -27,7 +27,8 @@ export async function run(opts: DownloadOptions, f: Factory): Promise<void> {
   const { json, quiet } = f.globals;
   if (opts.output.output && opts.output.output !== '-') refuseTokenStore(expandTemplate(opts.output.output, { reportId: id }), f.cwd, f.env);
   // the side of a report is not known before its download: --columns may name a field of either
-  const plan = planOutput({ ...opts.output, json, validate: opts.validate }, ['reportId'], columnNames(SIDES));
+  const plan = resolveRequestedColumns(planOutput({ ...opts.output, json, validate: opts.validate }, ['reportId'], columnNames(SIDES)));
+  refuseBinaryOnTerminal(plan, f.stdout);
   const poll = pollOptionsFrom(opts.wait, f);
   const target = targetOf(plan, { reportId: id });
 

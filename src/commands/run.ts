@@ -3,7 +3,7 @@
 import { refuseTokenStore } from '../auth/store.js';
 import { InterruptedError } from '../errors.js';
 import type { OutputOptions } from '../export/output.js';
-import { PLACEHOLDERS, expandTemplate, planOutput } from '../export/output.js';
+import { PLACEHOLDERS, expandTemplate, planOutput, refuseBinaryOnTerminal, resolveRequestedColumns } from '../export/output.js';
 import type { Factory } from '../factory.js';
 import { createReporter } from '../io/progress.js';
 import { shellCommand } from '../io/shell.js';
@@ -29,7 +29,8 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
   // a target known in full is checked first, even before its format (saveReport checks it again)
   const template = opts.output.output;
   if (template && template !== '-' && !template.includes('{reportId}')) refuseTokenStore(expandTemplate(template, named), f.cwd, f.env);
-  const plan = planOutput({ ...opts.output, json, validate: opts.report.validate }, PLACEHOLDERS, columnNames([side]));
+  const plan = resolveRequestedColumns(planOutput({ ...opts.output, json, validate: opts.report.validate }, PLACEHOLDERS, columnNames([side])), request);
+  refuseBinaryOnTerminal(plan, f.stdout);
   const poll = pollOptionsFrom(opts.wait, f);
   const target = (reportId: string) => targetOf(plan, { ...named, reportId });
 

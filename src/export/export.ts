@@ -52,9 +52,12 @@ export async function* stallGuarded(
 /** A failure of the connection while the body streamed: worth another try. */
 export class BodyBrokenError extends NetworkError {}
 
-function makeWriter(format: Format, csv: CsvOptions, sink: Sink): RowWriter {
+async function makeWriter(format: Format, csv: CsvOptions, sink: Sink): Promise<RowWriter> {
   if (format === 'csv') return new CsvWriter(csv, sink.rewrite !== undefined);
   if (format === 'ndjson') return new NdjsonWriter();
+  // loaded only when asked for: the Parquet and XLSX libraries stay out of every other run
+  if (format === 'parquet') return new (await import('./parquet.js')).ParquetRowWriter(csv.columns);
+  if (format === 'xlsx') return new (await import('./xlsx.js')).XlsxRowWriter(csv.columns);
   return new CountingWriter();
 }
 
@@ -65,7 +68,7 @@ export async function writeReport(
   csv: CsvOptions,
   progress?: Progress,
 ): Promise<ExportResult> {
-  const writer = makeWriter(format, csv, sink);
+  const writer = await makeWriter(format, csv, sink);
   const scanner = new ReportScanner(writer);
   let bytes = 0;
   const checked = (fn: () => void) => {
@@ -74,7 +77,8 @@ export async function writeReport(
     } catch (error) {
       if (error instanceof ReportFormatError) throw new UnexpectedResponseError(`the downloaded report is not what the contract describes: ${error.message}`);
       if (error instanceof NewFieldError) {
-        throw new CliError(error.message, 5, 'write to a file with -o (the header is then completed), or choose the columns with --columns');
+        const message = format === 'csv' ? error.message : `row ${error.row + 1} has a field "${error.field}" that earlier rows did not have, and ${format} fixes its columns at the first row`;
+        throw new CliError(message, 5, format === 'csv' ? 'write to a file with -o (the header is then completed), or choose the columns with --columns' : 'choose the columns with --columns, or write CSV or NDJSON');
       }
       throw error;
     }
@@ -86,8 +90,8 @@ export async function writeReport(
       checked(() => scanner.push(buffer));
       if (format === 'json') await sink.write(buffer);
       else {
-        const text = writer.take();
-        if (text) await sink.write(text);
+        const out = await writer.take();
+        if (out.length) await sink.write(out);
       }
       progress?.(scanner.rows, bytes);
     }
@@ -98,8 +102,8 @@ export async function writeReport(
     throw error;
   }
   checked(() => scanner.end());
-  const tail = writer.finish();
-  if (tail) await sink.write(tail);
+  const tail = await writer.finish();
+  if (tail.length) await sink.write(tail);
   await writer.complete?.(sink);
   const parsed = summarySchema.safeParse(scanner.members.summary);
   return { rows: scanner.rows, bytes, summary: parsed.success ? parsed.data : undefined };

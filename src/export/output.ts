@@ -2,12 +2,15 @@
 // the -o template and its placeholders, and the CSV options.
 
 import { CliError, EXIT, UsageError } from '../errors.js';
-import { metricField } from '../report/catalog.js';
+import type { Output } from '../factory.js';
+import { metricField, requestedFieldNames, type Side } from '../report/catalog.js';
 import { didYouMean } from '../suggest.js';
 import type { CsvOptions } from './writers.js';
 
-export const FORMATS = ['csv', 'json', 'ndjson'] as const;
+export const FORMATS = ['csv', 'json', 'ndjson', 'parquet', 'xlsx'] as const;
 export type Format = (typeof FORMATS)[number];
+/** formats that are bytes, not text: never written to a terminal */
+export const BINARY_FORMATS: readonly Format[] = ['parquet', 'xlsx'];
 
 /** `campaigns` writes a table on a terminal besides JSON and CSV. */
 export const CAMPAIGNS_FORMATS = ['table', 'json', 'csv'] as const;
@@ -35,7 +38,9 @@ export const PLACEHOLDERS = ['side', 'since', 'until', 'reportId'] as const;
 export type Placeholders = Partial<Record<(typeof PLACEHOLDERS)[number], string>>;
 
 /** The extensions each format owns (.tsv is CSV with a tab). */
-export const EXTENSIONS: Record<Format, readonly string[]> = { csv: ['.csv', '.tsv'], json: ['.json'], ndjson: ['.ndjson', '.jsonl'] };
+export const EXTENSIONS: Record<Format, readonly string[]> = {
+  csv: ['.csv', '.tsv'], json: ['.json'], ndjson: ['.ndjson', '.jsonl'], parquet: ['.parquet'], xlsx: ['.xlsx'],
+};
 
 /** The extension of the file name, if it has one (`.csv`; not for `.hidden` or `dir.d/file`). */
 function extensionOf(path: string): string | undefined {
@@ -87,7 +92,8 @@ export function columnsOf(fields: readonly string[], given: readonly string[] | 
   if (given === undefined) return undefined;
   const columns = given.flatMap((value) => value.split(',')).map((column) => column.trim()).filter(Boolean);
   if (columns.length === 0) throw new UsageError('--columns wants a comma-separated list of field names');
-  if (!validate) return columns;
+  // `requested` is resolved once the request is known (resolveRequestedColumns)
+  if (!validate || (columns.length === 1 && columns[0] === 'requested')) return columns;
   return columns.map((column) => {
     const match = fields.find((field) => field.toLowerCase() === column.toLowerCase());
     if (match) return match;
@@ -127,7 +133,8 @@ export function planOutput(options: OutputOptions & { validate?: boolean }, avai
   const columns = columnsOf(fields, options.columns, options.validate !== false);
   const csvOnly = ['columns', 'delimiter', 'bom', 'excel'] as const;
   if (format !== 'csv') {
-    const given = csvOnly.filter((name) => options[name] !== undefined && options[name] !== false);
+    // --columns also chooses the columns of the other tabular formats
+    const given = csvOnly.filter((name) => options[name] !== undefined && options[name] !== false && !(name === 'columns' && BINARY_FORMATS.includes(format)));
     if (given.length) throw new UsageError(`--${given[0]} applies to CSV output, not ${format}`);
   }
   const tsv = format === 'csv' && options.format === undefined && template !== undefined && extensionOf(template) === '.tsv';
@@ -155,4 +162,19 @@ export function expandTemplate(template: string, values: Placeholders): string {
     }
     return filled;
   }).join('');
+}
+
+/** Parquet and XLSX are bytes: refused on a terminal, written to a pipe or a file. */
+export function refuseBinaryOnTerminal(plan: OutputPlan, stdout: Output): void {
+  if (!plan.template && BINARY_FORMATS.includes(plan.format) && stdout.isTTY) {
+    throw new UsageError(`${plan.format} is binary and stdout is a terminal`, `write a file with -o report.${plan.format}, or pipe the output`);
+  }
+}
+
+/** `--columns requested`: the time bucket, the requested breakdowns' fields and the requested
+ * metrics. Only `run` knows the request; elsewhere the columns must be named. */
+export function resolveRequestedColumns(plan: OutputPlan, request?: { side: Side; metrics: string[]; breakdowns: string[] }): OutputPlan {
+  if (plan.csv.columns?.length !== 1 || plan.csv.columns[0] !== 'requested') return plan;
+  if (!request) throw new UsageError('--columns requested needs the request, which only `reporting run` knows', 'name the columns: --columns date,country,displays');
+  return { ...plan, csv: { ...plan.csv, columns: requestedFieldNames(request.side, request.metrics, request.breakdowns) } };
 }

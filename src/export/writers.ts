@@ -17,10 +17,10 @@ export interface CsvOptions {
 }
 
 export interface RowWriter extends RowHandler {
-  /** text ready to be written; empties the buffer */
-  take(): string;
-  /** text to end the output with */
-  finish(): string;
+  /** text or bytes ready to be written; empties the buffer */
+  take(): string | Buffer | Promise<string | Buffer>;
+  /** text or bytes to end the output with */
+  finish(): string | Buffer | Promise<string | Buffer>;
   /** once everything was written: complete what could only be known at the end (a CSV header
    * that grew), where the sink can rewrite its output */
   complete?(sink: Sink): Promise<void>;
@@ -183,7 +183,7 @@ export class CsvWriter implements RowWriter {
   }
 }
 
-function sameKeys(a: string[], b: string[]): boolean {
+export function sameKeys(a: string[], b: string[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;

@@ -80,6 +80,64 @@ export function columnNames(sides: readonly Side[]): string[] {
   return [...new Set(['date', ...sides.flatMap((side) => ROW_FIELDS[side].map((field) => field.name))])];
 }
 
+/** The row fields each breakdown fills, per side: what the sandbox fills, what `--columns requested`
+ * keeps and what `schema` calls the row key. Breakdowns absent here (buyer FORMAT; seller BUYERNAME,
+ * DEALID, DMP) have no field in the side's row: they are accepted but add no column and do not
+ * split rows, since nothing in a row could tell them apart. */
+const COMMON_FIELDS: Record<string, readonly string[]> = {
+  COUNTRY: ['country'], REGION: ['adminLevel1'], DEPARTMENT: ['adminLevel2'], CITY: ['city'],
+  POSTALCODE: ['postalcode'], ADNETWORK: ['Adnetwork'], OS: ['os'], DEVICETYPE: ['deviceType'],
+  DEVICEBRAND: ['deviceBrand'], DEVICEMODEL: ['deviceModel'], CARRIER: ['carrier'],
+};
+
+export const BREAKDOWN_FIELDS: Record<Side, Readonly<Record<string, readonly string[]>>> = {
+  buyer: {
+    ...COMMON_FIELDS,
+    CAMPAIGN: ['campaignId', 'campaignName'],
+    ADUNIT: ['adId', 'adName', 'creativeId', 'adUnitLimitType', 'adUnitLimitValue'],
+    ADVERTISER: ['advertiser', 'billingEntity'],
+    PUBLISHERID: ['subpublisherId'],
+  },
+  seller: {
+    ...COMMON_FIELDS,
+    FORMAT: ['format'],
+    ZONE: ['zoneHash'],
+    PUBLISHER: ['publisher'],
+    SUBPUBLISHERID: ['subpublisherId', 'encodedSubpublisherId'],
+    SUBSUBPUBLISHERID: ['subSubPublisherId'],
+    APP: ['appId', 'appName', 'appOwner', 'platform', 'bundleId'],
+    BUNDLEID: ['bundleId'],
+    APPCOUNTRY: ['appId', 'appName', 'country'],
+  },
+};
+
+/** The time breakdown of a request, if any. */
+export function timeDimensionOf(breakdowns: readonly string[]): TimeDimension | undefined {
+  return breakdowns.find(isTimeDimension);
+}
+
+/** The fields of a report row, in order: `date` first when the request has a time bucket (not
+ * RANGE), every dimension field of the side (contract 2.4), the fields of the metrics asked for. */
+export function rowFieldNames(side: Side, metrics: readonly string[], breakdowns: readonly string[]): string[] {
+  const asked = new Set(metrics.map(metricField));
+  const names = ROW_FIELDS[side]
+    .filter((field) => field.type !== 'number' || asked.has(field.name))
+    .map((field) => field.name);
+  const time = timeDimensionOf(breakdowns);
+  return time !== undefined && time !== 'RANGE' ? ['date', ...names] : names;
+}
+
+/** `--columns requested`: the time bucket, the fields of the requested breakdowns, the requested
+ * metrics, in the row's order. */
+export function requestedFieldNames(side: Side, metrics: readonly string[], breakdowns: readonly string[]): string[] {
+  const wanted = new Set(['date', ...metrics.map(metricField)]);
+  for (const breakdown of breakdowns) for (const field of BREAKDOWN_FIELDS[side][breakdown] ?? []) wanted.add(field);
+  return rowFieldNames(side, metrics, breakdowns).filter((name) => wanted.has(name));
+}
+
+/** Metrics that are amounts of money (doubles); every other metric is a count (a 64-bit integer). */
+export const AMOUNT_FIELDS: readonly string[] = ['revenueEuro', 'valueDollar'];
+
 export interface Filter {
   /** kebab-case option name, without the dashes */
   option: string;

@@ -2,7 +2,7 @@
 // metrics only, and the contract's row shape for the side.
 
 import { DateTime } from 'luxon';
-import { PARIS, ROW_FIELDS, isTimeDimension, metricField, type Side } from '../report/catalog.js';
+import { BREAKDOWN_FIELDS, PARIS, ROW_FIELDS, rowFieldNames as contractFieldNames, timeDimensionOf, type Side } from '../report/catalog.js';
 import type { Fact, FactSource, Metrics, Restatement } from './facts.js';
 import { parisTime } from './facts.js';
 import { hash, unit } from './random.js';
@@ -20,64 +20,104 @@ interface Dimension {
 
 const base64 = (value: string | null) => (value === null ? null : Buffer.from(value).toString('base64'));
 
-const geo: Record<string, Dimension> = {
-  COUNTRY: { key: (x) => x.place.countryId, fields: (x) => ({ country: x.place.country }) },
-  REGION: { key: (x) => x.place.regionId, fields: (x) => ({ adminLevel1: x.place.region }) },
-  DEPARTMENT: { key: (x) => x.place.departmentId, fields: (x) => ({ adminLevel2: x.place.department }) },
-  CITY: { key: (x) => x.place.cityId ?? '', fields: (x) => ({ city: x.place.city }) },
-  POSTALCODE: { key: (x) => x.place.postalcode ?? '', fields: (x) => ({ postalcode: x.place.postalcode }) },
+type Value = (fact: Fact) => string | null;
+
+/** What each row field holds; which fields a breakdown fills is the catalog's BREAKDOWN_FIELDS. */
+const COMMON_VALUES: Record<string, Value> = {
+  country: (x) => x.place.country,
+  adminLevel1: (x) => x.place.region,
+  adminLevel2: (x) => x.place.department,
+  city: (x) => x.place.city,
+  postalcode: (x) => x.place.postalcode,
+  Adnetwork: (x) => x.adNetwork.name,
+  os: (x) => x.device.os,
+  deviceType: (x) => x.device.deviceType,
+  deviceBrand: (x) => x.device.brand,
+  deviceModel: (x) => x.device.model,
+  carrier: (x) => x.carrier,
 };
 
-const common: Record<string, Dimension> = {
-  ...geo,
-  ADNETWORK: { key: (x) => x.adNetwork.id, fields: (x) => ({ Adnetwork: x.adNetwork.name }) },
-  OS: { key: (x) => x.device.osId, fields: (x) => ({ os: x.device.os }) },
-  DEVICETYPE: { key: (x) => x.device.deviceTypeId, fields: (x) => ({ deviceType: x.device.deviceType }) },
-  DEVICEBRAND: { key: (x) => x.device.brandId, fields: (x) => ({ deviceBrand: x.device.brand }) },
-  DEVICEMODEL: { key: (x) => x.device.model ?? '', fields: (x) => ({ deviceModel: x.device.model }) },
-  CARRIER: { key: (x) => x.carrier, fields: (x) => ({ carrier: x.carrier }) },
-};
-
-/** Breakdowns with no field in the side's row (buyer FORMAT; seller BUYERNAME, DEALID, DMP) are
- * accepted and listed in the summary but do not split rows: nothing in a row could tell them apart. */
-const DIMENSIONS: Record<Side, Record<string, Dimension>> = {
+const FIELD_VALUES: Record<Side, Record<string, Value>> = {
   buyer: {
-    ...common,
-    CAMPAIGN: { key: (x) => x.campaign.campaignId, fields: (x) => ({ campaignId: x.campaign.campaignId, campaignName: x.campaign.campaignName }) },
-    ADUNIT: {
-      key: (x) => x.adunit.adunitId,
-      fields: (x) => ({
-        adId: x.adunit.adunitId, adName: x.adunit.adunitName, creativeId: x.adunit.creativeId,
-        adUnitLimitType: x.adunit.limitType, adUnitLimitValue: x.adunit.limitValue,
-      }),
-    },
-    ADVERTISER: {
-      key: (x) => x.campaign.advertiser.id,
-      fields: (x) => ({ advertiser: x.campaign.advertiser.name, billingEntity: x.campaign.advertiser.billingEntity }),
-    },
-    PUBLISHERID: { key: (x) => x.app.publisherId, fields: (x) => ({ subpublisherId: x.app.publisherId }) },
+    ...COMMON_VALUES,
+    campaignId: (x) => x.campaign.campaignId,
+    campaignName: (x) => x.campaign.campaignName,
+    adId: (x) => x.adunit.adunitId,
+    adName: (x) => x.adunit.adunitName,
+    creativeId: (x) => x.adunit.creativeId,
+    adUnitLimitType: (x) => x.adunit.limitType,
+    adUnitLimitValue: (x) => x.adunit.limitValue,
+    advertiser: (x) => x.campaign.advertiser.name,
+    billingEntity: (x) => x.campaign.advertiser.billingEntity,
+    subpublisherId: (x) => x.app.publisherId,
   },
   seller: {
-    ...common,
-    FORMAT: { key: (x) => x.format.id, fields: (x) => ({ format: x.format.name }) },
-    ZONE: { key: (x) => x.zone, fields: (x) => ({ zoneHash: x.zone }) },
-    PUBLISHER: { key: (x) => x.app.publisherId, fields: (x) => ({ publisher: x.app.publisher }) },
-    SUBPUBLISHERID: {
-      key: (x) => x.subPublisher ?? '',
-      fields: (x) => ({ subpublisherId: x.subPublisher, encodedSubpublisherId: base64(x.subPublisher) }),
-    },
-    SUBSUBPUBLISHERID: { key: (x) => x.subSubPublisher ?? '', fields: (x) => ({ subSubPublisherId: x.subSubPublisher }) },
-    APP: {
-      key: (x) => x.app.appId,
-      fields: (x) => ({ appId: x.app.appId, appName: x.app.appName, appOwner: x.app.appOwner, platform: x.app.platform, bundleId: x.app.bundleId }),
-    },
-    BUNDLEID: { key: (x) => x.app.bundleId, fields: (x) => ({ bundleId: x.app.bundleId }) },
-    APPCOUNTRY: {
-      key: (x) => `${x.app.appId}/${x.place.countryId}`,
-      fields: (x) => ({ appId: x.app.appId, appName: x.app.appName, country: x.place.country }),
-    },
+    ...COMMON_VALUES,
+    format: (x) => x.format.name,
+    zoneHash: (x) => x.zone,
+    publisher: (x) => x.app.publisher,
+    subpublisherId: (x) => x.subPublisher,
+    encodedSubpublisherId: (x) => base64(x.subPublisher),
+    subSubPublisherId: (x) => x.subSubPublisher,
+    appId: (x) => x.app.appId,
+    appName: (x) => x.app.appName,
+    appOwner: (x) => x.app.appOwner,
+    platform: (x) => x.app.platform,
+    bundleId: (x) => x.app.bundleId,
   },
 };
+
+/** What tells the groups of a breakdown apart. */
+const COMMON_KEYS: Record<string, Value> = {
+  COUNTRY: (x) => x.place.countryId,
+  REGION: (x) => x.place.regionId,
+  DEPARTMENT: (x) => x.place.departmentId,
+  CITY: (x) => x.place.cityId ?? '',
+  POSTALCODE: (x) => x.place.postalcode ?? '',
+  ADNETWORK: (x) => x.adNetwork.id,
+  OS: (x) => x.device.osId,
+  DEVICETYPE: (x) => x.device.deviceTypeId,
+  DEVICEBRAND: (x) => x.device.brandId,
+  DEVICEMODEL: (x) => x.device.model ?? '',
+  CARRIER: (x) => x.carrier,
+};
+
+const KEYS: Record<Side, Record<string, Value>> = {
+  buyer: {
+    ...COMMON_KEYS,
+    CAMPAIGN: (x) => x.campaign.campaignId,
+    ADUNIT: (x) => x.adunit.adunitId,
+    ADVERTISER: (x) => x.campaign.advertiser.id,
+    PUBLISHERID: (x) => x.app.publisherId,
+  },
+  seller: {
+    ...COMMON_KEYS,
+    FORMAT: (x) => x.format.id,
+    ZONE: (x) => x.zone,
+    PUBLISHER: (x) => x.app.publisherId,
+    SUBPUBLISHERID: (x) => x.subPublisher ?? '',
+    SUBSUBPUBLISHERID: (x) => x.subSubPublisher ?? '',
+    APP: (x) => x.app.appId,
+    BUNDLEID: (x) => x.app.bundleId,
+    APPCOUNTRY: (x) => `${x.app.appId}/${x.place.countryId}`,
+  },
+};
+
+/** Breakdowns with no field in the side's row (see BREAKDOWN_FIELDS) do not split rows. */
+function dimension(side: Side, name: string): Dimension | undefined {
+  const names = BREAKDOWN_FIELDS[side][name];
+  const key = KEYS[side][name];
+  if (!names || !key) return undefined;
+  const values = names.map((field) => [field, FIELD_VALUES[side][field] as Value] as const);
+  return {
+    key: (x) => key(x) ?? '',
+    fields: (x) => {
+      const fields: Fields = {};
+      for (const [field, value] of values) fields[field] = value(x);
+      return fields;
+    },
+  };
+}
 
 /** What each filter parameter compares against; unknown parameters are ignored, as APIs do. */
 const FILTER_VALUES: Record<string, (fact: Fact) => string | null> = {
@@ -133,23 +173,13 @@ const METRIC_VALUE: Record<string, (m: Metrics) => number> = {
   valueDollar: (m) => m.dollarNanos / 1e9,
 };
 
-/** The row's field names in order: `date` first when there is one, the contract's order after;
- * metric fields only for the metrics asked for (a buyer row has no `requests` field). */
+/** The row's field names in order (the catalog's rowFieldNames: a buyer row has no `requests`). */
 export function rowFieldNames(query: ReportQuery): string[] {
-  const asked = new Set(query.metrics.map(metricField));
-  const names = ROW_FIELDS[query.side]
-    .filter((field) => field.type !== 'number' || asked.has(field.name))
-    .map((field) => field.name);
-  return hasDate(query) ? ['date', ...names] : names;
+  return contractFieldNames(query.side, query.metrics, query.breakdowns);
 }
 
 function timeDimension(query: ReportQuery): string | undefined {
-  return query.breakdowns.find(isTimeDimension);
-}
-
-function hasDate(query: ReportQuery): boolean {
-  const time = timeDimension(query);
-  return time !== undefined && time !== 'RANGE';
+  return timeDimensionOf(query.breakdowns);
 }
 
 function emptyFields(side: Side): Fields {
@@ -164,7 +194,7 @@ export type Row = Record<string, string | number | null>;
 
 export function buildRows(source: FactSource, query: ReportQuery, restated?: Restatement): Row[] {
   const dims = query.breakdowns
-    .map((name) => DIMENSIONS[query.side][name])
+    .map((name) => dimension(query.side, name))
     .filter((dim): dim is Dimension => dim !== undefined);
   const filters = Object.entries(query.filters)
     .filter(([param]) => param in FILTER_VALUES)
@@ -238,7 +268,7 @@ export function summaryOf(query: ReportQuery) {
 export function* scaledRowTexts(source: FactSource, query: ReportQuery, count: number): Generator<string> {
   const poolSize = 509;
   const pool: string[] = [];
-  const all = Object.values(DIMENSIONS[query.side]);
+  const all = Object.keys(KEYS[query.side]).map((name) => dimension(query.side, name)).filter((dim): dim is Dimension => dim !== undefined);
   let hour = Math.floor(query.since / 3600) * 3600;
   while (pool.length < poolSize) {
     for (const fact of source.between(hour, hour + 3599)) {

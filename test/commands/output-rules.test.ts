@@ -111,7 +111,7 @@ describe('one --json rule', () => {
   });
 
   it.each([
-    ['run', 'buyer', ...DAY, '-o', 'report.xlsx'],
+    ['run', 'buyer', ...DAY, '-o', 'report.txt'],
     ['download', 'abc', '-o', 'report.txt'],
     ['campaigns', '-o', 'c.xlsx'],
   ])('an -o extension no format owns is a usage error: %s', async (...args) => {

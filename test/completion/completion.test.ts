@@ -72,7 +72,7 @@ _reporting; printf '%s\\n' "\${COMPREPLY[@]}"`;
     expect(complete('reporting', 'seller', '--breakdowns', 'ap')).toEqual(['APP', 'APPCOUNTRY']);
     expect(complete('reporting', 'buyer', '--breakdowns', 'ap')).toEqual([]);
     expect(complete('reporting', 'run', 'seller', '--metrics', 'displays,eye')).toEqual(['displays,eyesTrackings']);
-    expect(complete('reporting', 'download', 'x', '--format', '')).toEqual(['csv', 'json', 'ndjson']);
+    expect(complete('reporting', 'download', 'x', '--format', '')).toEqual(['csv', 'json', 'ndjson', 'parquet', 'xlsx']);
     expect(complete('reporting', 'campaigns', '--format', '')).toEqual(['table', 'json', 'csv']);
     expect(complete('reporting', 'completion', '')).toEqual(['bash', 'zsh', 'fish']);
   });

@@ -145,7 +145,8 @@ describe('output options', () => {
   });
 
   it.each([
-    [['-o', 'x.csv', '--format', 'xlsx'], /unknown format "xlsx"/],
+    [['-o', 'x.csv', '--format', 'xls'], /unknown format "xls".*; did you mean xlsx\?/],
+    [['-o', 'x.xlsx', '--delimiter', ';'], /--delimiter applies to CSV output, not xlsx/],
     [['-o', '{day}.csv'], /unknown placeholder \{day\}/],
     [['--format', 'json', '--bom', '-o', 'x.json'], /--bom applies to CSV output, not json/],
     [['--delimiter', 'ab', '-o', 'x.csv'], /--delimiter wants one character/],

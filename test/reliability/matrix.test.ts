@@ -20,7 +20,7 @@ afterAll(() => {
   for (const dir of folders) rmSync(dir, { recursive: true, force: true });
 });
 
-const FORMATS = ['csv', 'json', 'ndjson'] as const;
+const FORMATS = ['csv', 'json', 'ndjson', 'parquet', 'xlsx'] as const;
 type Format = (typeof FORMATS)[number];
 const PREVIOUS = 'the previous export\n';
 const REPORT = ['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-07', '--breakdowns', 'DAILY,COUNTRY,ADUNIT', '--poll-interval', '40ms', '-v'];
@@ -66,7 +66,7 @@ async function runCase(format: Format, fault?: Fault) {
     if (fault?.relogin) Object.assign(env, { REPORTING_EMAIL: sandbox.email, REPORTING_PASSWORD: sandbox.password });
     const result = await runCli([...REPORT, ...(fault?.args ?? []), '-o', target], { env, timeoutMs: 60_000 });
     const files = readdirSync(dir).filter((name) => name !== '.config').sort();
-    const written = readFileSync(target, 'utf8');
+    const written = readFileSync(target, 'latin1'); // byte for byte, binary formats included
     // secrets: neither on stdout or stderr (with -v), nor in any file written
     for (const secret of [sandbox.token, sandbox.password]) {
       expect(result.stdout + result.stderr).not.toContain(secret);

@@ -1,0 +1,134 @@
+// What the typed formats (Parquet, XLSX) share: a fixed set of typed columns, chosen at the first
+// row, and each row's values placed in those columns. Unlike a CSV file, neither format can add a
+// column once rows are written, so a field first seen later stops the export (never dropped
+// silently) unless --columns chose the columns.
+
+import { fieldType, timeOfDateValue, type ColumnType } from '../report/schema.js';
+import { Kind, ReportFormatError } from './scanner.js';
+import { NewFieldError, sameKeys } from './writers.js';
+
+export interface TypedColumn {
+  name: string;
+  type: ColumnType;
+}
+
+/** The columns of the first row (or those chosen), typed from the contract; fields the contract
+ * does not list are text. The `date` field's type follows its first value (DAILY, HOURLY, MONTHLY). */
+export function typedColumns(names: string[], keys: string[], values: string[], kinds: Kind[]): TypedColumn[] {
+  const at = keys.indexOf('date');
+  const time = at >= 0 && kinds[at] === Kind.String ? timeOfDateValue(values[at]) : undefined;
+  return names.map((name) => ({ name, type: fieldType(name, time) }));
+}
+
+const INT64_MAX = 2n ** 63n - 1n;
+const INT64_MIN = -(2n ** 63n);
+
+/** Places each row's values into fixed columns; missing fields are null. */
+export class RowLayout {
+  readonly columns: TypedColumn[] = [];
+  private readonly index = new Map<string, number>();
+  private layoutKeys: string[] = [];
+  private slots: number[] = [];
+  /** per column, for the current row: the value's text and kind */
+  readonly texts: string[] = [];
+  readonly kinds: Kind[] = [];
+  rows = 0;
+
+  constructor(private readonly selected?: string[]) {}
+
+  get started(): boolean {
+    return this.columns.length > 0 || this.rows > 0;
+  }
+
+  /** Fixes the columns: those chosen, else the first row's fields. */
+  start(keys: string[], values: string[], kinds: Kind[]): void {
+    const names = this.selected ?? [...keys];
+    this.columns.push(...typedColumns(names, keys, values, kinds));
+    names.forEach((name, i) => this.index.set(name, i));
+  }
+
+  /** No row came: the chosen columns, if any. */
+  startEmpty(): void {
+    if (this.columns.length === 0) this.start([], [], []);
+  }
+
+  /** Spreads a row over the columns (texts and kinds), in column order. */
+  place(keys: string[], values: string[], kinds: Kind[]): void {
+    if (this.rows === 0 && this.columns.length === 0) this.start(keys, values, kinds);
+    if (!sameKeys(keys, this.layoutKeys)) {
+      this.slots = keys.map((key) => {
+        const slot = this.index.get(key);
+        if (slot !== undefined) return slot;
+        if (this.selected) return -1;
+        throw new NewFieldError(key, this.rows);
+      });
+      this.layoutKeys = [...keys];
+    }
+    const width = this.columns.length;
+    this.texts.length = width;
+    this.kinds.length = width;
+    this.kinds.fill(Kind.Null);
+    for (let k = 0; k < keys.length; k++) {
+      const slot = this.slots[k] as number;
+      if (slot < 0) continue;
+      this.texts[slot] = values[k] as string;
+      this.kinds[slot] = kinds[k] as Kind;
+    }
+    this.rows++;
+  }
+
+  private fail(column: number, what: string): never {
+    const name = this.columns[column]?.name ?? '?';
+    throw new ReportFormatError(`data[${this.rows - 1}].${name} is ${JSON.stringify(this.texts[column])}, ${what}`);
+  }
+
+  /** The value of a count column as an integer's text (null for null). */
+  integer(column: number): string | null {
+    const kind = this.kinds[column];
+    if (kind === Kind.Null) return null;
+    const text = this.texts[column] as string;
+    if (kind === Kind.Number) {
+      if (/^-?\d{1,18}$/.test(text)) return text;
+      if (/^-?\d+$/.test(text)) {
+        const value = BigInt(text);
+        if (value >= INT64_MIN && value <= INT64_MAX) return text;
+        return this.fail(column, 'out of the range of a 64-bit integer');
+      }
+      const value = Number(text);
+      if (Number.isSafeInteger(value)) return String(value);
+    }
+    return this.fail(column, 'not a whole number (a count is written as a 64-bit integer)');
+  }
+
+  /** The value of an amount column (null for null). */
+  number(column: number): number | null {
+    const kind = this.kinds[column];
+    if (kind === Kind.Null) return null;
+    if (kind !== Kind.Number) return this.fail(column, 'not a number');
+    return Number(this.texts[column]);
+  }
+
+  /** A text column: strings as they are, numbers and booleans as their JSON text, nested values as compact JSON. */
+  text(column: number): string | null {
+    return this.kinds[column] === Kind.Null ? null : (this.texts[column] as string);
+  }
+
+  /** A DAILY `date`: days since 1970-01-01. */
+  day(column: number): number | null {
+    if (this.kinds[column] === Kind.Null) return null;
+    const text = this.texts[column] as string;
+    const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+    const ms = match ? Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3])) : Number.NaN;
+    if (this.kinds[column] !== Kind.String || Number.isNaN(ms)) return this.fail(column, 'not a date (YYYY-MM-DD) like the first row\'s');
+    return ms / 86_400_000;
+  }
+
+  /** An HOURLY `date`: the instant, in milliseconds since the epoch. */
+  instant(column: number): number | null {
+    if (this.kinds[column] === Kind.Null) return null;
+    const text = this.texts[column] as string;
+    const ms = timeOfDateValue(text) === 'HOURLY' ? Date.parse(text) : Number.NaN;
+    if (this.kinds[column] !== Kind.String || Number.isNaN(ms)) return this.fail(column, 'not a date-time with an offset like the first row\'s');
+    return ms;
+  }
+}

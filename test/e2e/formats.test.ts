@@ -1,0 +1,301 @@
+// Parquet and XLSX end to end, read back by implementations this project did not write: DuckDB for
+// Parquet, SheetJS for XLSX. Values and types are compared with the JSON the server sent, on the
+// sandbox's data (quotes, line breaks, emoji, postal codes with leading zeros), on both DST days,
+// and on a crafted body with formula starts, numbers kept as text and fields the contract lacks.
+
+import { readFileSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { Ajv } from 'ajv';
+import { unzipSync, strFromU8 } from 'fflate';
+import XLSX from 'xlsx';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { craftedServer } from '../helpers/crafted.js';
+import { runCli } from '../helpers/cli.js';
+import { argv, fakeContext } from '../helpers/ctx.js';
+import { formBody } from '../helpers/http.js';
+import { tempDir } from '../helpers/tmp.js';
+
+// ajv-formats is CommonJS whose default export TypeScript cannot see through
+const addFormats = createRequire(import.meta.url)('ajv-formats') as (ajv: Ajv) => Ajv;
+
+let sandbox: Sandbox;
+let duck: DuckDBConnection;
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0, readyDelayMs: 20 });
+  duck = await (await DuckDBInstance.create(':memory:')).connect();
+});
+afterAll(() => sandbox.close());
+
+type Row = Record<string, string | number | null>;
+const env = (dir: string, server: { baseUrl: string; token: string } = sandbox) => ({
+  REPORTING_CONFIG_DIR: join(dir, '.config'), REPORTING_BASE_URL: server.baseUrl, REPORTING_TOKEN: server.token,
+});
+
+async function served(id: string): Promise<{ data: Row[] }> {
+  const response = await fetch(`${sandbox.baseUrl}/download-reporting`, {
+    method: 'POST', headers: { Authorization: sandbox.token, 'Content-Type': 'application/x-www-form-urlencoded' }, body: formBody({ id }),
+  });
+  return (await response.json()) as { data: Row[] };
+}
+
+/** Runs `run` to a file and returns the report the server served for it. */
+async function export_(dir: string, file: string, args: string[]): Promise<{ data: Row[] }> {
+  const result = await runCli(['run', ...args, '-o', join(dir, file), '--json', '-q', '--poll-interval', '20ms'], { env: env(dir) });
+  expect(result.stderr).toBe('');
+  expect(result.code).toBe(0);
+  return served(JSON.parse(result.stdout).reportId);
+}
+
+const sql = (path: string) => `'${path.replace(/'/g, "''")}'`;
+async function query(text: string): Promise<Record<string, unknown>[]> {
+  return (await duck.runAndReadAll(text)).getRowObjectsJson() as Record<string, unknown>[];
+}
+async function parquetTypes(path: string): Promise<Record<string, string>> {
+  const rows = await query(`DESCRIBE SELECT * FROM ${sql(path)}`);
+  return Object.fromEntries(rows.map((r) => [r.column_name as string, r.column_type as string]));
+}
+
+const COUNTS = ['eyesTrackings', 'displays', 'downloads', 'landings', 'leads', 'clicks'];
+const AMOUNTS = ['valueDollar', 'revenueEuro'];
+
+describe('Parquet, read back with DuckDB', () => {
+  it('keeps every value and gives each field its contract type (DAILY: a DATE)', async () => {
+    const dir = tempDir();
+    const report = await export_(dir, 'r.parquet', ['buyer', '--since', '2026-11-01', '--until', '2026-11-03', '--breakdowns', 'DAILY,CAMPAIGN,ADUNIT,CITY,ADVERTISER,POSTALCODE']);
+    const path = join(dir, 'r.parquet');
+    const types = await parquetTypes(path);
+    const fields = Object.keys(report.data[0] as Row);
+    expect(Object.keys(types)).toEqual(fields);
+    for (const field of fields) {
+      const want = field === 'date' ? 'DATE' : COUNTS.includes(field) ? 'BIGINT' : AMOUNTS.includes(field) ? 'DOUBLE' : 'VARCHAR';
+      expect(`${field}: ${types[field]}`).toBe(`${field}: ${want}`);
+    }
+    const rows = await query(`SELECT * FROM ${sql(path)}`);
+    expect(rows.length).toBe(report.data.length);
+    report.data.forEach((row, i) => {
+      for (const field of fields) {
+        const want = row[field];
+        const got = (rows[i] as Record<string, unknown>)[field];
+        // DuckDB's JSON view gives BIGINT as text
+        expect(COUNTS.includes(field) ? Number(got) : got).toEqual(want);
+      }
+    });
+    const text = JSON.stringify(report.data);
+    for (const tricky of ['"', '\\n', '✨', '06000']) expect(text).toContain(tricky);
+    expect(readdirSync(dir).filter((name) => name !== '.config')).toEqual(['r.parquet']);
+  });
+
+  it('HOURLY on both DST days: a timestamp with the instant, the repeated autumn hour two distinct values', async () => {
+    const dir = tempDir();
+    for (const day of ['2026-03-29', '2026-10-25']) {
+      const report = await export_(dir, `${day}.parquet`, ['buyer', '--since', day, '--until', day, '--breakdowns', 'HOURLY']);
+      const path = join(dir, `${day}.parquet`);
+      expect((await parquetTypes(path)).date).toBe('TIMESTAMP WITH TIME ZONE');
+      const rows = await query(`SELECT epoch_ms(date) AS ms FROM ${sql(path)}`);
+      expect(rows.map((r) => Number(r.ms))).toEqual(report.data.map((row) => Date.parse(row.date as string)));
+      expect(new Set(rows.map((r) => r.ms)).size).toBe(day === '2026-03-29' ? 23 : 25);
+    }
+  });
+
+  it('MONTHLY stays text (2026-11); --columns requested keeps the bucket, the breakdown fields and the metrics', async () => {
+    const dir = tempDir();
+    const report = await export_(dir, 'm.parquet', ['seller', '--since', '2026-10-01', '--until', '2026-11-30', '--breakdowns', 'MONTHLY,APP', '--metrics', 'displays,revenueDollar', '--columns', 'requested']);
+    const types = await parquetTypes(join(dir, 'm.parquet'));
+    expect(types).toEqual({
+      date: 'VARCHAR', platform: 'VARCHAR', appId: 'VARCHAR', appName: 'VARCHAR', bundleId: 'VARCHAR', appOwner: 'VARCHAR', displays: 'BIGINT', valueDollar: 'DOUBLE',
+    });
+    const rows = await query(`SELECT date, appName, displays FROM ${sql(join(dir, 'm.parquet'))}`);
+    expect(rows).toEqual(report.data.map((row) => ({ date: row.date, appName: row.appName, displays: String(row.displays) })));
+  });
+});
+
+function readXlsx(path: string): XLSX.WorkBook {
+  return XLSX.read(readFileSync(path), { type: 'buffer', cellNF: true, cellStyles: true });
+}
+
+/** Paris wall time of an ISO instant with its Paris offset: its local part. */
+function wallParts(iso: string): number[] {
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})/.exec(iso) as RegExpExecArray;
+  return m.slice(1).map(Number);
+}
+
+describe('XLSX, read back with SheetJS', () => {
+  it('strings are text, numbers are numbers, DAILY dates are dates; bold frozen header and widths', async () => {
+    const dir = tempDir();
+    const report = await export_(dir, 'r.xlsx', ['buyer', '--since', '2026-11-01', '--until', '2026-11-02', '--breakdowns', 'DAILY,ADUNIT,POSTALCODE']);
+    const book = readXlsx(join(dir, 'r.xlsx'));
+    expect(book.SheetNames).toEqual(['report']);
+    const sheet = book.Sheets.report as XLSX.WorkSheet;
+    const fields = Object.keys(report.data[0] as Row);
+    const range = XLSX.utils.decode_range(sheet['!ref'] as string);
+    expect(range.e.r).toBe(report.data.length);
+    fields.forEach((field, c) => expect(sheet[XLSX.utils.encode_cell({ r: 0, c })]?.v).toBe(field));
+    report.data.forEach((row, i) => {
+      fields.forEach((field, c) => {
+        const cell = sheet[XLSX.utils.encode_cell({ r: i + 1, c })] as XLSX.CellObject | undefined;
+        const want = row[field];
+        if (want === null) expect(cell?.v).toBeUndefined();
+        else if (field === 'date') {
+          expect(cell?.t).toBe('n');
+          expect(cell?.z).toBe('yyyy-mm-dd');
+          const d = XLSX.SSF.parse_date_code(cell?.v as number);
+          expect([d.y, d.m, d.d].join('-')).toBe((want as string).split('-').map(Number).join('-'));
+        } else if (typeof want === 'number') expect([cell?.t, cell?.v]).toEqual(['n', want]);
+        else expect([cell?.t, cell?.v]).toEqual(['s', want]);
+      });
+    });
+    const postal = fields.indexOf('postalcode');
+    const cells = report.data.map((_, i) => sheet[XLSX.utils.encode_cell({ r: i + 1, c: postal })]?.v);
+    expect(cells).toContain('06000');
+    const xml = strFromU8((unzipSync(readFileSync(join(dir, 'r.xlsx'))) as Record<string, Uint8Array>)['xl/worksheets/sheet1.xml'] as Uint8Array);
+    expect(xml).toContain('<pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/>');
+    expect(xml).toMatch(/<row r="1"><c t="inlineStr" s="1">/); // style 1 is the bold font
+    expect(sheet['!cols']?.length).toBe(fields.length);
+  });
+
+  it('HOURLY on both DST days: date-times in Paris wall time, one row per served row', async () => {
+    const dir = tempDir();
+    for (const day of ['2026-03-29', '2026-10-25']) {
+      const report = await export_(dir, `${day}.xlsx`, ['buyer', '--since', day, '--until', day, '--breakdowns', 'HOURLY', '--metrics', 'clicks']);
+      const sheet = readXlsx(join(dir, `${day}.xlsx`)).Sheets.report as XLSX.WorkSheet;
+      const shown = report.data.map((_, i) => {
+        const cell = sheet[`A${i + 2}`] as XLSX.CellObject;
+        expect(cell.z).toBe('yyyy-mm-dd hh:mm');
+        const d = XLSX.SSF.parse_date_code(cell.v as number);
+        return [d.y, d.m, d.d, d.H, d.M];
+      });
+      expect(shown).toEqual(report.data.map((row) => wallParts(row.date as string)));
+      expect(shown.length).toBe(day === '2026-03-29' ? 23 : 25);
+    }
+  });
+});
+
+describe('hostile values in both formats', () => {
+  const body = '{"summary":{"since":"2026-11-01T00:00:00+01:00","until":"2026-11-01T23:59:59+01:00","breakdowns":["DAILY"]},"data":[' +
+    '{"date":"2026-11-01","city":"=HYPERLINK(\\"http://x\\")","postalcode":"06000","campaignName":"line\\r\\nbreak \\"q\\" 😀 <b>&amp;</b>","adName":"+33 6 12","deviceModel":"ctl\\u0001x _x0041_","displays":12345678901234567,"revenueEuro":1.10,"extra":{"a":[1,2]},"note":12.50,"flag":true},' +
+    '{"date":"2026-11-02","city":null,"postalcode":"00501","campaignName":"-1","adName":"@me","deviceModel":null,"displays":0,"revenueEuro":-0.0,"extra":null,"note":null,"flag":false}]}';
+
+  it('keep text as text, numbers exact, and fields the contract lacks as text', async () => {
+    const server = await craftedServer(body);
+    try {
+      const dir = tempDir();
+      const e = env(dir, { baseUrl: server.baseUrl, token: 't'.repeat(40) });
+      for (const file of ['x.parquet', 'x.xlsx']) {
+        const result = await runCli(['download', 'crafted', '-o', join(dir, file), '-q'], { env: e });
+        expect(result.stderr).toBe('');
+        expect(result.code).toBe(0);
+      }
+      const path = join(dir, 'x.parquet');
+      expect(await parquetTypes(path)).toEqual({
+        date: 'DATE', city: 'VARCHAR', postalcode: 'VARCHAR', campaignName: 'VARCHAR', adName: 'VARCHAR', deviceModel: 'VARCHAR',
+        displays: 'BIGINT', revenueEuro: 'DOUBLE', extra: 'VARCHAR', note: 'VARCHAR', flag: 'VARCHAR',
+      });
+      expect(await query(`SELECT * FROM ${sql(path)}`)).toEqual([
+        {
+          date: '2026-11-01', city: '=HYPERLINK("http://x")', postalcode: '06000', campaignName: 'line\r\nbreak "q" 😀 <b>&amp;</b>', adName: '+33 6 12',
+          deviceModel: 'ctl\u0001x _x0041_', displays: '12345678901234567', revenueEuro: 1.1, extra: '{"a":[1,2]}', note: '12.50', flag: 'true',
+        },
+        {
+          date: '2026-11-02', city: null, postalcode: '00501', campaignName: '-1', adName: '@me', deviceModel: null, displays: '0', revenueEuro: -0, extra: null, note: null, flag: 'false',
+        },
+      ]);
+      const sheet = readXlsx(join(dir, 'x.xlsx')).Sheets.report as XLSX.WorkSheet;
+      const row = (r: number) => 'ABCDEFGHIJK'.split('').map((c) => {
+        const cell = sheet[`${c}${r}`] as XLSX.CellObject | undefined;
+        return cell && cell.t !== 'z' ? [cell.t, cell.v] : null; // 'z': an empty cell
+      });
+      expect(row(2).slice(1)).toEqual([
+        ['s', '=HYPERLINK("http://x")'], ['s', '06000'], ['s', 'line\r\nbreak "q" 😀 <b>&amp;</b>'], ['s', '+33 6 12'], ['s', 'ctl\u0001x _x0041_'],
+        ['n', 12345678901234567], ['n', 1.1], ['s', '{"a":[1,2]}'], ['s', '12.50'], ['s', 'true'],
+      ]);
+      // a spreadsheet has no negative zero
+      expect(row(3).slice(1)).toEqual([null, ['s', '00501'], ['s', '-1'], ['s', '@me'], null, ['n', 0], ['n', 0], null, null, ['s', 'false']]);
+      // no cell is a formula
+      expect(Object.values(sheet).some((cell) => typeof cell === 'object' && cell !== null && 'f' in cell)).toBe(false);
+      // a conforming XML parser (Python's expat) folds a raw CR LF to LF: the CR must survive it
+      const script = 'import sys, json, zipfile, xml.etree.ElementTree as E\n' +
+        'ns = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"\n' +
+        'root = E.fromstring(zipfile.ZipFile(sys.argv[1]).read("xl/worksheets/sheet1.xml"))\n' +
+        'print(json.dumps([t.text for t in root.iter(ns + "t")]))';
+      const texts = JSON.parse(execFileSync('python3', ['-c', script, join(dir, 'x.xlsx')], { encoding: 'utf8' })) as string[];
+      expect(texts).toContain('line\r\nbreak "q" 😀 <b>&amp;</b>');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a count that is not a whole number, or a field that comes late, stops the export: no file', async () => {
+    for (const [text, message] of [
+      ['{"data":[{"displays":1.5}]}', /data\[0\]\.displays is "1\.5", not a whole number/],
+      ['{"data":[{"clicks":1},{"clicks":9223372036854775808}]}', /data\[1\]\.clicks is "9223372036854775808", out of the range of a 64-bit integer/],
+      ['{"data":[{"a":"x"},{"a":"y","late":"z"}]}', /row 2 has a field "late" that earlier rows did not have, and (parquet|xlsx) fixes its columns[\s\S]*hint: choose the columns with --columns/],
+    ] as const) {
+      const server = await craftedServer(text);
+      try {
+        const dir = tempDir();
+        for (const file of ['x.parquet', 'x.xlsx']) {
+          const result = await runCli(['download', 'crafted', '-o', join(dir, file)], { env: env(dir, { baseUrl: server.baseUrl, token: 't'.repeat(40) }) });
+          expect(result.code).toBe(5);
+          expect(result.stderr).toMatch(message);
+        }
+        expect(readdirSync(dir).filter((name) => name !== '.config')).toEqual([]);
+      } finally {
+        await server.close();
+      }
+    }
+  });
+});
+
+describe('stdout, and the schema command', () => {
+  it('binary formats are refused on a terminal (exit 2) and written to a pipe', async () => {
+    const { runCli: inProcess } = await import('../../src/cli/program.js');
+    const { ctx, stderr } = fakeContext({ tty: true });
+    expect(await inProcess(argv('download', 'someid', '--format', 'xlsx'), ctx)).toBe(2);
+    expect(stderr.text).toMatch(/xlsx is binary and stdout is a terminal/);
+    const dir = tempDir();
+    const piped = await runCli(['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-01', '--breakdowns', 'COUNTRY', '--format', 'parquet', '-q'], { env: env(dir) });
+    expect(piped.code).toBe(0);
+    const bytes = Buffer.from(piped.stdout, 'latin1');
+    expect(piped.stdout.startsWith('PAR1')).toBe(true);
+    expect(bytes.length).toBeGreaterThan(100);
+  });
+
+  it('--columns requested is refused where the request is unknown', async () => {
+    const dir = tempDir();
+    const result = await runCli(['download', 'someid', '--columns', 'requested', '-o', join(dir, 'x.parquet')], { env: env(dir) });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--columns requested needs the request/);
+  });
+
+  it('rows validate against `schema --as json-schema`; the printed DDL loads the Parquet and the CSV into DuckDB', async () => {
+    const dir = tempDir();
+    const args = ['buyer', '--since', '2026-10-25', '--until', '2026-10-25', '--breakdowns', 'HOURLY,CITY'];
+    const report = await export_(dir, 'r.parquet', args);
+    await export_(dir, 'r.csv', args);
+    const schema = await runCli(['schema', 'buyer', '--breakdowns', 'HOURLY,CITY', '--as', 'json-schema']);
+    expect(schema.code).toBe(0);
+    const ajv = new Ajv({ allErrors: true });
+    addFormats(ajv);
+    const validate = ajv.compile(JSON.parse(schema.stdout));
+    for (const row of report.data) expect(validate(row) ? 'valid' : ajv.errorsText(validate.errors)).toBe('valid');
+    // the schema is not a rubber stamp
+    expect(validate({ ...report.data[0], displays: '12' })).toBe(false);
+    expect(validate({ ...report.data[0], campaignName: null })).toBe(false);
+
+    const ddl = await runCli(['schema', 'buyer', '--breakdowns', 'HOURLY,CITY', '--as', 'duckdb', '--table', 'from_parquet']);
+    const ddlCsv = await runCli(['schema', 'buyer', '--breakdowns', 'HOURLY,CITY', '--as', 'duckdb', '--table', 'from_csv']);
+    expect(ddl.stdout).toMatch(/^-- row key: date, city\n/);
+    await duck.run(ddl.stdout);
+    await duck.run(ddlCsv.stdout);
+    await duck.run(`INSERT INTO from_parquet SELECT * FROM ${sql(join(dir, 'r.parquet'))}`);
+    await duck.run(`COPY from_csv FROM ${sql(join(dir, 'r.csv'))} (HEADER)`);
+    // CSV writes null and "" alike, so the text columns are compared where they cannot be empty
+    const compared = ['date', 'city', ...COUNTS, ...AMOUNTS].map((name) => `"${name}"`).join(', ');
+    const [same] = await query(`SELECT count(*) AS n, (SELECT count(*) FROM (SELECT ${compared} FROM from_parquet EXCEPT SELECT ${compared} FROM from_csv)) AS differ, count(DISTINCT date) AS hours FROM from_parquet`);
+    expect(same).toEqual({ n: String(report.data.length), differ: '0', hours: '25' });
+  });
+});
