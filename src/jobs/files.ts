@@ -7,8 +7,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdir, open, rename, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { tempPathFor } from '../export/sink.js';
-import { isAlive } from '../export/sink.js';
+import { isAlive, tempPathFor } from '../export/sink.js';
 
 export { isAlive };
 

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { BIN, NODE, baseEnv, collect, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
+import { PYTHON } from '../helpers/python.js';
 
 let sandbox: Sandbox;
 beforeAll(async () => {
@@ -31,7 +32,7 @@ while True:
 
 async function slowRead(args: string[], dir: string, out: string): Promise<{ code: number | null; stderr: string }> {
   const cli = [NODE, BIN, ...args].map((arg) => `'${arg}'`).join(' ');
-  const child = spawn('bash', ['-c', `${cli} | python3 -c "$SLOW_READER" '${out}' 2>/dev/null; exit \${PIPESTATUS[0]}`], {
+  const child = spawn('bash', ['-c', `${cli} | "${PYTHON}" -c "$SLOW_READER" '${out}' 2>/dev/null; exit \${PIPESTATUS[0]}`], {
     env: { ...baseEnv(env(dir)), SLOW_READER },
   });
   const result = await collect(child, { timeoutMs: 120_000 });

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BIN, NODE, baseEnv, collect } from '../helpers/cli.js';
 import { json, startHostile, type Hostile } from './server.js';
 import { changes, expectNoControl, makeWorld } from './world.js';
+import { PYTHON } from '../helpers/python.js';
 
 let server: Hostile;
 beforeEach(async () => { server = await startHostile(); });
@@ -35,7 +36,7 @@ for line in json.load(sys.stdin):
         col += w(c)
     out.append({'width': col, 'starts': starts})
 print(json.dumps(out))`;
-  const ran = spawnSync('python3', ['-c', script], { input: JSON.stringify(lines), encoding: 'utf8' });
+  const ran = spawnSync(PYTHON ?? 'python3', ['-c', script], { input: JSON.stringify(lines), encoding: 'utf8' });
   expect(ran.status, ran.stderr).toBe(0);
   return JSON.parse(ran.stdout) as { width: number; starts: number[] }[];
 }

@@ -13,6 +13,7 @@ import { writeReport } from '../../src/export/export.js';
 import type { Sink } from '../../src/export/sink.js';
 import type { CsvOptions } from '../../src/export/writers.js';
 import { tempDir } from '../helpers/tmp.js';
+import { PYTHON } from '../helpers/python.js';
 
 /** A sink in memory that, like a file, can be rewritten (so the header may grow). */
 function memorySink(chunkSize: number): Sink & { bytes(): Buffer } {
@@ -86,7 +87,7 @@ function expected(rows: [string, Value][][], excel: boolean): string[][] {
   return [header.map((key) => inert(wellFormed(key))), ...rows.map((r) => header.map((key) => cell(r.find(([k]) => k === key)?.[1])))];
 }
 
-const PYTHON = `
+const PYTHON_READER = `
 import csv, json, sys
 out = []
 for path, delimiter, bom in json.load(sys.stdin):
@@ -94,7 +95,7 @@ for path, delimiter, bom in json.load(sys.stdin):
         out.append([row for row in csv.reader(f, delimiter=delimiter, strict=True)])
 sys.stdout.write(json.dumps(out))
 `;
-const hasPython = spawnSync('python3', ['-c', 'import csv']).status === 0;
+const hasPython = PYTHON !== undefined;
 
 describe('CSV round trip through csv-parse and Python csv', () => {
   it('gives back the same records and values in every mode, header grown mid-file included', async () => {
@@ -124,7 +125,7 @@ describe('CSV round trip through csv-parse and Python csv', () => {
         files.push([path, delimiter, bom]);
       }
       if (!hasPython) return;
-      const python = spawnSync('python3', ['-c', PYTHON], { input: JSON.stringify(files), encoding: 'utf8' });
+      const python = spawnSync(PYTHON as string, ['-c', PYTHON_READER], { input: JSON.stringify(files), encoding: 'utf8' });
       expect(python.status, python.stderr).toBe(0);
       const read = JSON.parse(python.stdout) as string[][][];
       MODES.forEach((mode, m) => expect(read[m], `Python csv, ${mode.name}`).toEqual(expected(rows, mode.csv.excel)));
