@@ -17,6 +17,9 @@ export const BOUNDS = {
   timeout: { min: 100, max: 3_600_000 },
   sandboxDelay: { min: 0, max: 3_600_000 },
   sandboxLatency: { min: 0, max: 600_000 },
+  /** the sandbox's work model, restatement window and report lifetime */
+  sandboxWork: { min: 0, max: 3_600_000 },
+  sandboxSpan: { min: 0, max: 366 * 86_400_000 },
 } as const satisfies Record<string, DurationBounds>;
 
 /** `500ms`, `30s`, `5m`, `2h`, `3d` (24-hour days), or plain seconds (`12`, `1.5`), in milliseconds, within `bounds`. */

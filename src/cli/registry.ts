@@ -21,7 +21,11 @@ import { CAMPAIGNS_FORMATS, PLACEHOLDERS, type CampaignsFormat } from '../export
 import type { Factory } from '../factory.js';
 import { SIDES, type Side } from '../report/catalog.js';
 import { SCHEMA_FORMATS, type SchemaFormat } from '../report/schema.js';
-import { choiceArgument, choiceOption, list, repeat } from './flags.js';
+import { BOUNDS } from '../duration.js';
+import { UsageError } from '../errors.js';
+import { MALFORMED, parseBodyFault, parseErrorFault, type BodyFault, type ErrorFault, type Malformed } from '../sandbox/faults.js';
+import type { Layout } from '../sandbox/server.js';
+import { choiceArgument, choiceOption, count, duration, list } from './flags.js';
 import {
   addOutputOptions, addReportOptions, addWaitOptions, outputFlagsOf, reportFlagsOf, waitFlagsOf, type Parsed,
 } from './options.js';
@@ -207,25 +211,33 @@ ${examples(
     name: 'sandbox',
     summary: 'run a local emulator of the Reporting API (for trying the CLI and testing scripts)',
     define(command) {
+      const fault = <T>(parse: (text: string) => T) => (text: string): T => {
+        try {
+          return parse(text);
+        } catch (error) {
+          throw new UsageError((error as Error).message);
+        }
+      };
       command
-        .option('--port <port>', 'port to listen on (0 picks a free one)', '8787')
+        .option('--port <port>', 'port to listen on (0 picks a free one)', count('--port', 0, 65535), 8787)
         .option('--host <host>', 'address to listen on', '127.0.0.1')
-        .option('--seed <n>', 'seed of the synthetic data', '42')
-        .option('--delay <duration>', 'how long a report stays in progress (default 1s; with --work, the least, 0 by default)')
-        .option('--work <duration>', 'work model: time in progress per day of period (+10% per breakdown but RANGE, DAILY, MONTHLY)')
-        .option('--max-running <n>', 'answer 429 with Retry-After to submits beyond N reports in progress per token')
-        .option('--fail-over-days <n>', 'reports touching more than N days end in failed ("too much data")')
-        .option('--restate <duration>', 'numbers of the days within DURATION before now change with every submission (e.g. 3d)')
-        .option('--report-ttl <duration>', 'forget report IDs this long after submission (status and download answer 404)')
+        .option('--seed <n>', 'seed of the synthetic data', count('--seed', 0, Number.MAX_SAFE_INTEGER), 42)
+        .option('--delay <duration>', 'how long a report stays in progress (default 1s; with --work, the least, 0 by default)', duration('--delay', BOUNDS.sandboxDelay))
+        .option('--work <duration>', 'work model: time in progress per day of period (+10% per breakdown but RANGE, DAILY, MONTHLY)', duration('--work', BOUNDS.sandboxWork))
+        .option('--max-running <n>', 'answer 429 with Retry-After to submits beyond N reports in progress per token', count('--max-running', 1, 10_000))
+        .option('--fail-over-days <n>', 'reports touching more than N days end in failed ("too much data")', count('--fail-over-days', 1, 100_000))
+        .option('--restate <duration>', 'numbers of the days within DURATION before now change with every submission (e.g. 3d)', duration('--restate', BOUNDS.sandboxSpan))
+        .option('--report-ttl <duration>', 'forget report IDs this long after submission (status and download answer 404)', duration('--report-ttl', BOUNDS.sandboxSpan))
         .option('--now <instant>', 'the sandbox clock starts at this ISO 8601 instant (for --restate and --report-ttl)')
-        .option('--latency <duration>', 'fault: delay before every answer')
-        .option('--error <spec>', 'fault: STATUS[,endpoint=NAME][,first=N|,rate=R][,retry-after=S][,html] (repeatable)', repeat, [])
-        .option('--reset-download <spec>', 'fault: BYTES[,times=N]: reset the connection after BYTES of a download')
-        .option('--stall-download <spec>', 'fault: BYTES[,times=N]: go silent after BYTES of a download')
-        .option('--token-uses <n>', 'fault: tokens expire after N uses')
+        .option('--latency <duration>', 'fault: delay before every answer', duration('--latency', BOUNDS.sandboxLatency))
+        .option('--error <spec>', 'fault: STATUS[,endpoint=NAME][,first=N|,rate=R][,retry-after=S][,html] (repeatable)',
+          (text: string, previous: ErrorFault[] = []) => [...previous, fault(parseErrorFault)(text)])
+        .option('--reset-download <spec>', 'fault: BYTES[,times=N]: reset the connection after BYTES of a download', fault((text) => parseBodyFault(text, '--reset-download')))
+        .option('--stall-download <spec>', 'fault: BYTES[,times=N]: go silent after BYTES of a download', fault((text) => parseBodyFault(text, '--stall-download')))
+        .option('--token-uses <n>', 'fault: tokens expire after N uses', count('--token-uses', 1, Number.MAX_SAFE_INTEGER))
         .option('--report-status <status>', 'fault: reports end in this status instead of ready (e.g. failed)')
-        .addOption(choiceOption('--malformed <kind>', 'fault: answer malformed JSON', ['truncated', 'wrong-types', 'no-report-id', 'data-not-array', 'unknown-status'], 'kind'))
-        .option('--scale <rows>', 'every download returns this many rows, streamed')
+        .addOption(choiceOption('--malformed <kind>', 'fault: answer malformed JSON', MALFORMED, 'kind'))
+        .option('--scale <rows>', 'every download returns this many rows, streamed', count('--scale', 0, Number.MAX_SAFE_INTEGER))
         .addOption(choiceOption('--layout <layout>', 'JSON layout of downloads', ['compact', 'pretty', 'summary-first'], 'layout').default('compact'))
         .addHelpText('after', examples(
           'reporting sandbox',
@@ -236,7 +248,27 @@ ${examples(
           'reporting sandbox --restate 3d --report-ttl 1h --now 2026-11-21T06:00:00+01:00',
         ));
     },
-    options: (_args, parsed) => parsed as unknown as SandboxCommandOptions,
+    options: (_args, parsed) => ({
+      port: parsed.port as number,
+      host: parsed.host as string,
+      seed: parsed.seed as number,
+      delayMs: parsed.delay as number | undefined,
+      latencyMs: parsed.latency as number | undefined,
+      errors: (parsed.error as ErrorFault[] | undefined) ?? [],
+      resetDownload: parsed.resetDownload as BodyFault | undefined,
+      stallDownload: parsed.stallDownload as BodyFault | undefined,
+      tokenUses: parsed.tokenUses as number | undefined,
+      reportStatus: parsed.reportStatus as string | undefined,
+      malformed: parsed.malformed as Malformed | undefined,
+      scaleRows: parsed.scale as number | undefined,
+      layout: parsed.layout as Layout,
+      workMsPerDay: parsed.work as number | undefined,
+      maxRunning: parsed.maxRunning as number | undefined,
+      failOverDays: parsed.failOverDays as number | undefined,
+      restateMs: parsed.restate as number | undefined,
+      reportTtlMs: parsed.reportTtl as number | undefined,
+      now: parsed.now as string | undefined,
+    }),
     load: () => import('../commands/sandbox.js'),
   }),
   entry<CompletionOptions>({

@@ -7,8 +7,7 @@ import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli as main } from '../../src/cli/program.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { sandboxOptionsFrom } from '../../src/sandbox/options.js';
-import { argv, fakeContext } from '../helpers/ctx.js';
+import { argv, fakeContext, parseOptions } from '../helpers/ctx.js';
 import { encodeBody } from '../../src/api/encode.js';
 import { buildReportRequest, requestParams } from '../../src/report/request.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -80,10 +79,12 @@ describe('bounds', () => {
     expect(ok.code).not.toBe(2);
   });
 
-  it('sandbox durations', () => {
-    const flags = { host: '127.0.0.1', port: '0', seed: '1', delay: '1s', error: [], layout: 'compact' } as unknown as Parameters<typeof sandboxOptionsFrom>[0];
-    expect(() => sandboxOptionsFrom({ ...flags, delay: '2h' })).toThrow(/--delay must be from 0ms to 1h/);
-    expect(() => sandboxOptionsFrom({ ...flags, latency: '11m' })).toThrow(/--latency must be from 0ms to 10m/);
+  it('sandbox durations', async () => {
+    for (const [args, message] of [[['--delay', '2h'], /--delay must be from 0ms to 1h/], [['--latency', '11m'], /--latency must be from 0ms to 10m/]] as const) {
+      const { code, stderr } = await parseOptions('sandbox', '--port', '0', ...args);
+      expect(code).toBe(2);
+      expect(stderr).toMatch(message);
+    }
   });
 });
 
