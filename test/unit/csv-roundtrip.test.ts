@@ -98,8 +98,9 @@ sys.stdout.write(json.dumps(out))
 const hasPython = PYTHON !== undefined;
 
 describe('CSV round trip through csv-parse and Python csv', () => {
-  it('gives back the same records and values in every mode, header grown mid-file included', async () => {
-    if (!hasPython) console.warn('SKIPPED (python part): python3 is not installed');
+  // Python's csv is the reader this project did not write and that is not JavaScript: the round
+  // trip needs it (.ci/run installs python3 where it is missing)
+  it.skipIf(!hasPython)('gives back the same records and values in every mode, header grown mid-file included', async () => {
     const dir = tempDir();
     let run = 0;
     await fc.assert(fc.asyncProperty(report, async ({ rows, chunk }) => {
@@ -124,7 +125,6 @@ describe('CSV round trip through csv-parse and Python csv', () => {
         writeFileSync(path, bytes);
         files.push([path, delimiter, bom]);
       }
-      if (!hasPython) return;
       const python = spawnSync(PYTHON as string, ['-c', PYTHON_READER], { input: JSON.stringify(files), encoding: 'utf8' });
       expect(python.status, python.stderr).toBe(0);
       const read = JSON.parse(python.stdout) as string[][][];
