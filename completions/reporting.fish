@@ -6,7 +6,7 @@ function __reporting_state --description "print the subcommand and the side bein
     set -l cmd
     set -l side
     set -l skip 0
-    set -l value_options --ad-network-id --adunit-id --advertiser-id --app-id --as --base-url --body --breakdowns --buyer-id --campaign-id --carrier --city-id --columns --country-id --deal-id --delay --delimiter --department-id --device-brand-id --device-model --device-type-id --dmp-id --dmp-source-id --email --error --fail-over-days --format --format-id --host --latency --layout --malformed --max-running --max-wait --metrics --now --os-id --output --param --placement-id --platform-id --poll-interval --port --postalcode --profile --publisher-id --region-id --report-status --report-ttl --reset-download --restate --retries --scale --seed --since --stall-download --sub-publisher-id --sub-sub-publisher-id --table --timeout --token-uses --until --work -o
+    set -l value_options --ad-network-id --adunit-id --advertiser-id --app-id --as --base-url --body --breakdowns --buyer-id --campaign-id --carrier --chunk --city-id --columns --concurrency --country-id --deal-id --delay --delimiter --department-id --device-brand-id --device-model --device-type-id --dmp-id --dmp-source-id --email --error --fail-over-days --format --format-id --host --latency --layout --malformed --max-running --max-wait --metrics --now --os-id --output --param --placement-id --platform-id --poll-interval --port --postalcode --profile --publisher-id --region-id --report-status --report-ttl --reset-download --restate --retries --scale --seed --since --stall-download --sub-publisher-id --sub-sub-publisher-id --table --timeout --token-uses --until --work -o
     for word in $tokens[2..-1]
         if test $skip = 1
             set skip 0
@@ -181,6 +181,9 @@ complete -c reporting -n '__reporting_using run' -l columns -r -d 'CSV, Parquet,
 complete -c reporting -n '__reporting_using run' -l delimiter -r -d 'CSV: field delimiter (default: ,)'
 complete -c reporting -n '__reporting_using run' -l bom -d 'CSV: start with a UTF-8 byte order mark'
 complete -c reporting -n '__reporting_using run' -l excel -d 'CSV for spreadsheets in France: BOM, ";", CRLF, decimal comma, formulas made inert'
+complete -c reporting -n '__reporting_using run' -l chunk -r -d 'one report per window of day, week, month, Nd or Nh (Paris calendar), merged in order'
+complete -c reporting -n '__reporting_using run' -l concurrency -r -d 'with --chunk: reports in progress at once, 1-16'
+complete -c reporting -n '__reporting_using run' -l no-split -d 'with --chunk: do not halve a window whose report fails or is too large'
 complete -c reporting -n '__reporting_using run' -l poll-interval -r -d 'poll at this fixed interval (default: 1s, doubling to 7.5s)'
 complete -c reporting -n '__reporting_using run' -l max-wait -r -d 'give up waiting for the report after this long'
 complete -c reporting -n '__reporting_using campaigns' -l format -r -d 'csv: one row per ad unit; default: from -o\'s extension, else table'

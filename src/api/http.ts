@@ -150,6 +150,8 @@ export class Http {
   private readonly now: () => number;
   private readonly random: () => number;
   private readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** told of every 429 about to be retried, so a chunked run slows down at once (src/jobs/pool.ts) */
+  onThrottle?: (retryAfterMs?: number) => void;
 
   constructor(readonly config: HttpConfig) {
     this.ownsDispatcher = config.dispatcher === undefined;
@@ -284,6 +286,7 @@ export class Http {
       const retryAfterMs = parseRetryAfter(headerText(answer.headers['retry-after']), this.now());
       const decision = decideRetry(attempt, this.config.retries, { status: answer.status, retryAfterMs }, this.random);
       if (decision.retry) {
+        if (answer.status === 429) this.onThrottle?.(retryAfterMs);
         await this.pause(attempt, decision, call, stop);
         continue;
       }

@@ -7,7 +7,10 @@ import { FORMATS, type OutputOptions } from '../export/output.js';
 import type { WaitFlags } from '../report/poll.js';
 import type { ReportFlags } from '../report/request.js';
 import { BOUNDS } from '../duration.js';
-import { choiceOption, duration, list, repeat } from './flags.js';
+import { UsageError } from '../errors.js';
+import type { ChunkFlags } from '../jobs/chunked.js';
+import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY } from '../jobs/limits.js';
+import { choiceOption, count, duration, list, repeat } from './flags.js';
 
 /** What commander hands over: flag name (camelCase) -> parsed value. Typed per group below. */
 export type Parsed = Record<string, unknown>;
@@ -96,4 +99,25 @@ export function outputFlagsOf(parsed: Parsed): OutputOptions {
     bom: parsed.bom as boolean | undefined,
     excel: parsed.excel as boolean | undefined,
   };
+}
+
+export function addChunkOptions(command: Command): Command {
+  return command
+    .optionsGroup('Chunked runs (backfills):')
+    .option('--chunk <size>', 'one report per window of day, week, month, Nd or Nh (Paris calendar), merged in order')
+    .addOption(new Option('--concurrency <n>', `with --chunk: reports in progress at once, 1-${MAX_CONCURRENCY}`)
+      .argParser(count('--concurrency', 1, MAX_CONCURRENCY)).default(DEFAULT_CONCURRENCY))
+    .option('--no-split', 'with --chunk: do not halve a window whose report fails or is too large');
+}
+
+/** The chunk flags, or undefined for a run of one report (then --concurrency and --no-split are
+ * refused, rather than silently ignored). */
+export function chunkFlagsOf(parsed: Parsed, command: Command): ChunkFlags | undefined {
+  const chunk = parsed.chunk as string | undefined;
+  if (chunk === undefined) {
+    const given = ['concurrency', 'split'].filter((name) => command.getOptionValueSource(name) === 'cli');
+    if (given.length > 0) throw new UsageError(`${given.map((name) => (name === 'split' ? '--no-split' : `--${name}`)).join(' and ')} only apply with --chunk`, 'add --chunk day (or week, month, Nd, Nh)');
+    return undefined;
+  }
+  return { chunk, concurrency: parsed.concurrency as number, split: parsed.split !== false };
 }

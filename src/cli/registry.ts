@@ -27,7 +27,7 @@ import { MALFORMED, parseBodyFault, parseErrorFault, type BodyFault, type ErrorF
 import type { Layout } from '../sandbox/server.js';
 import { choiceArgument, choiceOption, count, duration, list } from './flags.js';
 import {
-  addOutputOptions, addReportOptions, addWaitOptions, outputFlagsOf, reportFlagsOf, waitFlagsOf, type Parsed,
+  addChunkOptions, addOutputOptions, addReportOptions, addWaitOptions, chunkFlagsOf, outputFlagsOf, reportFlagsOf, waitFlagsOf, type Parsed,
 } from './options.js';
 
 export interface CommandModule<O> {
@@ -153,14 +153,25 @@ ${examples(
       command.addArgument(choiceArgument('<side>', 'buyer or seller', SIDES, (text) => `unknown side "${text}": choose buyer or seller`));
       addReportOptions(command, SIDES);
       addOutputOptions(command, PLACEHOLDERS);
+      addChunkOptions(command);
       addWaitOptions(command, 'the report').addHelpText('after', examples(
         'reporting run buyer --since yesterday --until yesterday --breakdowns DAILY,COUNTRY -o nightly.csv',
         'reporting run seller --since 2026-11-01 --until 2026-11-20 --breakdowns DAILY,APP \\',
         "  -o 'exports/{side}-{since}-{until}.csv'",
         "reporting run buyer --since -7d --until yesterday --json | jq '.data | length'",
+        'reporting run buyer --since 2026-01-01 --until 2026-06-30 --breakdowns DAILY --chunk week -o h.csv',
+        "reporting run buyer --since -90d --until yesterday --breakdowns DAILY --chunk day -o '{since}.csv'",
       ));
     },
-    options: ([side], parsed) => ({ side: side as Side, report: reportFlagsOf(parsed), output: outputFlagsOf(parsed), wait: waitFlagsOf(parsed) }),
+    options: ([side], parsed, command) => ({
+      side: side as Side,
+      report: reportFlagsOf(parsed),
+      output: outputFlagsOf(parsed),
+      wait: waitFlagsOf(parsed),
+      chunk: chunkFlagsOf(parsed, command),
+      // commander keeps the words as typed (node and the script first) on the program
+      argv: (command.parent as unknown as { rawArgs: string[] }).rawArgs.slice(2),
+    }),
     load: () => import('../commands/run.js'),
   }),
   entry<CampaignsOptions>({

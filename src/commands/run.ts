@@ -7,17 +7,23 @@ import { PLACEHOLDERS, expandTemplate, planOutput, refuseBinaryOnTerminal, resol
 import type { Factory } from '../factory.js';
 import { createReporter } from '../io/progress.js';
 import { shellCommand } from '../io/shell.js';
+import type { ChunkFlags } from '../jobs/chunked.js';
 import { describeSaved, saveReport, targetOf } from '../jobs/download.js';
 import { columnNames, type Side } from '../report/catalog.js';
 import { pollOptionsFrom, waitUntilReady, type WaitFlags } from '../report/poll.js';
 import { buildReportRequest, requestParams, type ReportFlags } from '../report/request.js';
 import { parisDate } from '../report/time.js';
+import { runChunked } from '../jobs/chunked.js';
 
 export interface RunOptions {
   side: Side;
   report: ReportFlags;
   output: OutputOptions;
   wait: WaitFlags;
+  /** --chunk and its flags: a run of many windows (src/jobs/chunked.ts) */
+  chunk?: ChunkFlags;
+  /** the command line after `reporting`, for the retry command of failed windows */
+  argv?: readonly string[];
 }
 
 export async function run(opts: RunOptions, f: Factory): Promise<void> {
@@ -31,6 +37,10 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
   if (template && template !== '-' && !template.includes('{reportId}')) refuseTokenStore(expandTemplate(template, named), f.cwd, f.env);
   const plan = resolveRequestedColumns(planOutput({ ...opts.output, json, validate: opts.report.validate }, PLACEHOLDERS, columnNames([side])), request);
   refuseBinaryOnTerminal(plan, f.stdout);
+  if (opts.chunk) {
+    await runChunked({ side, request, plan, wait: opts.wait, flags: opts.chunk, logFormat: 'text', argv: opts.argv ?? [] }, f);
+    return;
+  }
   const poll = pollOptionsFrom(opts.wait, f);
   const target = (reportId: string) => targetOf(plan, { ...named, reportId });
 

@@ -7,7 +7,7 @@ import { formatDuration } from '../duration.js';
 import { summary as summarySchema, type Summary } from '../api/schemas.js';
 import { CliError, NetworkError, UnexpectedResponseError } from '../errors.js';
 import type { Format } from './output.js';
-import { ReportFormatError, ReportScanner } from './scanner.js';
+import { ReportFormatError, ReportScanner, type RowHandler } from './scanner.js';
 import type { Sink } from './sink.js';
 import { CountingWriter, CsvWriter, NdjsonWriter, NewFieldError, type CsvOptions, type RowWriter } from './writers.js';
 
@@ -61,6 +61,87 @@ async function makeWriter(format: Format, csv: CsvOptions, sink: Sink): Promise<
   return new CountingWriter();
 }
 
+/** Errors of the scanner and writers as the CLI reports them. */
+function checked<T>(format: Format, fn: () => T): T {
+  try {
+    return fn();
+  } catch (error) {
+    if (error instanceof ReportFormatError) throw new UnexpectedResponseError(`the downloaded report is not what the contract describes: ${error.message}`);
+    if (error instanceof NewFieldError) {
+      const message = format === 'csv' ? error.message : `row ${error.row + 1} has a field "${error.field}" that earlier rows did not have, and ${format} fixes its columns at the first row`;
+      throw new CliError(message, 5, format === 'csv' ? 'write to a file with -o (the header is then completed), or choose the columns with --columns' : 'choose the columns with --columns, or write CSV or NDJSON');
+    }
+    throw error;
+  }
+}
+
+/** The end of an output: the writer's tail, then what only the end can tell (a CSV header that grew). */
+async function finishRows(writer: RowWriter, sink: Sink): Promise<void> {
+  const tail = await writer.finish();
+  if (tail.length) await sink.write(tail);
+  await writer.complete?.(sink);
+}
+
+/** A report written from rows rather than copied: `{"data":[...],"summary":...}`, rows as sent. */
+class JsonRowsWriter implements RowWriter {
+  private pending = '';
+  private started = false;
+
+  row(_keys: string[], _values: string[], _kinds: unknown[], raw: string): void {
+    this.pending += (this.started ? ',' : '{"data":[') + raw;
+    this.started = true;
+  }
+
+  take(): string {
+    const text = this.pending;
+    this.pending = '';
+    return text;
+  }
+
+  finish(): string {
+    return this.started ? '' : '{"data":[';
+  }
+}
+
+/**
+ * Rows from several downloads into one output (a chunked run's merged file, or one window's file
+ * made of its pieces): the same writers as one report, drained to the sink as rows come.
+ */
+export class RowOutput {
+  private constructor(readonly sink: Sink, private readonly format: Format, readonly writer: RowWriter) {}
+
+  static async open(sink: Sink, format: Format, csv: CsvOptions): Promise<RowOutput> {
+    return new RowOutput(sink, format, format === 'json' ? new JsonRowsWriter() : await makeWriter(format, csv, sink));
+  }
+
+  /** A downloaded body (a spool file) replayed through the scanner into `handler`, whose rows
+   * end up in this output; drained after every chunk. Answers the scanner (rows, summary). */
+  async replay(body: AsyncIterable<Buffer>, handler: RowHandler): Promise<ReportScanner> {
+    const scanner = new ReportScanner(handler);
+    for await (const chunk of body) {
+      checked(this.format, () => scanner.push(chunk));
+      await this.drain();
+    }
+    checked(this.format, () => scanner.end());
+    await this.drain();
+    return scanner;
+  }
+
+  /** Writes what the writer holds. */
+  async drain(): Promise<void> {
+    const out = await checked(this.format, () => this.writer.take());
+    if (out.length) await this.sink.write(out);
+  }
+
+  /** Ends the output (JSON: with `summary`) and makes it visible. */
+  async close(summary?: unknown): Promise<void> {
+    await this.drain();
+    if (this.format === 'json') await this.sink.write(`${await this.writer.finish()}],"summary":${JSON.stringify(summary ?? null)}}`);
+    else await finishRows(this.writer, this.sink);
+    await this.sink.commit();
+  }
+}
+
 export async function writeReport(
   body: AsyncIterable<Uint8Array>,
   sink: Sink,
@@ -71,23 +152,11 @@ export async function writeReport(
   const writer = await makeWriter(format, csv, sink);
   const scanner = new ReportScanner(writer);
   let bytes = 0;
-  const checked = (fn: () => void) => {
-    try {
-      fn();
-    } catch (error) {
-      if (error instanceof ReportFormatError) throw new UnexpectedResponseError(`the downloaded report is not what the contract describes: ${error.message}`);
-      if (error instanceof NewFieldError) {
-        const message = format === 'csv' ? error.message : `row ${error.row + 1} has a field "${error.field}" that earlier rows did not have, and ${format} fixes its columns at the first row`;
-        throw new CliError(message, 5, format === 'csv' ? 'write to a file with -o (the header is then completed), or choose the columns with --columns' : 'choose the columns with --columns, or write CSV or NDJSON');
-      }
-      throw error;
-    }
-  };
   try {
     for await (const chunk of body) {
       const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
       bytes += buffer.length;
-      checked(() => scanner.push(buffer));
+      checked(format, () => scanner.push(buffer));
       if (format === 'json') await sink.write(buffer);
       else {
         const out = await writer.take();
@@ -101,10 +170,8 @@ export async function writeReport(
     if (network) throw new BodyBrokenError(`the download broke off after ${bytes} bytes: ${network}`);
     throw error;
   }
-  checked(() => scanner.end());
-  const tail = await writer.finish();
-  if (tail.length) await sink.write(tail);
-  await writer.complete?.(sink);
+  checked(format, () => scanner.end());
+  await finishRows(writer, sink);
   const parsed = summarySchema.safeParse(scanner.members.summary);
   return { rows: scanner.rows, bytes, summary: parsed.success ? parsed.data : undefined };
 }

@@ -34,11 +34,10 @@
 import { setMaxListeners } from 'node:events';
 import { ReportError, UsageError } from '../errors.js';
 import { backoffMs } from '../api/retry.js';
+import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY } from './limits.js';
 import { describeWindow, type Window } from './windows.js';
 
-export const MAX_CONCURRENCY = 16;
-/** Provisional: to be chosen by the benchmark against the sandbox's work model (issue 13). */
-export const DEFAULT_CONCURRENCY = 4;
+export { DEFAULT_CONCURRENCY, MAX_CONCURRENCY };
 /** a window throttled this many times in a row fails: the API is not letting anything through */
 export const DEFAULT_MAX_THROTTLES = 10;
 

@@ -113,6 +113,26 @@ describe('Parquet, read back with DuckDB', () => {
   });
 });
 
+describe('chunked runs in the typed formats', () => {
+  it('--chunk day merged into one Parquet file equals one report; per-window XLSX files hold each day', async () => {
+    const dir = tempDir();
+    const base = ['buyer', '--since', '2026-10-24', '--until', '2026-10-26', '--breakdowns', 'DAILY,COUNTRY', '--metrics', 'displays,revenueEuro'];
+    const single = await export_(dir, 'single.parquet', base);
+    const merged = await runCli(['run', ...base, '--chunk', 'day', '-o', join(dir, 'merged.parquet'), '-q', '--poll-interval', '20ms'], { env: env(dir) });
+    expect(merged.stderr).toBe('');
+    expect(merged.code).toBe(0);
+    const read = (file: string) => query(`SELECT date::VARCHAR AS date, country, displays, revenueEuro FROM ${sql(join(dir, file))} ORDER BY ALL`);
+    expect(await read('merged.parquet')).toEqual(await read('single.parquet'));
+    expect((await read('merged.parquet')).length).toBe(single.data.length);
+    const perDay = await runCli(['run', ...base, '--chunk', 'day', '-o', join(dir, 'day-{since}.xlsx'), '-q', '--poll-interval', '20ms'], { env: env(dir) });
+    expect(perDay.code).toBe(0);
+    for (const day of ['2026-10-24', '2026-10-25', '2026-10-26']) {
+      const rows = XLSX.utils.sheet_to_json<Row>(readXlsx(join(dir, `day-${day}.xlsx`)).Sheets['report'] as XLSX.WorkSheet);
+      expect(rows.length).toBe(single.data.filter((row) => row.date === day).length);
+    }
+  });
+});
+
 function readXlsx(path: string): XLSX.WorkBook {
   return XLSX.read(readFileSync(path), { type: 'buffer', cellNF: true, cellStyles: true });
 }

@@ -93,3 +93,12 @@ describe('a chunked run, windows to merged rows', () => {
     expect(elapsedMs).toBe(2000);
   });
 });
+
+describe('retryCommand: the command line that requests only a failed window', () => {
+  it('keeps every other word, drops --since/--until in both spellings, and quotes for the shell', async () => {
+    const { retryCommand } = await import('../../src/jobs/chunked.js');
+    const window = { since: 1793487600, until: 1793660399 }; // 2026-11-01..2026-11-02, Paris
+    expect(retryCommand(['run', 'buyer', '--since=2026-10-01', '--chunk', 'day', '--until', 'yesterday', '-o', 'out/{since} x.csv'], window))
+      .toBe("reporting run buyer --chunk day -o 'out/{since} x.csv' --since 2026-11-01 --until 2026-11-02");
+  });
+});

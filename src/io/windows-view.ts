@@ -1,0 +1,159 @@
+// What a chunked run shows while it works (issue 13). On a terminal: one live line of windows done /
+// running / waiting, rows and bytes, with failures, splits and throttles printed above it. Elsewhere:
+// one line per window state change (the log's text lines, each prefixed with its window). With
+// `--log-format json`: the log's JSON lines. -q silences the text forms.
+
+import type { Context } from '../factory.js';
+import type { Secrets } from '../api/redact.js';
+import { formatDuration } from '../duration.js';
+import type { PoolEvent } from '../jobs/pool.js';
+import { describeWindow, type Window } from '../jobs/windows.js';
+import { eventJson, eventText, type LogEvent, type LogFormat } from './log.js';
+import { formatBytes } from './progress.js';
+import { safeText } from './safe-text.js';
+
+export interface WindowsView {
+  /** a run event (submitted, ready, written, ...) */
+  emit(event: LogEvent): void;
+  /** a scheduling event of the pool (start, done, split, throttled, failed) */
+  pool(event: PoolEvent): void;
+  /** rows and bytes of a window's download so far */
+  progress(window: Window, rows: number, bytes: number): void;
+  /** a line that always shows (unless -q), after the live view is gone */
+  note(line: string): void;
+  stop(): void;
+}
+
+interface ViewOptions {
+  format: LogFormat;
+  quiet: boolean;
+  side: string;
+  total: number;
+  secrets?: Secrets;
+}
+
+/** Counts from the pool's events: what the live view shows. */
+class Tally {
+  done = 0;
+  running = 0;
+  waiting: number;
+  failed = 0;
+  rows = 0;
+  bytes = 0;
+  private readonly live = new Map<number, { rows: number; bytes: number }>();
+
+  constructor(public total: number) {
+    this.waiting = total;
+  }
+
+  pool(event: PoolEvent): void {
+    switch (event.type) {
+      case 'start': this.running++; this.waiting--; break;
+      case 'done': this.running--; this.done++; break;
+      case 'split': this.running--; this.waiting += 2; this.total++; break;
+      case 'throttled': this.running--; this.waiting++; break;
+      case 'failed': this.running--; this.failed++; break;
+      case 'limit': break;
+    }
+    if (event.type !== 'limit' && event.type !== 'start') this.live.delete(event.window.since);
+  }
+
+  progress(window: Window, rows: number, bytes: number): void {
+    const before = this.live.get(window.since) ?? { rows: 0, bytes: 0 };
+    this.rows += rows - before.rows;
+    this.bytes += bytes - before.bytes;
+    this.live.set(window.since, { rows, bytes });
+  }
+}
+
+const poolLine = (event: PoolEvent): string | undefined => event.type === 'throttled'
+  ? `${describeWindow(event.window)}: too many reports in progress; at most ${event.limit} at once now, waiting ${formatDuration(event.waitMs)}`
+  : undefined;
+
+export async function createWindowsView(ctx: Pick<Context, 'stderr' | 'now'>, options: ViewOptions): Promise<WindowsView> {
+  const tally = new Tally(options.total);
+  const write = (line: string) => { ctx.stderr.write(`${safeText(line)}\n`); };
+  const text = (event: LogEvent) => eventText(event, { side: options.side, secrets: options.secrets });
+  if (options.format === 'json') {
+    return {
+      emit: (event) => { ctx.stderr.write(`${JSON.stringify(eventJson(event, ctx.now(), options.secrets))}\n`); },
+      pool(event) {
+        if (event.type === 'throttled') {
+          const line = { event: 'retried', window: event.window, attempt: 1, message: poolLine(event) ?? '', delayMs: event.waitMs } as const;
+          ctx.stderr.write(`${JSON.stringify(eventJson(line, ctx.now(), options.secrets))}\n`);
+        }
+      },
+      progress() {},
+      note() {},
+      stop() {},
+    };
+  }
+  if (options.quiet) return { emit() {}, pool() {}, progress() {}, note() {}, stop() {} };
+  if (!ctx.stderr.isTTY) {
+    return {
+      emit(event) {
+        const line = event.event === 'polled' ? undefined : text(event);
+        if (line) write(line);
+      },
+      pool(event) {
+        const line = poolLine(event);
+        if (line) write(line);
+      },
+      progress() {},
+      note: write,
+      stop() {},
+    };
+  }
+  const { MultiBar } = (await import('cli-progress')).default;
+  const started = ctx.now();
+  const multi = new MultiBar({
+    format: 'windows {done}/{planned} done  {running} running  {waiting} waiting  {rows} rows  {bytes}  {elapsed}',
+    stream: ctx.stderr as unknown as NodeJS.WritableStream,
+    hideCursor: true,
+    clearOnComplete: true,
+    barsize: 0,
+    fps: 8,
+  });
+  const payload = () => ({
+    done: String(tally.done), planned: String(tally.total), running: String(tally.running), waiting: String(tally.waiting),
+    rows: tally.rows.toLocaleString('en-US'), bytes: formatBytes(tally.bytes), elapsed: formatDuration(ctx.now() - started),
+  });
+  const bar = multi.create(0, 0, payload());
+  const ticker = setInterval(() => bar.update(0, payload()), 1000);
+  ticker.unref?.();
+  let stopped = false;
+  // the lines worth keeping on screen above the live one: trouble, not routine
+  const above = (line: string) => multi.log(`${safeText(line)}\n`);
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    clearInterval(ticker);
+    multi.stop();
+    // every path (an error, Ctrl-C) gives the terminal its cursor and line wrapping back
+    ctx.stderr.write('\u001b[?25h\u001b[?7h');
+  };
+  return {
+    emit(event) {
+      if (event.event === 'failed' || event.event === 'split' || event.event === 'retried') {
+        const line = text(event);
+        if (line) above(line);
+      }
+      bar.update(0, payload());
+    },
+    pool(event) {
+      tally.pool(event);
+      const line = poolLine(event);
+      if (line) above(line);
+      bar.update(0, payload());
+    },
+    progress(window, rows, bytes) {
+      tally.progress(window, rows, bytes);
+      bar.update(0, payload());
+    },
+    note(line) {
+      stop();
+      write(line);
+    },
+    stop,
+  };
+}
