@@ -13,6 +13,7 @@ import { cpus, loadavg, totalmem, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse';
+import { measure, startSandbox } from './lib.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BIN = join(root, 'bin', 'reporting.js');
@@ -28,36 +29,6 @@ const QUERY = { side: 'buyer', since: 1793487600, until: 1795215599, breakdowns:
 const lines = [];
 const log = (line = '') => { console.log(line); lines.push(line); };
 
-function peakOf(pid) {
-  try {
-    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
-
-/** Runs a command, sampling its peak RSS; resolves with wall seconds, peak bytes, output. */
-function measure(command, commandArgs, options = {}) {
-  return new Promise((resolve, reject) => {
-    const started = process.hrtime.bigint();
-    const child = spawn(command, commandArgs, { stdio: ['ignore', options.stdout ?? 'pipe', 'pipe'], env: options.env ?? process.env });
-    let peak = 0;
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.on('data', (chunk) => { stdout += chunk; });
-    child.stderr.on('data', (chunk) => { stderr += chunk; });
-    const timer = setInterval(() => { peak = Math.max(peak, peakOf(child.pid)); }, 25);
-    child.on('error', reject);
-    child.on('exit', () => { peak = Math.max(peak, peakOf(child.pid)); });
-    child.on('close', (code) => {
-      clearInterval(timer);
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      if (code !== 0) reject(new Error(`${command} ${commandArgs.join(' ')} exited ${code}: ${stderr.slice(0, 500)}`));
-      else resolve({ seconds, peak, stdout, stderr });
-    });
-  });
-}
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const mib = (bytes) => `${Math.round(bytes / 2 ** 20)} MiB`;
@@ -91,19 +62,6 @@ async function startup() {
     log(`| \`${name}\` | ${m.toFixed(1)} ms | ${(m / base).toFixed(2)}x | ${target ? `<= ${target}x ${m / base <= target ? 'met' : 'MISSED'}` : ''} |`);
   });
   log('');
-}
-
-async function startSandbox(extra) {
-  const child = spawn(process.execPath, [BIN, 'sandbox', '--port', '0', '--json', ...extra], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const line = await new Promise((resolve, reject) => {
-    let buffered = '';
-    child.stdout.on('data', (chunk) => {
-      buffered += chunk;
-      if (buffered.includes('\n')) resolve(buffered.split('\n')[0]);
-    });
-    child.on('exit', (code) => reject(new Error(`sandbox exited ${code}`)));
-  });
-  return { child, info: JSON.parse(line) };
 }
 
 async function submit(info) {
