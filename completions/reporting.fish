@@ -6,7 +6,7 @@ function __reporting_state --description "print the subcommand and the side bein
     set -l cmd
     set -l side
     set -l skip 0
-    set -l value_options --ad-network-id --adunit-id --advertiser-id --app-id --as --base-url --body --breakdowns --buyer-id --campaign-id --carrier --chunk --city-id --columns --concurrency --country-id --deal-id --delay --delimiter --department-id --device-brand-id --device-model --device-type-id --dmp-id --dmp-source-id --email --error --fail-over-days --format --format-id --host --latency --layout --malformed --max-running --max-wait --metrics --now --os-id --output --param --placement-id --platform-id --poll-interval --port --postalcode --profile --publisher-id --region-id --report-status --report-ttl --reset-download --restate --retries --scale --seed --since --stall-download --sub-publisher-id --sub-sub-publisher-id --table --timeout --token-uses --until --work -o
+    set -l value_options --ad-network-id --adunit-id --advertiser-id --app-id --as --base-url --body --breakdowns --buyer-id --campaign-id --carrier --chunk --city-id --columns --concurrency --country-id --deal-id --delay --delimiter --department-id --device-brand-id --device-model --device-type-id --dmp-id --dmp-source-id --email --error --fail-over-days --format --format-id --host --latency --layout --log-format --lookback --malformed --max-running --max-wait --metrics --now --os-id --output --param --placement-id --platform-id --poll-interval --port --postalcode --profile --publisher-id --region-id --report-status --report-ttl --reset-download --restate --retries --scale --seed --since --stall-download --state --sub-publisher-id --sub-sub-publisher-id --table --timeout --token-uses --until --work -o
     for word in $tokens[2..-1]
         if test $skip = 1
             set skip 0
@@ -184,6 +184,11 @@ complete -c reporting -n '__reporting_using run' -l excel -d 'CSV for spreadshee
 complete -c reporting -n '__reporting_using run' -l chunk -r -d 'one report per window of day, week, month, Nd or Nh (Paris calendar), merged in order'
 complete -c reporting -n '__reporting_using run' -l concurrency -r -d 'with --chunk: reports in progress at once, 1-16'
 complete -c reporting -n '__reporting_using run' -l no-split -d 'with --chunk: do not halve a window whose report fails or is too large'
+complete -c reporting -n '__reporting_using run' -l state -r -d 'the run\'s manifest: skip windows done, resume submitted reports by ID, retry failed ones'
+complete -c reporting -n '__reporting_using run' -l lookback -r -d 'with --state: fetch again the N days before the last window done (late numbers)'
+complete -c reporting -n '__reporting_using run' -l full-refresh -d 'with --state: ignore what the state file says and start it over'
+complete -c reporting -n '__reporting_using run' -l no-resume -d 'submit a new report even if an interrupted run of the same request left one'
+complete -c reporting -n '__reporting_using run' -l log-format -r -d 'text, or json: one JSON object per event on stderr'
 complete -c reporting -n '__reporting_using run' -l poll-interval -r -d 'poll at this fixed interval (default: 1s, doubling to 7.5s)'
 complete -c reporting -n '__reporting_using run' -l max-wait -r -d 'give up waiting for the report after this long'
 complete -c reporting -n '__reporting_using campaigns' -l format -r -d 'csv: one row per ad unit; default: from -o\'s extension, else table'
@@ -222,6 +227,7 @@ complete -c reporting -n '__reporting_using run' -l format -x -a 'csv json ndjso
 complete -c reporting -n '__reporting_using campaigns' -l format -x -a 'table json csv'
 complete -c reporting -l delimiter -x -a 'comma semicolon tab pipe'
 complete -c reporting -l body -x -a 'form json'
+complete -c reporting -l log-format -x -a 'text json'
 complete -c reporting -l columns -x -a 'all requested'
 complete -c reporting -l as -x -a 'table json-schema postgres bigquery duckdb'
 complete -c reporting -l malformed -x -a 'truncated wrong-types no-report-id data-not-array unknown-status'

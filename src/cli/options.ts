@@ -9,7 +9,7 @@ import type { ReportFlags } from '../report/request.js';
 import { BOUNDS } from '../duration.js';
 import { UsageError } from '../errors.js';
 import type { ChunkFlags } from '../jobs/chunked.js';
-import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY } from '../jobs/limits.js';
+import { DEFAULT_CONCURRENCY, LOG_FORMATS, MAX_CONCURRENCY, parseLookback, type LogFormat } from '../jobs/limits.js';
 import { choiceOption, count, duration, list, repeat } from './flags.js';
 
 /** What commander hands over: flag name (camelCase) -> parsed value. Typed per group below. */
@@ -120,4 +120,52 @@ export function chunkFlagsOf(parsed: Parsed, command: Command): ChunkFlags | und
     return undefined;
   }
   return { chunk, concurrency: parsed.concurrency as number, split: parsed.split !== false };
+}
+
+export function addJobOptions(command: Command): Command {
+  return command
+    .optionsGroup('Recurring runs (nightly exports):')
+    .option('--state <file>', 'the run\'s manifest: skip windows done, resume submitted reports by ID, retry failed ones')
+    .addOption(new Option('--lookback <days>', 'with --state: fetch again the N days before the last window done (late numbers)')
+      .argParser((text: string) => parseLookback(text)))
+    .option('--full-refresh', 'with --state: ignore what the state file says and start it over')
+    .option('--no-resume', 'submit a new report even if an interrupted run of the same request left one')
+    .addOption(choiceOption('--log-format <format>', 'text, or json: one JSON object per event on stderr', LOG_FORMATS, 'log format').default('text'));
+}
+
+/** What a recurring run needs: --state and its companions, checked together. */
+export interface JobFlags {
+  state?: string;
+  /** --since auto: continue after the last window done in the state file */
+  sinceAuto: boolean;
+  lookbackDays: number;
+  fullRefresh: boolean;
+  /** false with --no-resume */
+  resume: boolean;
+  logFormat: LogFormat;
+}
+
+export function jobFlagsOf(parsed: Parsed): JobFlags {
+  const state = parsed.state as string | undefined;
+  const sinceAuto = typeof parsed.since === 'string' && parsed.since.trim().toLowerCase() === 'auto';
+  if (state === undefined) {
+    const given = [
+      ...(sinceAuto ? ['--since auto'] : []),
+      ...(parsed.lookback !== undefined ? ['--lookback'] : []),
+      ...(parsed.fullRefresh ? ['--full-refresh'] : []),
+    ];
+    if (given.length > 0) {
+      throw new UsageError(`${given.join(' and ')} need${given.length === 1 ? 's' : ''} --state FILE (where the last window done is recorded)`, 'add --state buyer.state.json, for example; the first run gives a date as --since');
+    }
+  } else if (state.trim() === '') {
+    throw new UsageError('--state wants a file name', 'for example --state buyer.state.json');
+  }
+  return {
+    state,
+    sinceAuto,
+    lookbackDays: (parsed.lookback as number | undefined) ?? 0,
+    fullRefresh: Boolean(parsed.fullRefresh),
+    resume: parsed.resume !== false,
+    logFormat: parsed.logFormat as LogFormat,
+  };
 }

@@ -27,7 +27,7 @@ import { MALFORMED, parseBodyFault, parseErrorFault, type BodyFault, type ErrorF
 import type { Layout } from '../sandbox/server.js';
 import { choiceArgument, choiceOption, count, duration, list } from './flags.js';
 import {
-  addChunkOptions, addOutputOptions, addReportOptions, addWaitOptions, chunkFlagsOf, outputFlagsOf, reportFlagsOf, waitFlagsOf, type Parsed,
+  addChunkOptions, addJobOptions, addOutputOptions, addReportOptions, addWaitOptions, chunkFlagsOf, jobFlagsOf, outputFlagsOf, reportFlagsOf, waitFlagsOf, type Parsed,
 } from './options.js';
 
 export interface CommandModule<O> {
@@ -154,6 +154,7 @@ ${examples(
       addReportOptions(command, SIDES);
       addOutputOptions(command, PLACEHOLDERS);
       addChunkOptions(command);
+      addJobOptions(command);
       addWaitOptions(command, 'the report').addHelpText('after', examples(
         'reporting run buyer --since yesterday --until yesterday --breakdowns DAILY,COUNTRY -o nightly.csv',
         'reporting run seller --since 2026-11-01 --until 2026-11-20 --breakdowns DAILY,APP \\',
@@ -161,6 +162,8 @@ ${examples(
         "reporting run buyer --since -7d --until yesterday --json | jq '.data | length'",
         'reporting run buyer --since 2026-01-01 --until 2026-06-30 --breakdowns DAILY --chunk week -o h.csv',
         "reporting run buyer --since -90d --until yesterday --breakdowns DAILY --chunk day -o '{since}.csv'",
+        "reporting run buyer --since auto --until yesterday --lookback 3d --chunk day --breakdowns DAILY \\",
+        "  -o 'buyer/{since}.csv' --state buyer.state.json --log-format json",
       ));
     },
     options: ([side], parsed, command) => ({
@@ -169,6 +172,7 @@ ${examples(
       output: outputFlagsOf(parsed),
       wait: waitFlagsOf(parsed),
       chunk: chunkFlagsOf(parsed, command),
+      jobs: jobFlagsOf(parsed),
       // commander keeps the words as typed (node and the script first) on the program
       argv: (command.parent as unknown as { rawArgs: string[] }).rawArgs.slice(2),
     }),

@@ -1,13 +1,18 @@
 // `run`: submit, wait, download and write — the main job.
 
 import { refuseTokenStore } from '../auth/store.js';
-import { InterruptedError } from '../errors.js';
+import { InterruptedError, ReportError, UsageError } from '../errors.js';
 import type { OutputOptions } from '../export/output.js';
 import { PLACEHOLDERS, expandTemplate, planOutput, refuseBinaryOnTerminal, resolveRequestedColumns } from '../export/output.js';
 import type { Factory } from '../factory.js';
 import { createReporter } from '../io/progress.js';
 import { shellCommand } from '../io/shell.js';
 import type { ChunkFlags } from '../jobs/chunked.js';
+import type { JobFlags } from '../cli/options.js';
+import { configDir } from '../auth/store.js';
+import { createLogger } from '../io/log.js';
+import { Journal, journalKey, journalRequestOf } from '../jobs/journal.js';
+import { startReport } from '../jobs/resume.js';
 import { describeSaved, saveReport, targetOf } from '../jobs/download.js';
 import { columnNames, type Side } from '../report/catalog.js';
 import { pollOptionsFrom, waitUntilReady, type WaitFlags } from '../report/poll.js';
@@ -22,6 +27,8 @@ export interface RunOptions {
   wait: WaitFlags;
   /** --chunk and its flags: a run of many windows (src/jobs/chunked.ts) */
   chunk?: ChunkFlags;
+  /** --state, --since auto, --lookback, --full-refresh, --no-resume, --log-format */
+  jobs?: JobFlags;
   /** the command line after `reporting`, for the retry command of failed windows */
   argv?: readonly string[];
 }
@@ -29,26 +36,42 @@ export interface RunOptions {
 export async function run(opts: RunOptions, f: Factory): Promise<void> {
   const { side } = opts;
   const { json, quiet } = f.globals;
-  // everything the user typed is checked before the first request
-  const request = buildReportRequest(side, opts.report, f.now());
+  const jobs: JobFlags = opts.jobs ?? { sinceAuto: false, lookbackDays: 0, fullRefresh: false, resume: true, logFormat: 'text' };
+  // everything the user typed is checked before the first request; `--since auto` is resolved
+  // from the state file (src/jobs/chunked.ts), the period is checked with its end meanwhile
+  const request = buildReportRequest(side, jobs.sinceAuto ? { ...opts.report, since: opts.report.until ?? 'now' } : opts.report, f.now());
   const named = { side, since: parisDate(request.since), until: parisDate(request.until) };
   // a target known in full is checked first, even before its format (saveReport checks it again)
   const template = opts.output.output;
   if (template && template !== '-' && !template.includes('{reportId}')) refuseTokenStore(expandTemplate(template, named), f.cwd, f.env);
   const plan = resolveRequestedColumns(planOutput({ ...opts.output, json, validate: opts.report.validate }, PLACEHOLDERS, columnNames([side])), request);
   refuseBinaryOnTerminal(plan, f.stdout);
-  if (opts.chunk) {
-    await runChunked({ side, request, plan, wait: opts.wait, flags: opts.chunk, logFormat: 'text', argv: opts.argv ?? [] }, f);
+  if (opts.chunk || jobs.state) {
+    if (jobs.state && plan.template?.includes('{reportId}')) {
+      throw new UsageError('with --state, -o takes {side}, {since} and {until}, not {reportId} (a window may take several reports)', "name the file by its period, e.g. -o 'buyer-{since}.csv'");
+    }
+    await runChunked({ side, request, plan, wait: opts.wait, flags: opts.chunk, jobs, argv: opts.argv ?? [] }, f);
     return;
   }
   const poll = pollOptionsFrom(opts.wait, f);
   const target = (reportId: string) => targetOf(plan, { ...named, reportId });
 
   const client = f.client();
-  const reporter = await createReporter(f, quiet);
-  const id = await client.submit(side, requestParams(request));
+  // with --log-format json the events are the log, and the text lines stay silent
+  const reporter = await createReporter(f, quiet || jobs.logFormat === 'json');
+  const log = createLogger(jobs.logFormat, { stderr: f.stderr, now: f.now, secrets: f.secrets }, reporter, { side, period: false });
+  // an interrupted run started again within the hour resumes its report (src/jobs/journal.ts)
+  const journal = jobs.resume ? new Journal(configDir(f.env), f.now) : undefined;
+  const key = journalKey(journalRequestOf(request, f.baseUrl().url, f.profileName));
+  const remembered = journal?.recall(key);
+  const window = { since: request.since, until: request.until };
+  const { reportId: id } = await startReport(window, remembered && { reportId: remembered.reportId, source: 'journal' }, 1, {
+    submit: () => client.submit(side, requestParams(request)),
+    status: (reportId) => client.status(reportId),
+    emit: (event) => log.emit(event),
+    onSubmitted: async (reportId) => { await journal?.remember(key, reportId); },
+  });
   const resume = shellCommand(['reporting', 'download', id, '--wait', ...(target(id) ? ['-o', target(id) as string] : [])]);
-  reporter.state(`submitted ${side} report ${id}`);
   const started = f.now();
   let polls = 0;
   try {
@@ -57,16 +80,27 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
       resumeHint: () => `pick it up later with: ${resume}`,
       onStatus: (status, count, elapsed) => {
         polls = count;
-        reporter.waiting(status.status, count, elapsed);
+        log.emit({ event: 'polled', window, reportId: id, status: status.status, polls: count, durationMs: elapsed });
       },
     });
   } catch (error) {
-    reporter.stop(); // the error starts on its own line, the terminal is restored
-    if (error instanceof InterruptedError) throw new InterruptedError(error.signal, `report ${id} goes on without you: ${resume}`);
+    log.stop(); // the error starts on its own line, the terminal is restored
+    if (error instanceof InterruptedError) {
+      const again = journal ? 'the same command run again within the hour resumes it; or ' : '';
+      throw new InterruptedError(error.signal, `report ${id} goes on without you: ${again}${resume}`);
+    }
+    if (error instanceof ReportError) {
+      journal?.forget(key); // a failed report is not worth resuming
+      log.emit({ event: 'failed', window, reportId: id, message: error.message, durationMs: f.now() - started });
+    }
     throw error;
   }
-  reporter.state(`report ${id} ready after ${polls} poll${polls === 1 ? '' : 's'} (${Math.round((f.now() - started) / 100) / 10}s)`);
-  const saved = await saveReport(f, client, id, plan, target(id), f.globals.retries, reporter);
+  log.emit({ event: 'ready', window, reportId: id, polls, durationMs: f.now() - started });
+  const file = target(id);
+  if (jobs.logFormat === 'json') log.emit({ event: 'download_started', window, reportId: id, attempt: 1, file });
+  const saved = await saveReport(f, client, id, plan, file, f.globals.retries, reporter);
+  journal?.forget(key);
+  if (jobs.logFormat === 'json') log.emit({ event: 'written', window, reportId: id, file, rows: saved.rows, bytes: saved.bytes });
   if (!quiet) reporter.note(describeSaved(saved, id, side, plan.format));
   if (json && saved.path) {
     f.stdout.write(`${JSON.stringify({ side, reportId: id, rows: saved.rows, file: saved.path, format: plan.format, summary: saved.summary ?? null })}\n`);

@@ -137,7 +137,7 @@ class FileSink implements Sink {
   private stream?: WriteStream;
   private failed?: Error;
 
-  constructor(readonly path: string) {}
+  constructor(readonly path: string, private readonly place?: PlaceFile) {}
 
   async open(): Promise<void> {
     this.temp = tempPathFor(this.path);
@@ -191,7 +191,8 @@ class FileSink implements Sink {
   async commit(): Promise<void> {
     try {
       await this.close();
-      await rename(this.temp, this.path);
+      if (this.place) await this.place(this.temp, this.path);
+      else await rename(this.temp, this.path);
       openTemps.delete(this.temp);
     } catch (error) {
       await this.abort();
@@ -211,8 +212,13 @@ class FileSink implements Sink {
   }
 }
 
+/** Puts the finished temporary file in place of the target (default: rename). It may leave the
+ * target as it is (the same content: src/jobs/files.ts replaceIfChanged), but must not leave the
+ * temporary file behind. */
+export type PlaceFile = (temp: string, target: string) => Promise<void>;
+
 /** Opens `target`, resolved against `cwd` (the command's working directory, from its context). */
-export async function openFileSink(target: string, cwd: string): Promise<Sink> {
+export async function openFileSink(target: string, cwd: string, place?: PlaceFile): Promise<Sink> {
   const path = resolve(cwd, target);
   try {
     mkdirSync(dirname(path), { recursive: true });
@@ -221,7 +227,7 @@ export async function openFileSink(target: string, cwd: string): Promise<Sink> {
   }
   cleanStaleTemps(path);
   installExitHook();
-  const sink = new FileSink(path);
+  const sink = new FileSink(path, place);
   await sink.open();
   return sink;
 }

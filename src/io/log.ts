@@ -14,8 +14,9 @@ import { formatBytes, type Reporter } from './progress.js';
 import { describeWindow } from '../jobs/windows.js';
 
 export const LOG_VERSION = 1;
-export const LOG_FORMATS = ['text', 'json'] as const;
-export type LogFormat = (typeof LOG_FORMATS)[number];
+import { LOG_FORMATS, type LogFormat } from '../jobs/limits.js';
+
+export { LOG_FORMATS, type LogFormat };
 
 /** Where a resumed report ID came from. */
 export type ResumeSource = 'state' | 'journal';

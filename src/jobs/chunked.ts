@@ -6,29 +6,39 @@
 // on the way) and replayed into the output when its turn comes: the pool may finish windows out of
 // order, and memory must not grow with the number of windows. Outputs are sinks (src/export/sink.ts):
 // a file appears whole when its last row is written, or not at all.
+//
+// With --state (issue 14) the same loop is a recurring job: the state file says which windows are
+// done (skipped), which were submitted by an interrupted run (resumed by report ID), which failed
+// (retried); each change is recorded as it happens. Without it, the journal (journal.ts) remembers
+// the report of each window for an hour, so a run started again resumes instead of resubmitting.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { refuseTokenStore } from '../auth/store.js';
 import { sleepFor } from '../api/http.js';
 import { CliError, EXIT, InterruptedError, ReportError, UsageError } from '../errors.js';
 import { RowOutput } from '../export/export.js';
 import { type OutputPlan } from '../export/output.js';
-import { openFileSink, stdoutSink, type Sink } from '../export/sink.js';
+import { openFileSink, stdoutSink, type PlaceFile, type Sink } from '../export/sink.js';
 import type { Summary } from '../api/schemas.js';
 import type { Factory } from '../factory.js';
 import { safeText } from '../io/safe-text.js';
 import { shellCommand } from '../io/shell.js';
 import { createWindowsView } from '../io/windows-view.js';
-import type { LogFormat } from '../io/log.js';
+import type { JobFlags } from '../cli/options.js';
+import { configDir } from '../auth/store.js';
 import type { Side } from '../report/catalog.js';
 import { pollOptionsFrom, waitUntilReady, type WaitFlags } from '../report/poll.js';
 import { requestParams, type ReportRequest } from '../report/request.js';
 import { parisDate } from '../report/time.js';
 import { downloadReport, targetOf } from './download.js';
+import { replaceIfChanged, type Replaced } from './files.js';
+import { Journal, journalKey, journalRequestOf } from './journal.js';
+import { startReport, type Previous } from './resume.js';
+import { RunState, stateRequestOf, type Step } from './state.js';
 import { WindowMerger, mergePlan, type MergePlan } from './merge.js';
 import { describeFailure, interruptedHint, isLastPiece, runWindows, type TaskContext, type WindowFailureReport } from './pool.js';
 import { checkChunk, checkDistinctTargets, parseChunk, planWindows, splitWindow, timeBreakdown, windowArgs, type Window } from './windows.js';
@@ -45,8 +55,9 @@ export interface ChunkedRun {
   request: ReportRequest;
   plan: OutputPlan;
   wait: WaitFlags;
-  flags: ChunkFlags;
-  logFormat: LogFormat;
+  /** undefined: the period is one window (a --state run without --chunk) */
+  flags?: ChunkFlags;
+  jobs: JobFlags;
   /** the command line as typed (after `reporting`), for the command that retries failed windows */
   argv: readonly string[];
 }
@@ -65,6 +76,8 @@ interface Open {
   merger: WindowMerger;
   rows: number;
   reportIds: string[];
+  /** how the file was put in place (with --state: written, or unchanged), once it is */
+  whenPlaced: () => Replaced | undefined;
 }
 
 const PER_WINDOW = /\{(since|until)\}/;
@@ -86,11 +99,55 @@ export function retryCommand(argv: readonly string[], window: Window): string {
 }
 
 export async function runChunked(run: ChunkedRun, f: Factory): Promise<void> {
-  const { side, request, plan, flags } = run;
-  // everything is checked before the first request
-  const chunk = parseChunk(flags.chunk);
-  checkChunk(chunk, request.breakdowns);
-  const windows = planWindows(request.since, request.until, chunk);
+  const { request, plan, flags, jobs } = run;
+  // everything the flags say is checked before the state file is locked
+  const chunk = flags ? parseChunk(flags.chunk) : undefined;
+  if (chunk) checkChunk(chunk, request.breakdowns);
+  if (!jobs.state) return runWindowsOf(run, f, undefined, request.since, undefined);
+  const path = resolve(f.cwd, jobs.state);
+  refuseTokenStore(path, f.cwd, f.env);
+  const output = plan.template === undefined ? undefined : resolve(f.cwd, plan.template);
+  const state = RunState.open(path, stateRequestOf(request, plan.format, output), { now: f.now, fullRefresh: jobs.fullRefresh });
+  try {
+    const start = state.start(jobs.sinceAuto ? 'auto' : request.since, request.until, jobs.lookbackDays);
+    if (start.upToDate) {
+      const view = await createWindowsView(f, { format: jobs.logFormat, quiet: f.globals.quiet, side: run.side, total: 0, secrets: f.secrets });
+      view.note(`${run.side}: nothing to fetch: every window up to ${parisDate(request.until)} is done (${jobs.state})`);
+      if (f.globals.json) f.stdout.write(`${JSON.stringify({ side: run.side, format: plan.format, upToDate: true, files: [] })}\n`);
+      return;
+    }
+    await runWindowsOf(run, f, state, start.since, start.lookbackFrom);
+  } finally {
+    await state.close();
+  }
+}
+
+/** What to do with each planned window: collapsed from the state's steps (a window split by an
+ * earlier run is skipped if all its pieces are done, resumed if it is one submitted report,
+ * submitted whole otherwise). */
+interface Planned {
+  window: Window;
+  skip?: Step & { action: 'skip' };
+  previous?: Previous;
+}
+
+function collapse(windows: readonly Window[], steps: readonly Step[]): Planned[] {
+  return windows.map((window) => {
+    const mine = steps.filter((step) => step.window.since >= window.since && step.window.until <= window.until);
+    if (mine.length > 0 && mine.every((step) => step.action === 'skip')) return { window, skip: mine[0] as Step & { action: 'skip' } };
+    const only = mine.length === 1 ? mine[0] : undefined;
+    if (only?.action === 'resume' && only.window.since === window.since && only.window.until === window.until) {
+      return { window, previous: { reportId: only.reportId, source: 'state' } };
+    }
+    return { window };
+  });
+}
+
+async function runWindowsOf(run: ChunkedRun, f: Factory, state: RunState | undefined, since: number, lookbackFrom: number | undefined): Promise<void> {
+  const { side, request, plan, jobs } = run;
+  const flags: ChunkFlags = run.flags ?? { chunk: '', concurrency: 1, split: false };
+  const chunk = run.flags ? parseChunk(run.flags.chunk) : undefined;
+  const planned = chunk ? planWindows(since, request.until, chunk) : [{ since, until: request.until }];
   const template = plan.template;
   const perWindow = template !== undefined && PER_WINDOW.test(template);
   if (template?.includes('{reportId}')) {
@@ -102,14 +159,37 @@ export async function runChunked(run: ChunkedRun, f: Factory): Promise<void> {
     : mergePlan(side, request.metrics, request.breakdowns, { split: flags.split });
   const targetFor = (w: Window) => targetOf(plan, { side, since: parisDate(w.since), until: parisDate(w.until) }) as string;
   if (perWindow) {
-    checkDistinctTargets(windows, targetFor);
-    for (const w of windows) refuseTokenStore(targetFor(w), f.cwd, f.env);
+    checkDistinctTargets(planned, targetFor);
+    for (const w of planned) refuseTokenStore(targetFor(w), f.cwd, f.env);
   } else if (template) refuseTokenStore(template, f.cwd, f.env);
+
+  // the state's verdict on each window; one merged output is rewritten whole, so it skips all or none
+  const steps = state?.plan(planned, { lookbackFrom, merged: !perWindow });
+  const plannedSteps = steps ? collapse(planned, steps) : planned.map((window) => ({ window }) as Planned);
+  const windows = plannedSteps.filter((p) => !p.skip).map((p) => p.window);
+  const previousOf = new Map(plannedSteps.filter((p) => p.previous).map((p) => [keyOfWindow(p.window), p.previous as Previous]));
 
   const client = f.client();
   const view = await createWindowsView(f, {
-    format: run.logFormat, quiet: f.globals.quiet, side, total: windows.length, secrets: f.secrets,
+    format: jobs.logFormat, quiet: f.globals.quiet, side, total: planned.length, secrets: f.secrets,
   });
+  for (const p of plannedSteps) {
+    if (!p.skip) continue;
+    view.pool({ type: 'done', window: p.window });
+    view.emit({ event: 'skipped', window: p.window, reportId: p.skip.entry.reportId ?? undefined, file: p.skip.entry.file ?? undefined, reason: 'done' });
+  }
+  if (state) await state.pending(windows);
+  // without a state file, the journal remembers each window's report for an hour
+  const journal = !state && jobs.resume ? new Journal(configDir(f.env), f.now) : undefined;
+  const journalKeyOf = (window: Window) => journalKey(journalRequestOf({ ...request, since: window.since, until: window.until }, f.baseUrl().url, f.profileName));
+  const recall = (window: Window): Previous | undefined => {
+    if (!jobs.resume) return undefined;
+    const recorded = previousOf.get(keyOfWindow(window));
+    if (recorded) return recorded;
+    const remembered = journal?.recall(journalKeyOf(window));
+    return remembered ? { reportId: remembered.reportId, source: 'journal' } : undefined;
+  };
+  const forget = (window: Window) => journal?.forget(journalKeyOf(window));
   const poll = pollOptionsFrom(run.wait, f);
   const spoolDir = mkdtempSync(join(tmpdir(), 'reporting-spool-'));
   // a 429 retried inside the HTTP client slows the pool at once: told to the task that met it
@@ -118,13 +198,20 @@ export async function runChunked(run: ChunkedRun, f: Factory): Promise<void> {
 
   // the report of each window, for the lines of the pool's events (split, failed)
   const reportOf = new Map<string, string>();
-  const keyOf = (window: Window) => `${window.since}-${window.until}`;
+  const keyOf = keyOfWindow;
   const fetchWindow = async (window: Window, ctx: TaskContext): Promise<Fetched> => {
-    const attempt = 1;
-    const reportId = await client.submit(side, requestParams({ ...request, since: window.since, until: window.until }));
+    const attempt = (state?.entry(window)?.attempts ?? 0) + 1;
+    const { reportId } = await startReport(window, recall(window), attempt, {
+      submit: () => client.submit(side, requestParams({ ...request, since: window.since, until: window.until })),
+      status: (id) => client.status(id),
+      emit: (event) => view.emit(event),
+      async onSubmitted(id) {
+        await state?.submitted(window, id);
+        await journal?.remember(journalKeyOf(window), id);
+      },
+    });
     ctx.reportId(reportId);
     reportOf.set(keyOf(window), reportId);
-    view.emit({ event: 'submitted', window, reportId, attempt });
     const started = f.now();
     let polls = 0;
     await waitUntilReady(client, reportId, {
@@ -155,9 +242,16 @@ export async function runChunked(run: ChunkedRun, f: Factory): Promise<void> {
   };
 
   const opened = new Map<number, Open>();
-  const openOutput = async (sink: Sink): Promise<Open> => {
+  // with a state file, a file whose content did not change is left untouched (and the log says so)
+  const openTarget = async (target: string): Promise<{ sink: Sink; placed: () => Replaced | undefined }> => {
+    let placed: Replaced | undefined;
+    const place: PlaceFile | undefined = state ? async (temp, path) => { placed = await replaceIfChanged(temp, path); } : undefined;
+    return { sink: await openFileSink(target, f.cwd, place), placed: () => placed };
+  };
+  const openOutput = async (target: string | undefined): Promise<Open> => {
+    const { sink, placed } = target ? await openTarget(target) : { sink: stdoutSink(f.stdout), placed: () => undefined };
     const output = await RowOutput.open(sink, plan.format, plan.csv);
-    const open = { output, rows: 0, reportIds: [] as string[] };
+    const open = { output, rows: 0, reportIds: [] as string[], whenPlaced: placed };
     // rows counted as written: summing (RANGE) writes fewer than it reads
     const merger = new WindowMerger(merge, {
       row(keys, values, kinds, raw) {
@@ -182,16 +276,34 @@ export async function runChunked(run: ChunkedRun, f: Factory): Promise<void> {
   };
 
   let merged: Open | undefined;
-  const written: { window: Window; file: string; rows: number; reportIds: string[] }[] = [];
+  // rows of each window delivered, for the state file (a merged output records its windows when it is whole)
+  const mergedWindows: { window: Window; rows: number }[] = [];
+  const written: { window: Window; file: string; rows: number; reportIds: string[]; outcome: 'written' | 'unchanged' }[] = [];
+  /** a file is in place: say how, and record it */
+  const placedFile = async (window: Window, file: string, open: Open, rows: number, covered: readonly { window: Window; rows: number }[]) => {
+    const placed = open.whenPlaced();
+    const reportId = open.reportIds.length === 1 ? open.reportIds[0] : undefined;
+    const absolute = resolve(f.cwd, file);
+    const bytes = placed?.bytes ?? 0;
+    if (placed?.outcome === 'unchanged') view.emit({ event: 'unchanged', window, reportId, file, rows, bytes, sha256: placed.sha256 });
+    else view.emit({ event: 'written', window, reportId, file, rows, bytes, sha256: placed?.sha256 });
+    for (const piece of covered) {
+      await state?.done(piece.window, { rows: piece.rows, bytes, sha256: placed?.sha256 ?? null, file: absolute });
+      forget(piece.window);
+    }
+    return placed?.outcome ?? 'written';
+  };
   const deliver = async (window: Window, fetched: Fetched, origin: Window) => {
     if (!perWindow) {
-      merged ??= await openOutput(template ? await openFileSink(template, f.cwd) : stdoutSink(f.stdout));
+      merged ??= await openOutput(template);
+      const before = merged.rows;
       await replay(merged, window, origin, fetched);
+      mergedWindows.push({ window, rows: merged.rows - before });
       return;
     }
     let open = opened.get(origin.since);
     if (!open) {
-      open = await openOutput(await openFileSink(targetFor(origin), f.cwd));
+      open = await openOutput(targetFor(origin));
       opened.set(origin.since, open);
     }
     await replay(open, window, origin, fetched);
@@ -199,8 +311,8 @@ export async function runChunked(run: ChunkedRun, f: Factory): Promise<void> {
       opened.delete(origin.since);
       await close(open);
       const file = targetFor(origin);
-      written.push({ window: origin, file, rows: open.rows, reportIds: open.reportIds });
-      view.emit({ event: 'written', window: origin, reportId: open.reportIds.length === 1 ? open.reportIds[0] : undefined, file, rows: open.rows, bytes: 0 });
+      const outcome = await placedFile(origin, file, open, open.rows, [{ window: origin, rows: open.rows }]);
+      written.push({ window: origin, file, rows: open.rows, reportIds: open.reportIds, outcome });
     }
   };
 
@@ -220,8 +332,15 @@ export async function runChunked(run: ChunkedRun, f: Factory): Promise<void> {
         view.pool(event);
         if (event.type === 'split') {
           view.emit({ event: 'split', window: event.window, reportId: reportOf.get(keyOf(event.window)), into: event.into, message: messageOf(event.error) });
+          forget(event.window);
+          void state?.split(event.window, event.into).catch(() => undefined);
         } else if (event.type === 'failed') {
           view.emit({ event: 'failed', window: event.window, reportId: reportOf.get(keyOf(event.window)), message: messageOf(event.error) });
+          // a report that failed is not worth resuming; an interrupted one is
+          if (!f.signal.aborted) {
+            forget(event.window);
+            void state?.failed(event.window, messageOf(event.error)).catch(() => undefined);
+          }
         }
       },
     });
@@ -235,16 +354,24 @@ export async function runChunked(run: ChunkedRun, f: Factory): Promise<void> {
       throw perWindow ? partialFailure(outcome.failures, written.length, run.argv, f.stderr) : mergedFailure(outcome.failures[0] as WindowFailureReport);
     }
     if (perWindow) {
-      if (!f.globals.quiet) view.note(`${side}: ${windows.length} window${windows.length === 1 ? '' : 's'} written (${template})`);
+      if (!f.globals.quiet) view.note(`${side}: ${describeCounts(written.length, written.filter((w) => w.outcome === 'unchanged').length, planned.length - windows.length)} (${template})`);
       if (f.globals.json) {
-        f.stdout.write(`${JSON.stringify({ side, format: plan.format, files: written.sort((a, b) => a.window.since - b.window.since).map((w) => ({ since: parisDate(w.window.since), until: parisDate(w.window.until), file: w.file, rows: w.rows, reportIds: w.reportIds })) })}\n`);
+        f.stdout.write(`${JSON.stringify({ side, format: plan.format, files: written.sort((a, b) => a.window.since - b.window.since).map((w) => ({ since: parisDate(w.window.since), until: parisDate(w.window.until), file: w.file, rows: w.rows, reportIds: w.reportIds, ...(state ? { outcome: w.outcome } : {}) })) })}\n`);
       }
       return;
     }
-    const done = merged ?? await openOutput(template ? await openFileSink(template, f.cwd) : stdoutSink(f.stdout));
+    if (windows.length === 0) {
+      // one merged output, every window done already: the file stands as it is
+      if (!f.globals.quiet) view.note(`${side}: nothing to fetch: every window is done (${template ?? 'stdout'})`);
+      if (f.globals.json) f.stdout.write(`${JSON.stringify({ side, format: plan.format, upToDate: true, file: template ?? null })}\n`);
+      return;
+    }
+    const done = merged ?? await openOutput(template);
     merged = done;
     await close(done);
     merged = undefined;
+    if (template) await placedFile({ since: planned[0]?.since ?? since, until: request.until }, template, done, done.rows, mergedWindows);
+    else for (const piece of mergedWindows) { await state?.done(piece.window, { rows: piece.rows, bytes: 0, sha256: null, file: null }); forget(piece.window); }
     if (!f.globals.quiet) {
       view.note(`${side} report: ${windows.length} window${windows.length === 1 ? '' : 's'} merged: ${done.rows.toLocaleString('en-US')} row${done.rows === 1 ? '' : 's'} → ${template ?? 'stdout'} (${plan.format})`);
     }
@@ -264,6 +391,16 @@ export async function runChunked(run: ChunkedRun, f: Factory): Promise<void> {
     }
     rmSync(spoolDir, { recursive: true, force: true });
   }
+}
+
+const keyOfWindow = (window: Window) => `${window.since}-${window.until}`;
+
+function describeCounts(written: number, unchanged: number, skipped: number): string {
+  const windows = (n: number) => `${n} window${n === 1 ? '' : 's'}`;
+  const parts = [`${windows(written - unchanged)} written`];
+  if (unchanged) parts.push(`${unchanged} unchanged`);
+  if (skipped) parts.push(`${skipped} skipped (done already)`);
+  return parts.join(', ');
 }
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));

@@ -6,8 +6,8 @@
 // token: the key is a hash, the entry a report ID and a time.
 
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readdirSync, readFileSync, rmdirSync, unlinkSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { z } from 'zod';
 import type { ReportRequest } from '../report/request.js';
 import { writeFileAtomic } from './files.js';
@@ -71,6 +71,8 @@ export function journalKey(request: JournalRequest): string {
 
 export class Journal {
   readonly dir: string;
+  /** the first folder remember() had to create (the configuration folder itself, or journal/) */
+  private made?: string;
 
   /** `configDir` from src/auth/store.ts; `now` in ms (the factory's clock). */
   constructor(configDir: string, private readonly now: () => number, private readonly ttlMs = JOURNAL_TTL_MS) {
@@ -107,14 +109,25 @@ export class Journal {
 
   /** Records the report just submitted for this key (atomically; the last writer wins). */
   async remember(key: string, reportId: string, submittedAt: number = this.now()): Promise<void> {
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    this.made ??= mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     await writeFileAtomic(this.file(key), `${JSON.stringify({ v: 1, reportId, submittedAt })}\n`, 0o600);
     this.prune();
   }
 
-  /** The report was written (or failed for good): nothing to resume. */
+  /** The report was written (or failed for good): nothing to resume. The folder goes too when
+   * nothing else is in it, so a run that ends well leaves the configuration folder as it was. */
   forget(key: string): void {
     this.remove(this.file(key));
+    // journal/ is ours; above it, only the folders this process created for it
+    const made = this.made !== undefined && relative(this.made, this.dir).startsWith('..') === false ? this.made : this.dir;
+    for (let dir = this.dir; ; dir = dirname(dir)) {
+      try {
+        rmdirSync(dir);
+      } catch {
+        return; // not empty (another request's entry, the token store), or never made
+      }
+      if (dir === made || dirname(dir) === dir) return;
+    }
   }
 
   /** Removes expired entries, so the folder does not grow with every distinct request. */

@@ -1,4 +1,7 @@
-// The bounds of --concurrency, apart from the pool so that declaring the flag loads nothing else.
+// The bounds and values of the chunked and recurring runs' flags, apart from the modules that use
+// them so that declaring the flags loads nothing else.
+
+import { UsageError } from '../errors.js';
 
 export const MAX_CONCURRENCY = 16;
 /**
@@ -8,3 +11,17 @@ export const MAX_CONCURRENCY = 16;
  * in proportion, so the default is 8.
  */
 export const DEFAULT_CONCURRENCY = 8;
+
+/** --log-format's values (src/io/log.ts writes them). */
+export const LOG_FORMATS = ['text', 'json'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+/** `--lookback 3d` or `3`: a number of Paris calendar days, 0 to 366. */
+export function parseLookback(text: string): number {
+  const match = /^\s*(\d+)\s*d?\s*$/i.exec(text);
+  const days = match ? Number(match[1]) : Number.NaN;
+  if (!Number.isInteger(days) || days > 366) {
+    throw new UsageError(`--lookback wants a number of days from 0 to 366, like 3d, not "${text}"`, 'for example --lookback 3d re-fetches the three days before the new ones');
+  }
+  return days;
+}

@@ -171,15 +171,7 @@ export function checkRequest(path: string, stored: StateRequest, wanted: StateRe
 // ---------------------------------------------------------------------------------------------
 // Planning a run: where it starts (--since auto, --lookback), and what to do with each window
 
-/** `3d` or `3`: a number of Paris calendar days, 0 to 366. */
-export function parseLookback(text: string): number {
-  const match = /^\s*(\d+)\s*d?\s*$/i.exec(text);
-  const days = match ? Number(match[1]) : Number.NaN;
-  if (!Number.isInteger(days) || days > 366) {
-    throw new UsageError(`--lookback wants a number of days from 0 to 366, like 3d, not "${text}"`, 'for example --lookback 3d re-fetches the three days before the new ones');
-  }
-  return days;
-}
+export { parseLookback } from './limits.js';
 
 const unixOf = (iso: string | null) => (iso === null ? Number.NaN : Math.floor(Date.parse(iso) / 1000));
 
@@ -375,6 +367,8 @@ export class RunState {
     private readonly lock: FileLock,
     private readonly now: () => number,
     readonly fullRefresh: boolean,
+    /** the file existed when the run began */
+    private readonly existed: boolean,
   ) {}
 
   /**
@@ -389,7 +383,7 @@ export class RunState {
       if (existing) checkRequest(path, existing.request, request);
       const at = instant(options.now());
       const doc: StateDoc = existing ?? { version: STATE_VERSION, createdAt: at, updatedAt: at, request, windows: [] };
-      return new RunState(path, doc, lock, options.now, Boolean(options.fullRefresh));
+      return new RunState(path, doc, lock, options.now, Boolean(options.fullRefresh), existing !== undefined);
     } catch (error) {
       lock.release();
       throw error;
@@ -402,7 +396,7 @@ export class RunState {
 
   /** See resolveStart: with --full-refresh, the state's windows are not consulted. */
   start(since: number | 'auto', until: number, lookbackDays: number): Start {
-    return resolveStart(since, until, this.current, { lookbackDays, fullRefresh: this.fullRefresh });
+    return resolveStart(since, until, this.existed ? this.current : undefined, { lookbackDays, fullRefresh: this.fullRefresh });
   }
 
   plan(windows: readonly Window[], options: Omit<PlanOptions, 'fullRefresh'> = {}): Step[] {

@@ -86,7 +86,7 @@ describe('failures leave the previous file untouched and no temporary file', () 
       child.kill('SIGTERM');
       const result = await done;
       expect(result.code).toBe(143);
-      expect(result.stderr).toMatch(/hint: report [0-9a-f]{24} goes on without you: reporting download [0-9a-f]{24} --wait -o/);
+      expect(result.stderr).toMatch(/hint: report [0-9a-f]{24} goes on without you: the same command run again within the hour resumes it; or reporting download [0-9a-f]{24} --wait -o/);
       expect(readFileSync(target, 'utf8')).toBe(PREVIOUS);
       expect(files()).toEqual(['out.csv']);
     });

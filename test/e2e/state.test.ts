@@ -1,0 +1,285 @@
+// Recurring runs (issue 14) through the CLI: --state, resume by report ID after a SIGKILL, a stale
+// report ID resubmitted, one run per state file, --since auto with --lookback against numbers that
+// still move, the journal of runs without a state file, and --log-format json.
+
+import { existsSync, readFileSync, readdirSync, statSync, utimesSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { DateTime } from 'luxon';
+import { describe, expect, it } from 'vitest';
+import { runCli as runInProcess } from '../../src/cli/program.js';
+import type { Sandbox } from '../../src/sandbox/server.js';
+import { collect, runCli, startCli } from '../helpers/cli.js';
+import { argv, fakeContext } from '../helpers/ctx.js';
+import { call, withSandbox } from '../helpers/http.js';
+import { until } from '../helpers/wait.js';
+
+const PARIS = 'Europe/Paris';
+const DAY_MS = 86_400_000;
+const LONG_AGO = new Date('2026-01-01T00:00:00Z');
+const env = (sandbox: Sandbox, dir: string) => ({
+  REPORTING_CONFIG_DIR: join(dir, '.config'), REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: sandbox.token,
+});
+const dayOf = (unix: number) => DateTime.fromSeconds(unix, { zone: PARIS }).toISODate();
+
+interface LogLine {
+  v: number;
+  ts: string;
+  event: string;
+  window: { since: string; until: string; sinceUnix: number; untilUnix: number };
+  reportId?: string;
+  source?: string;
+  replaces?: string;
+  file?: string;
+  rows?: number;
+  sha256?: string;
+}
+/** Every stderr line is a JSON object of the documented shape (the test fails otherwise). */
+function logLines(stderr: string): LogLine[] {
+  return stderr.split('\n').filter(Boolean).map((line) => {
+    const parsed = JSON.parse(line) as LogLine;
+    expect(parsed.v).toBe(1);
+    expect(Number.isNaN(Date.parse(parsed.ts))).toBe(false);
+    expect(typeof parsed.window.sinceUnix).toBe('number');
+    return parsed;
+  });
+}
+const eventsOf = (lines: LogLine[], name: string) => lines.filter((line) => line.event === name).map((line) => line.window.since.slice(0, 10));
+
+interface StateFile { version: number; request: { output: string | null }; windows: { since: string; status: string; reportId: string | null; attempts: number; sha256: string | null; file: string | null; rows: number | null }[] }
+const readStateFile = (path: string): StateFile | undefined => {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as StateFile;
+  } catch {
+    return undefined;
+  }
+};
+
+describe('--state: a run killed while it waits is resumed by report ID', () => {
+  it('SIGKILL during window 2 of 3: the next run skips 1, polls and downloads 2 without submitting it again, submits 3', async () => {
+    await withSandbox({ readyDelayMs: 1200 }, async (sandbox, dir) => {
+      const state = join(dir, 'buyer.state.json');
+      const args = ['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-03', '--breakdowns', 'DAILY,COUNTRY', '--metrics', 'displays,clicks',
+        '--chunk', 'day', '--concurrency', '1', '--state', state, '-o', join(dir, 'out', '{since}.csv'), '--poll-interval', '50ms', '--log-format', 'json'];
+      const first = startCli(args, { env: env(sandbox, dir) });
+      const firstDone = collect(first);
+      await until(() => readStateFile(state)?.windows[0]?.status === 'done' && readStateFile(state)?.windows[1]?.status === 'submitted', 'window 1 done, window 2 submitted');
+      first.kill('SIGKILL');
+      await firstDone;
+      expect(readdirSync(join(dir, 'out'))).toEqual(['2026-11-01.csv']);
+      const before = readStateFile(state) as StateFile;
+      expect(before.windows.map((w) => w.status)).toEqual(['done', 'submitted', 'pending']);
+
+      const second = await runCli(args, { env: env(sandbox, dir) });
+      expect(second.code, second.stderr).toBe(0);
+      const lines = logLines(second.stderr);
+      expect(eventsOf(lines, 'skipped')).toEqual(['2026-11-01']);
+      expect(lines.filter((l) => l.event === 'resumed').map((l) => [l.window.since.slice(0, 10), l.reportId, l.source])).toEqual([['2026-11-02', before.windows[1]?.reportId, 'state']]);
+      expect(eventsOf(lines, 'submitted')).toEqual(['2026-11-03']);
+      expect(eventsOf(lines, 'written')).toEqual(['2026-11-02', '2026-11-03']);
+
+      // the sandbox's log: one report per day; day 2's report polled and downloaded by both runs' work, submitted once
+      const perDay = sandbox.reports().map((report) => [dayOf(report.since), report.events.filter((e) => e.kind === 'submit').length, report.events.some((e) => e.kind === 'download')]);
+      expect(perDay).toEqual([['2026-11-01', 1, true], ['2026-11-02', 1, true], ['2026-11-03', 1, true]]);
+
+      // the files: each day's rows, read by csv-parse; the state is the manifest of them
+      const after = readStateFile(state) as StateFile;
+      expect(after.windows.map((w) => w.status)).toEqual(['done', 'done', 'done']);
+      for (const entry of after.windows) {
+        const rows = parse(readFileSync(entry.file as string, 'utf8'), { columns: true }) as Record<string, string>[];
+        expect(new Set(rows.map((row) => row.date))).toEqual(new Set([entry.since.slice(0, 10)]));
+        expect(rows.length).toBe(entry.rows);
+      }
+      // a run can be reconstructed from its log: every window is written or skipped, with its file
+      const reconstructed = lines.filter((l) => l.event === 'written' || l.event === 'skipped').map((l) => [l.window.since.slice(0, 10), l.file]).sort();
+      expect(reconstructed).toEqual(after.windows.map((w) => [w.since.slice(0, 10), w.file]));
+      expect(second.stdout).toBe('');
+    });
+  });
+});
+
+describe('--state: stale report IDs and one run at a time', () => {
+  it('a report ID the server forgot (--report-ttl) is submitted again; a second run on the state file exits 2', async () => {
+    let offset = 0;
+    await withSandbox({ readyDelayMs: 1500, reportTtlMs: 60_000, now: () => Date.now() + offset }, async (sandbox, dir) => {
+      const state = join(dir, 'nightly.state.json');
+      const args = ['run', 'buyer', '--since', '2026-11-05', '--until', '2026-11-05', '--breakdowns', 'DAILY', '--metrics', 'displays',
+        '--state', state, '-o', join(dir, 'day-{since}.csv'), '--poll-interval', '50ms'];
+      const first = startCli(args, { env: env(sandbox, dir) });
+      const firstDone = collect(first);
+      await until(() => readStateFile(state)?.windows[0]?.status === 'submitted', 'the report submitted');
+
+      const concurrent = await runCli(args, { env: env(sandbox, dir) });
+      expect(concurrent.code).toBe(2);
+      expect(concurrent.stderr).toMatch(/^error: .*nightly\.state\.json is in use by process \d+ since .*another run with this state file is still going/m);
+      expect(concurrent.stderr).not.toMatch(/\n\s+at /);
+
+      first.kill('SIGKILL');
+      await firstDone;
+      const stale = readStateFile(state)?.windows[0]?.reportId;
+      offset += 5 * 60_000; // the sandbox forgets the report
+
+      const second = await runCli(args, { env: env(sandbox, dir) });
+      expect(second.code, second.stderr).toBe(0);
+      expect(second.stderr).toContain(`report ${stale} is no longer known to the server; submitted buyer report`);
+      const entry = readStateFile(state)?.windows[0];
+      expect(entry?.status).toBe('done');
+      expect(entry?.attempts).toBe(2);
+      expect(entry?.reportId).not.toBe(stale);
+      expect(sandbox.reports()).toHaveLength(2);
+    });
+  });
+
+  it('a state file written for another request is refused with what differs; --full-refresh starts it over', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const state = join(dir, 's.json');
+      const base = ['run', 'buyer', '--since', '2026-11-05', '--until', '2026-11-05', '--breakdowns', 'DAILY', '--state', state, '-o', join(dir, '{since}.csv'), '--poll-interval', '20ms', '-q'];
+      expect((await runCli([...base, '--metrics', 'displays'], { env: env(sandbox, dir) })).code).toBe(0);
+      const other = await runCli([...base, '--metrics', 'clicks'], { env: env(sandbox, dir) });
+      expect(other.code).toBe(2);
+      expect(other.stderr).toMatch(/^error: the state file .*s\.json was written for another request: metrics are clicks here, displays in the state file$/m);
+      expect(other.stderr).toMatch(/^hint: .*--full-refresh/m);
+      const refreshed = await runCli([...base, '--metrics', 'clicks', '--full-refresh'], { env: env(sandbox, dir) });
+      expect(refreshed.code, refreshed.stderr).toBe(0);
+      expect(readFileSync(join(dir, '2026-11-05.csv'), 'utf8').split('\n')[0]).toContain('clicks');
+    });
+  });
+
+  it('flags that need --state say so, before any request', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      for (const flags of [['--since', 'auto', '--until', 'yesterday'], ['--since', '-2d', '--lookback', '3d'], ['--since', '-2d', '--full-refresh']]) {
+        const result = await runCli(['run', 'buyer', ...flags, '--breakdowns', 'DAILY', '-o', join(dir, 'x.csv')], { env: env(sandbox, dir) });
+        expect(result.code).toBe(2);
+        expect(result.stderr).toMatch(/^error: .*need(s)? --state FILE/m);
+      }
+      const bad = await runCli(['run', 'buyer', '--since', 'auto', '--until', 'yesterday', '--lookback', 'three', '--state', join(dir, 's.json')], { env: env(sandbox, dir) });
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toMatch(/--lookback wants a number of days from 0 to 366/);
+      const first = await runCli(['run', 'buyer', '--since', 'auto', '--until', 'yesterday', '--state', join(dir, 's.json')], { env: env(sandbox, dir) });
+      expect(first.code).toBe(2);
+      expect(first.stderr).toMatch(/--since auto continues after the last window done, and there is no state file yet/);
+      expect(sandbox.reports()).toHaveLength(0);
+    });
+  });
+});
+
+describe('three nightly runs with --since auto --lookback 2d against --restate 2d', () => {
+  it('no day missing, none duplicated, each file the latest numbers, untouched files keep their mtime', async () => {
+    const firstNight = DateTime.fromISO('2026-11-21T06:00:00', { zone: PARIS }).toMillis();
+    let anchor = firstNight;
+    let started = Date.now();
+    const clock = () => anchor + (Date.now() - started);
+    const night = (day: number) => { anchor = firstNight + day * DAY_MS; started = Date.now(); };
+    await withSandbox({ readyDelayMs: 1, restateMs: 2 * DAY_MS, now: clock }, async (sandbox, dir) => {
+      const out = join(dir, 'out');
+      const nightly = async (since: string, lookback = '2d') => {
+        const { ctx, stdout, stderr } = fakeContext({ env: env(sandbox, dir), cwd: dir });
+        const code = await runInProcess(argv('run', 'buyer', '--since', since, '--until', 'yesterday', '--lookback', lookback, '--chunk', 'day',
+          '--breakdowns', 'DAILY,COUNTRY', '--metrics', 'displays,clicks', '-o', 'out/buyer-{since}.csv', '--state', 'buyer.state.json',
+          '--log-format', 'json', '--poll-interval', '20ms', '--json'), { ...ctx, now: clock });
+        expect(code, stderr.text).toBe(0);
+        const lines = logLines(stderr.text);
+        const outcome = (name: string) => eventsOf(lines, name);
+        return { lines, written: outcome('written'), unchanged: outcome('unchanged'), skipped: outcome('skipped'), result: JSON.parse(stdout.text) as { files: { since: string; outcome: string }[] } };
+      };
+      const ageAll = () => { for (const name of readdirSync(out)) utimesSync(join(out, name), LONG_AGO, LONG_AGO); };
+      const touched = () => readdirSync(out).filter((name) => statSync(join(out, name)).mtime.getTime() !== LONG_AGO.getTime()).sort();
+
+      // night 1 (Nov 21): the first run gives its first day
+      const one = await nightly('2026-11-16');
+      expect(one.written).toEqual(['2026-11-16', '2026-11-17', '2026-11-18', '2026-11-19', '2026-11-20']);
+      ageAll();
+
+      // night 2 (Nov 22): continues at Nov 21 and looks back two days (Nov 19, 20); older days are not even requested
+      night(1);
+      const two = await nightly('auto');
+      expect([...two.written, ...two.unchanged].sort()).toEqual(['2026-11-19', '2026-11-20', '2026-11-21']);
+      expect(two.skipped).toEqual([]);
+      expect(touched()).toEqual(two.written.map((d) => `buyer-${d}.csv`));
+      ageAll();
+
+      // night 3 (Nov 23), then it is run again the same morning looking back 3 days: Nov 20 no
+      // longer moves, so its second fetch is unchanged and its file keeps its mtime
+      night(2);
+      const three = await nightly('auto');
+      expect([...three.written, ...three.unchanged].sort()).toEqual(['2026-11-20', '2026-11-21', '2026-11-22']);
+      ageAll();
+      const again = await nightly('auto', '3d');
+      expect(again.unchanged).toContain('2026-11-20');
+      expect(again.result.files.find((file) => file.since === '2026-11-20')?.outcome).toBe('unchanged');
+      expect(touched()).toEqual(again.written.map((d) => `buyer-${d}.csv`));
+      expect(touched()).not.toContain('buyer-2026-11-20.csv');
+
+      // every day once, each file what a fresh report of that day says now (days that no longer move)
+      expect(readdirSync(out).sort()).toEqual(['16', '17', '18', '19', '20', '21', '22'].map((d) => `buyer-2026-11-${d}.csv`));
+      const state = readStateFile(join(dir, 'buyer.state.json')) as StateFile;
+      expect(state.windows.map((w) => `${w.since.slice(0, 10)} ${w.status}`)).toEqual(['16', '17', '18', '19', '20', '21', '22'].map((d) => `2026-11-${d} done`));
+      for (const entry of state.windows) {
+        const date = entry.since.slice(0, 10);
+        const rows = parse(readFileSync(entry.file as string, 'utf8'), { columns: true }) as Record<string, string>[];
+        expect(new Set(rows.map((row) => row.date)), date).toEqual(new Set([date]));
+        expect(new Set(rows.map((row) => row.country)).size, `${date}: no duplicated row`).toBe(rows.length);
+        if (date >= '2026-11-21') continue; // still moving: any fresh report differs again
+        const since = Math.floor(DateTime.fromISO(date, { zone: PARIS }).toSeconds());
+        const submitted = await call(sandbox, '/buyer-reporting', { form: { since, until: since + 86_399, metrics: 'displays,clicks', breakdowns: ['DAILY', 'COUNTRY'] } });
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const fresh = await call(sandbox, '/download-reporting', { form: { id: submitted.json.response.report_id } });
+        const expected = (fresh.json.data as Record<string, unknown>[]).map((row) => `${row.country} ${row.displays} ${row.clicks}`);
+        expect(rows.map((row) => `${row.country} ${row.displays} ${row.clicks}`), `${date} holds the final numbers`).toEqual(expected);
+      }
+    });
+  });
+});
+
+describe('without --state: the journal', () => {
+  it('a run killed after submitting is resumed by the same command; --no-resume submits a new report', async () => {
+    await withSandbox({ readyDelayMs: 1500 }, async (sandbox, dir) => {
+      const args = ['run', 'seller', '--since', '2026-11-02', '--until', '2026-11-02', '--breakdowns', 'DAILY', '-o', join(dir, 'day.csv'), '--poll-interval', '50ms'];
+      const first = startCli(args, { env: env(sandbox, dir) });
+      const firstDone = collect(first);
+      await until(() => sandbox.reports().length === 1, 'the report submitted');
+      await new Promise((resolve) => setTimeout(resolve, 100)); // the journal is written right after the answer
+      first.kill('SIGKILL');
+      await firstDone;
+      const id = sandbox.reports()[0]?.id as string;
+
+      const second = await runCli(args, { env: env(sandbox, dir) });
+      expect(second.code, second.stderr).toBe(0);
+      expect(second.stderr).toContain(`resumed seller report ${id}, submitted by an earlier run (from the journal); not submitting a new one`);
+      expect(sandbox.reports()).toHaveLength(1);
+      expect(existsSync(join(dir, 'day.csv'))).toBe(true);
+
+      // written: nothing left to resume, the next run submits
+      const third = await runCli([...args, '-q'], { env: env(sandbox, dir) });
+      expect(third.code).toBe(0);
+      expect(sandbox.reports()).toHaveLength(2);
+
+      // killed again, then --no-resume: a fresh report, the journal ignored
+      const fourth = startCli(args, { env: env(sandbox, dir) });
+      const fourthDone = collect(fourth);
+      await until(() => sandbox.reports().length === 3, 'the third report submitted');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      fourth.kill('SIGKILL');
+      await fourthDone;
+      const fresh = await runCli([...args, '--no-resume'], { env: env(sandbox, dir) });
+      expect(fresh.code).toBe(0);
+      expect(fresh.stderr).toMatch(/^submitted seller report [0-9a-f]+$/m);
+      expect(fresh.stderr).not.toContain('resumed');
+      expect(sandbox.reports()).toHaveLength(4);
+      // the journal never holds the token
+      const journal = join(dir, '.config', 'journal');
+      for (const name of existsSync(journal) ? readdirSync(journal) : []) expect(readFileSync(join(journal, name), 'utf8')).not.toContain(sandbox.token);
+    });
+  });
+
+  it('--log-format json on a one-report run: every line parses, no text line, and no secret', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const result = await runCli(['run', 'buyer', '--since', '2026-11-02', '--until', '2026-11-02', '--breakdowns', 'DAILY', '-o', join(dir, 'd.csv'), '--poll-interval', '20ms', '--log-format', 'json'], { env: env(sandbox, dir) });
+      expect(result.code, result.stderr).toBe(0);
+      const lines = logLines(result.stderr);
+      expect(lines.map((l) => l.event).filter((e) => e !== 'polled')).toEqual(['submitted', 'ready', 'download_started', 'written']);
+      expect(lines.at(-1)?.file).toBe(join(dir, 'd.csv'));
+      expect(result.stderr).not.toContain(sandbox.token);
+    });
+  });
+});
