@@ -3,11 +3,10 @@
 // memory holds one row group at most. The bytes go to our sink (atomic file or stdout), never
 // through the library's own file writer.
 
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import type { ColumnSource, SchemaElement, Writer } from 'hyparquet-writer';
 import type { ColumnType } from '../report/schema.js';
+import { collectGarbage } from '../gc.js';
 import type { Kind } from './scanner.js';
 import { RowLayout, type TypedColumn } from './typed.js';
 import type { RowWriter } from './writers.js';
@@ -42,18 +41,9 @@ const encoder = new TextEncoder();
 /**
  * A row group leaves tens of megabytes of short-lived arrays behind, which V8 collects late: a
  * 1M-row export peaked at 212 MiB with nothing retained beyond 16 MiB. A full collection every few
- * groups keeps the peak flat (measured: test/bench/RESULTS.md, "Parquet memory"). V8 exposes its
- * collector to code only behind a flag, which may be set while running.
+ * groups keeps the peak flat (measured: test/bench/RESULTS.md, "Parquet memory").
  */
 const GC_EVERY_GROUPS = 4;
-const collectGarbage: (() => void) | undefined = (() => {
-  try {
-    setFlagsFromString('--expose-gc');
-    return runInNewContext('gc') as () => void;
-  } catch {
-    return undefined;
-  }
-})();
 
 export class ParquetRowWriter implements RowWriter {
   private groups = 0;
@@ -129,7 +119,7 @@ export class ParquetRowWriter implements RowWriter {
     }));
     void this.writer.write({ columnData, rowGroupSize: count });
     this.data = this.layout.columns.map(() => []);
-    if (++this.groups % GC_EVERY_GROUPS === 0) collectGarbage?.();
+    if (++this.groups % GC_EVERY_GROUPS === 0) collectGarbage();
   }
 
   take(): Buffer {

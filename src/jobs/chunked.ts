@@ -26,6 +26,7 @@ import { openFileSink, stdoutSink, type PlaceFile, type Sink } from '../export/s
 import type { Summary } from '../api/schemas.js';
 import type { Factory } from '../factory.js';
 import { safeText } from '../io/safe-text.js';
+import { collectGarbage } from '../gc.js';
 import { shellCommand } from '../io/shell.js';
 import { createWindowsView } from '../io/windows-view.js';
 import type { JobFlags } from '../cli/options.js';
@@ -81,6 +82,64 @@ interface Open {
 }
 
 const PER_WINDOW = /\{(since|until)\}/;
+
+/**
+ * A window's report is a fraction of the period's, often ready in well under a second: its backoff
+ * starts at 250 ms (250, 500 ms, 1, 2, 4, 7.5 s) rather than one report's 1 s. Measured with
+ * `npm run bench:chunks` (test/bench/RESULTS.md, "Chunked runs"): 90 one-day windows at
+ * concurrency 8 went from 0.21x to 0.16x the time of one 90-day report.
+ */
+const WINDOW_FIRST_POLL_MS = 250;
+
+/**
+ * Reports run on the server --concurrency at a time, but their downloads are CPU-bound here
+ * (scanning JSON) and each holds its buffers: at most two at once. Measured on 1,000,000 rows in
+ * 10 windows (test/bench/RESULTS.md, "Chunked runs"): the same wall time as eight at once, and the
+ * peak RSS of concurrency 2 instead of growing with --concurrency.
+ */
+const MAX_DOWNLOADS = 2;
+/** After a window this large is downloaded, and after it is replayed, a full collection: V8 leaves
+ * the garbage of a large scan for later, and later is when the next scan adds its own (measured in
+ * the same section: 157 MiB without, 142-145 MiB with, for 1,000,000 rows). Small windows skip it. */
+const GC_AFTER_BYTES = 8 << 20;
+
+/** At most `size` holders at once; the others wait in order (or until their signal aborts). */
+class Slots {
+  private free: number;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(size: number) {
+    this.free = size;
+  }
+
+  async acquire(signal: AbortSignal): Promise<() => void> {
+    if (this.free > 0) this.free--;
+    else {
+      await new Promise<void>((resolvePromise, reject) => {
+        const onAbort = () => {
+          const at = this.waiting.indexOf(granted);
+          if (at >= 0) this.waiting.splice(at, 1);
+          reject(new InterruptedError(String(signal.reason ?? 'SIGINT')));
+        };
+        const granted = () => {
+          signal.removeEventListener('abort', onAbort);
+          resolvePromise();
+        };
+        if (signal.aborted) return onAbort();
+        this.waiting.push(granted);
+        signal.addEventListener('abort', onAbort, { once: true });
+      });
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free++;
+    };
+  }
+}
 
 /** The command line that retries only `window`: the same arguments, its --since and --until. */
 export function retryCommand(argv: readonly string[], window: Window): string {
@@ -199,6 +258,7 @@ async function runWindowsOf(run: ChunkedRun, f: Factory, state: RunState | undef
   // the report of each window, for the lines of the pool's events (split, failed)
   const reportOf = new Map<string, string>();
   const keyOf = keyOfWindow;
+  const downloads = new Slots(MAX_DOWNLOADS);
   const fetchWindow = async (window: Window, ctx: TaskContext): Promise<Fetched> => {
     const attempt = (state?.entry(window)?.attempts ?? 0) + 1;
     const { reportId } = await startReport(window, recall(window), attempt, {
@@ -216,6 +276,7 @@ async function runWindowsOf(run: ChunkedRun, f: Factory, state: RunState | undef
     let polls = 0;
     await waitUntilReady(client, reportId, {
       ...poll,
+      firstMs: WINDOW_FIRST_POLL_MS,
       signal: ctx.signal,
       resumeHint: (id) => `pick it up later with: ${shellCommand(['reporting', 'download', id, '--wait'])} -o FILE`,
       onStatus: (status, count, elapsed) => {
@@ -225,6 +286,7 @@ async function runWindowsOf(run: ChunkedRun, f: Factory, state: RunState | undef
     });
     view.emit({ event: 'ready', window, reportId, polls, durationMs: f.now() - started });
     const spool = join(spoolDir, `${window.since}-${window.until}.json`);
+    const release = await downloads.acquire(ctx.signal);
     const downloadStarted = f.now();
     view.emit({ event: 'download_started', window, reportId, attempt });
     const result = await downloadReport(client, reportId, {
@@ -236,7 +298,8 @@ async function runWindowsOf(run: ChunkedRun, f: Factory, state: RunState | undef
       openSink: () => openFileSink(spool, f.cwd),
       progress: (rows, bytes) => view.progress(window, rows, bytes),
       onRetry: (again, reason) => view.emit({ event: 'retried', window, reportId, attempt: again + 1, message: reason }),
-    });
+    }).finally(release);
+    if (result.bytes >= GC_AFTER_BYTES) collectGarbage();
     view.emit({ event: 'download_done', window, reportId, rows: result.rows, bytes: result.bytes, durationMs: f.now() - downloadStarted });
     return { reportId, spool, rows: result.rows, bytes: result.bytes };
   };
@@ -268,6 +331,7 @@ async function runWindowsOf(run: ChunkedRun, f: Factory, state: RunState | undef
     open.merger.end(window, scanner.members.summary as Summary | undefined);
     open.reportIds.push(fetched.reportId);
     await unlink(fetched.spool).catch(() => undefined);
+    if (fetched.bytes >= GC_AFTER_BYTES) collectGarbage();
   };
   // closes an output: what summing held, then the tail, then the file appears
   const close = async (open: Open) => {

@@ -19,6 +19,8 @@ const JITTER = 0.05;
 export interface PollOptions {
   /** a fixed interval instead of the backoff */
   intervalMs?: number;
+  /** the backoff's first wait (default FIRST_POLL_MS) */
+  firstMs?: number;
   maxWaitMs: number;
   signal: AbortSignal;
   now(): number;
@@ -31,9 +33,9 @@ export interface PollOptions {
 }
 
 /** The wait after poll `n` (0-based): 1 s, 2 s, 4 s, then 7.5 s, each with ±5% jitter. */
-export function pollDelayMs(n: number, random: () => number = Math.random, intervalMs?: number): number {
+export function pollDelayMs(n: number, random: () => number = Math.random, intervalMs?: number, firstMs = FIRST_POLL_MS): number {
   if (intervalMs !== undefined) return intervalMs;
-  const base = Math.min(POLL_CAP_MS, FIRST_POLL_MS * POLL_GROWTH ** n);
+  const base = Math.min(POLL_CAP_MS, firstMs * POLL_GROWTH ** n);
   return Math.round(base * (1 - JITTER + random() * 2 * JITTER));
 }
 
@@ -74,7 +76,7 @@ export async function waitUntilReady(client: ReportingClient, id: string, option
       options.onStatus?.(status, polls, elapsed);
       if (status.status === 'ready') return status;
       if (isFailed(status)) throw reportFailed(id, status);
-      const delay = pollDelayMs(polls - 1, options.random, options.intervalMs);
+      const delay = pollDelayMs(polls - 1, options.random, options.intervalMs, options.firstMs);
       if (elapsed + delay > options.maxWaitMs) {
         // one last look at the deadline rather than giving up early
         const remaining = options.maxWaitMs - elapsed;

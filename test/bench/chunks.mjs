@@ -65,15 +65,19 @@ try {
     const env = { ...process.env, REPORTING_BASE_URL: bigInfo.baseUrl, REPORTING_TOKEN: bigInfo.token, REPORTING_CONFIG_DIR: join(work, 'config') };
     try {
       const out = join(work, 'merged-1m.csv');
-      const run = await measure(process.execPath, [BIN, 'run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-10', '--breakdowns', 'DAILY',
-        '--chunk', 'day', '-q', '-o', out], { env });
-      let rows = -1; // the header
-      for await (const record of createReadStream(out).pipe(parse())) if (record) rows++;
-      log(`Merged run of 1,000,000 rows (10 windows of sandbox \`--scale 100000\`, \`--chunk day\` at the default concurrency, CSV): ${run.seconds.toFixed(1)} s, ` +
-        `peak RSS ${mib(run.peak)} (target <= 150 MB: ${run.peak <= 150e6 ? 'met' : 'MISSED'}); ${rows.toLocaleString('en-US')} rows written.`);
-      log('Memory does not grow with the number of windows (each is spooled to disk and replayed), but it does with');
-      log('--concurrency: every window in flight streams its download through its own scanner into its spool, beside');
-      log('the replay into the output (measured by hand on this run: 154 MiB at --concurrency 1, 175 MiB at 4).');
+      for (const concurrency of ['1', '8']) {
+        const run = await measure(process.execPath, [BIN, 'run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-10', '--breakdowns', 'DAILY',
+          '--chunk', 'day', '--concurrency', concurrency, '-q', '-o', out], { env });
+        let rows = -1; // the header
+        for await (const record of createReadStream(out).pipe(parse())) if (record) rows++;
+        log(`Merged run of 1,000,000 rows (10 windows of sandbox \`--scale 100000\`, \`--chunk day --concurrency ${concurrency}\`, CSV): ${run.seconds.toFixed(1)} s, ` +
+          `peak RSS ${mib(run.peak)} (target <= 150 MB: ${run.peak <= 150e6 ? 'met' : 'MISSED'}); ${rows.toLocaleString('en-US')} rows written.`);
+      }
+      log('');
+      log('Memory does not grow with the number of windows (each is spooled to disk, then replayed) nor with');
+      log('--concurrency: reports run on the server N at once, but at most two are downloaded at once (the downloads');
+      log('are CPU-bound here; eight at once peaked at 211 MiB for the same wall time), and a full collection follows');
+      log('each download and replay of more than 8 MiB (157 MiB without it).');
       log('');
     } finally {
       big.kill();
