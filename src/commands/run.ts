@@ -4,6 +4,7 @@ import { refuseTokenStore } from '../auth/store.js';
 import { InterruptedError } from '../errors.js';
 import type { OutputOptions } from '../export/output.js';
 import { PLACEHOLDERS, expandTemplate, planOutput, refuseBinaryOnTerminal, resolveRequestedColumns } from '../export/output.js';
+import { WriteError, checkWritableTarget } from '../export/sink.js';
 import type { Factory } from '../factory.js';
 import { createReporter } from '../io/progress.js';
 import { shellCommand } from '../io/shell.js';
@@ -35,6 +36,9 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
   // a target known in full is checked first, even before its format (saveReport checks it again)
   const template = opts.output.output;
   if (template && template !== '-' && !template.includes('{reportId}')) refuseTokenStore(expandTemplate(template, named), f.cwd, f.env);
+  // a target that cannot be written is found now, not after the report was waited for; the
+  // report ID is not known yet: any value stands for it
+  if (template && template !== '-') checkWritableTarget(expandTemplate(template, { ...named, reportId: 'ID' }), f.cwd, template);
   const plan = resolveRequestedColumns(planOutput({ ...opts.output, json, validate: opts.report.validate }, PLACEHOLDERS, columnNames([side])), request);
   refuseBinaryOnTerminal(plan, f.stdout);
   if (opts.chunk) {
@@ -66,7 +70,11 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
     throw error;
   }
   reporter.state(`report ${id} ready after ${polls} poll${polls === 1 ? '' : 's'} (${Math.round((f.now() - started) / 100) / 10}s)`);
-  const saved = await saveReport(f, client, id, plan, target(id), f.globals.retries, reporter);
+  const saved = await saveReport(f, client, id, plan, target(id), f.globals.retries, reporter).catch((error: unknown) => {
+    // the report is still on the server: say how to fetch it once the disk or the folder is fixed
+    if (error instanceof WriteError) throw new WriteError(error.message, error.path, error.code, `${error.hint ? `${error.hint}; then ` : ''}pick it up later with: ${resume}`);
+    throw error;
+  });
   if (!quiet) reporter.note(describeSaved(saved, id, side, plan.format));
   if (json && saved.path) {
     f.stdout.write(`${JSON.stringify({ side, reportId: id, rows: saved.rows, file: saved.path, format: plan.format, summary: saved.summary ?? null })}\n`);
