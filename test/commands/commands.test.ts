@@ -116,6 +116,29 @@ describe('status', () => {
   });
 });
 
+describe('status of a failed report', () => {
+  it('stdout is the status word alone; the server\'s message is in the error on stderr (exit 6)', async () => {
+    const failing = await startSandbox({ port: 0, readyDelayMs: 0, failOverDays: 1 });
+    try {
+      const env = { ...envFor(), REPORTING_BASE_URL: failing.baseUrl, REPORTING_TOKEN: failing.token };
+      const submit = fakeContext({ env });
+      await main(argv('buyer', '--since', '2026-11-01', '--until', '2026-11-05'), submit.ctx);
+      const id = submit.stdout.text.trim();
+      for (const args of [[], ['--wait', '--poll-interval', '50ms']]) {
+        const status = fakeContext({ env });
+        expect(await main(argv('status', id, ...args), status.ctx)).toBe(6);
+        if (args.length === 0) expect(status.stdout.text).toBe('failed\n');
+        expect(status.stderr.text).toMatch(new RegExp(`^error: report ${id} ended in status "failed": too much data`));
+        const json = fakeContext({ env });
+        expect(await main(argv('status', id, '--json', ...args), json.ctx)).toBe(6);
+        expect(JSON.parse(json.stdout.text)).toMatchObject({ reportId: id, status: 'failed', message: expect.stringMatching(/^too much data/) });
+      }
+    } finally {
+      await failing.close();
+    }
+  });
+});
+
 describe('campaigns', () => {
   it('prints a table with campaign, advertiser, dates and ad unit count', async () => {
     const { ctx, stdout } = fakeContext({ env: envFor() });
