@@ -8,7 +8,7 @@ _reporting_values() {
     breakdowns:buyer) echo "DAILY HOURLY MONTHLY RANGE ADNETWORK FORMAT OS COUNTRY REGION DEPARTMENT CITY POSTALCODE DEVICETYPE DEVICEBRAND DEVICEMODEL CARRIER CAMPAIGN ADUNIT ADVERTISER PUBLISHERID" ;;
     breakdowns:seller) echo "DAILY HOURLY MONTHLY RANGE ADNETWORK FORMAT OS COUNTRY REGION DEPARTMENT CITY POSTALCODE DEVICETYPE DEVICEBRAND DEVICEMODEL CARRIER ZONE PUBLISHER SUBPUBLISHERID SUBSUBPUBLISHERID APP BUNDLEID BUYERNAME DEALID DMP APPCOUNTRY" ;;
     breakdowns:*) echo "DAILY HOURLY MONTHLY RANGE ADNETWORK FORMAT OS COUNTRY REGION DEPARTMENT CITY POSTALCODE DEVICETYPE DEVICEBRAND DEVICEMODEL CARRIER CAMPAIGN ADUNIT ADVERTISER PUBLISHERID ZONE PUBLISHER SUBPUBLISHERID SUBSUBPUBLISHERID APP BUNDLEID BUYERNAME DEALID DMP APPCOUNTRY" ;;
-    metrics:buyer) echo "requests displays clicks downloads leads landings revenueEuro revenueDollar eyesTrackings" ;;
+    metrics:buyer) echo "displays clicks downloads leads landings revenueEuro revenueDollar eyesTrackings" ;;
     metrics:seller) echo "requests displays clicks downloads leads landings revenueEuro revenueDollar eyesTrackings" ;;
     metrics:*) echo "requests displays clicks downloads leads landings revenueEuro revenueDollar eyesTrackings" ;;
   esac

@@ -47,7 +47,7 @@ function __reporting_list --description "breakdowns or metrics of the side, afte
         case breakdowns:buyer; set values DAILY HOURLY MONTHLY RANGE ADNETWORK FORMAT OS COUNTRY REGION DEPARTMENT CITY POSTALCODE DEVICETYPE DEVICEBRAND DEVICEMODEL CARRIER CAMPAIGN ADUNIT ADVERTISER PUBLISHERID
         case breakdowns:seller; set values DAILY HOURLY MONTHLY RANGE ADNETWORK FORMAT OS COUNTRY REGION DEPARTMENT CITY POSTALCODE DEVICETYPE DEVICEBRAND DEVICEMODEL CARRIER ZONE PUBLISHER SUBPUBLISHERID SUBSUBPUBLISHERID APP BUNDLEID BUYERNAME DEALID DMP APPCOUNTRY
         case 'breakdowns:*'; set values DAILY HOURLY MONTHLY RANGE ADNETWORK FORMAT OS COUNTRY REGION DEPARTMENT CITY POSTALCODE DEVICETYPE DEVICEBRAND DEVICEMODEL CARRIER CAMPAIGN ADUNIT ADVERTISER PUBLISHERID ZONE PUBLISHER SUBPUBLISHERID SUBSUBPUBLISHERID APP BUNDLEID BUYERNAME DEALID DMP APPCOUNTRY
-        case metrics:buyer; set values requests displays clicks downloads leads landings revenueEuro revenueDollar eyesTrackings
+        case metrics:buyer; set values displays clicks downloads leads landings revenueEuro revenueDollar eyesTrackings
         case metrics:seller; set values requests displays clicks downloads leads landings revenueEuro revenueDollar eyesTrackings
         case 'metrics:*'; set values requests displays clicks downloads leads landings revenueEuro revenueDollar eyesTrackings
     end
