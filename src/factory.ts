@@ -126,7 +126,7 @@ export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
       return resolveBaseUrl(globals.baseUrl, ctx.env, factory.profile(), profileName);
     },
     http(baseUrl) {
-      return new Http({
+      const http = new Http({
         baseUrl,
         timeoutMs: globals.timeoutMs,
         retries: globals.retries,
@@ -139,6 +139,12 @@ export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
         random: ctx.random,
         secrets,
       });
+      // retries are visible without -v (whose trace already says them); -q silences them. On a
+      // terminal the line replaces a live progress line, which draws itself again below it.
+      if (!globals.quiet && !globals.verbose) {
+        http.onRetry = (line) => { ctx.stderr.write(`${ctx.stderr.isTTY ? '\r\u001b[K' : ''}${safeText(line)}\n`); };
+      }
+      return http;
     },
     client() {
       if (client) return client;

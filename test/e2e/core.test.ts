@@ -222,6 +222,25 @@ describe('retries and re-login through the sandbox faults', () => {
     });
   });
 
+  it('without -v, one line per retry on stderr (none with -q), and stdout stays the result', async () => {
+    await withSandbox({ faults: { errors: [{ status: 503, endpoint: 'buyer', first: 2 }, { status: 429, endpoint: 'status', first: 1, retryAfter: 1 }] } }, async (sandbox, dir) => {
+      const env = { REPORTING_CONFIG_DIR: dir, REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: sandbox.token };
+      const submitted = await runCli(['buyer', '--since', 'yesterday', '--until', 'yesterday'], { env });
+      expect(submitted.code).toBe(0);
+      expect(submitted.stdout).toMatch(/^[0-9a-f]{24}\n$/);
+      expect(submitted.stderr).toMatch(/^HTTP 503 \(POST \/buyer-reporting\); retrying in \d\.\ds \(retry 1 of 4\)\nHTTP 503 \(POST \/buyer-reporting\); retrying in \d\.\ds \(retry 2 of 4\)\n$/);
+      const status = await runCli(['status', submitted.stdout.trim(), '--retries', '2'], { env });
+      expect(status.stderr).toBe('HTTP 429, Retry-After 1s (POST /status-reporting); retrying in 1.0s (retry 1 of 2)\n');
+      expect(status.stdout).toBe('ready\n');
+    });
+    await withSandbox({ faults: { errors: [{ status: 503, endpoint: 'campaigns', first: 1 }] } }, async (sandbox, dir) => {
+      const env = { REPORTING_CONFIG_DIR: dir, REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: sandbox.token };
+      const quiet = await runCli(['campaigns', '--json', '-q'], { env });
+      expect(quiet.code).toBe(0);
+      expect(quiet.stderr).toBe('');
+    });
+  });
+
   it('logs in again once when the token expires, with REPORTING_EMAIL/REPORTING_PASSWORD, and stores the new token', async () => {
     await withSandbox({ faults: { tokenUses: 1 } }, async (sandbox, dir) => {
       const env = { REPORTING_CONFIG_DIR: dir, REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: sandbox.token };
