@@ -84,7 +84,7 @@ _reporting() {
   fi
   local opts=""
   case "$cmd" in
-    login) opts="--token-stdin --email --password-stdin" ;;
+    login) opts="--token-stdin --email --password-stdin --no-verify" ;;
     logout) opts="" ;;
     whoami) opts="" ;;
     buyer) opts="--since --until --metrics --breakdowns --param --no-validate --advertiser-id --adunit-id --campaign-id --os-id --format-id --country-id --region-id --department-id --city-id --postalcode --ad-network-id --device-type-id --device-brand-id --carrier --device-model" ;;

@@ -78,6 +78,7 @@ export const REGISTRY: AnyEntry[] = [
         .option('--token-stdin', 'read a console token from standard input')
         .option('--email <email>', 'log in with email and password (POST /auth-reporting)')
         .option('--password-stdin', 'with --email: read the password from standard input (else REPORTING_PASSWORD, else a prompt)')
+        .option('--no-verify', 'store a console token without checking it against the API (offline)')
         .addHelpText('after', examples(
           'pbpaste | reporting login --token-stdin --base-url https://api.example.com',
           'reporting login --email me@example.com --base-url https://api.example.com',
@@ -88,6 +89,7 @@ export const REGISTRY: AnyEntry[] = [
       tokenStdin: Boolean(parsed.tokenStdin),
       email: parsed.email as string | undefined,
       passwordStdin: Boolean(parsed.passwordStdin),
+      verify: parsed.verify !== false,
     }),
     load: () => import('../commands/login.js'),
   }),

@@ -84,7 +84,9 @@ describe('status and download', () => {
 describe('the other commands', () => {
   it('login: its switches as booleans', async () => {
     const { opts } = await parseOptions<LoginOptions>('login', '--email', 'me@example.com', '--password-stdin');
-    expect(opts).toEqual({ tokenStdin: false, email: 'me@example.com', passwordStdin: true });
+    expect(opts).toEqual({ tokenStdin: false, email: 'me@example.com', passwordStdin: true, verify: true });
+    const offline = await parseOptions<LoginOptions>('login', '--token-stdin', '--no-verify');
+    expect(offline.opts).toEqual({ tokenStdin: true, email: undefined, passwordStdin: false, verify: false });
   });
   it('campaigns: the format among its own (a table too)', async () => {
     const { opts } = await parseOptions<CampaignsOptions>('campaigns', '--format', 'TABLE');
