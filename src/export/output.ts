@@ -136,7 +136,7 @@ export function planOutput(options: OutputOptions & { validate?: boolean }, avai
   if (format !== 'csv') {
     // --columns also chooses the columns of the other tabular formats
     const given = csvOnly.filter((name) => options[name] !== undefined && options[name] !== false && !(name === 'columns' && BINARY_FORMATS.includes(format)));
-    if (given.length) throw new UsageError(`--${given[0]} applies to CSV output, not ${format}`);
+    if (given.length) throw new UsageError(`--${given[0]} applies to ${given[0] === 'columns' ? 'CSV, Parquet and XLSX' : 'CSV'} output, not ${format}`);
   }
   const tsv = format === 'csv' && options.format === undefined && template !== undefined && extensionOf(template) === '.tsv';
   const csv: CsvOptions = { delimiter: delimiterOf(options.delimiter ?? (tsv && !options.excel ? 'tab' : undefined)), bom: Boolean(options.bom), excel: Boolean(options.excel), columns };

@@ -7,7 +7,7 @@ import { closeSync, createReadStream, createWriteStream, mkdirSync, openSync, re
 import { open, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Output } from '../factory.js';
-import { CliError, EXIT, UsageError } from '../errors.js';
+import { CliError, EXIT, UsageError, whyWriteFailed } from '../errors.js';
 
 export interface Sink {
   /** resolves once the chunk is accepted (waits for the destination to drain) */
@@ -110,21 +110,10 @@ export class WriteError extends CliError {
   }
 }
 
-function why(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  return code === 'ENOSPC' ? 'the disk is full'
-    : code === 'EACCES' || code === 'EPERM' ? 'permission denied'
-      : code === 'EROFS' ? 'the file system is read-only'
-        : code === 'ENOTDIR' || code === 'EISDIR' ? 'not a file path'
-          // /proc and the like answer ENOENT to mkdir in a folder that exists
-          : code === 'ENOENT' && (error as NodeJS.ErrnoException).syscall === 'mkdir' ? 'the file system there does not allow creating folders'
-            : (error as Error).message;
-}
-
 function fileError(error: unknown, path: string): CliError {
   if (error instanceof CliError) return error;
   const code = (error as NodeJS.ErrnoException).code;
-  return new WriteError(`cannot write ${path}: ${why(error)}`, path, code, code === 'ENOSPC' ? 'free some space; the previous file, if any, is untouched' : undefined);
+  return new WriteError(`cannot write ${path}: ${whyWriteFailed(error)}`, path, code, code === 'ENOSPC' ? 'free some space; the previous file, if any, is untouched' : undefined);
 }
 
 function statOf(path: string): Stats | undefined {
@@ -201,7 +190,7 @@ export function checkWritableTarget(target: string, cwd: string, shown = target)
     const where = probe ? `cannot create the folder ${probe}` : `cannot create a file in ${folders.existing}`;
     if (code === 'EEXIST') return; // another process made it first: the place is writable
     // the folder exists (just seen): ENOENT means its file system refuses (/proc)
-    refuse(`${where}: ${code === 'ENOENT' ? 'the file system there does not allow it' : why(error)}`, hint);
+    refuse(`${where}: ${code === 'ENOENT' ? 'the file system there does not allow it' : whyWriteFailed(error)}`, hint);
   }
 }
 

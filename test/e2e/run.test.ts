@@ -149,6 +149,7 @@ describe('output options', () => {
     [['-o', 'x.xlsx', '--delimiter', ';'], /--delimiter applies to CSV output, not xlsx/],
     [['-o', '{day}.csv'], /unknown placeholder \{day\}/],
     [['--format', 'json', '--bom', '-o', 'x.json'], /--bom applies to CSV output, not json/],
+    [['--columns', 'date', '-o', 'x.ndjson'], /^error: --columns applies to CSV, Parquet and XLSX output, not ndjson$/m],
     [['--delimiter', 'ab', '-o', 'x.csv'], /--delimiter wants one character/],
     [['--seller-x'], /unknown option/],
     [['--publisher-id', '3'], /--publisher-id is a seller filter, not for buyer reports/],
@@ -201,6 +202,22 @@ describe('download', () => {
       expect(readFileSync(join(dir, 'x.csv'), 'utf8')).toMatch(/^country,/);
     } finally {
       await slow.close();
+    }
+  });
+
+  it('status requests that give up (a failing server) while the report goes on: exit 5, with the command that picks it up', async () => {
+    const failing = await startSandbox({ port: 0, readyDelayMs: 50, faults: { errors: [{ status: 503, endpoint: 'status', first: 100 }] } });
+    try {
+      const dir = tempDir();
+      const e = { REPORTING_CONFIG_DIR: join(dir, '.config'), REPORTING_BASE_URL: failing.baseUrl, REPORTING_TOKEN: failing.token };
+      const target = join(dir, 'w.csv');
+      const result = await runCli(['run', 'buyer', '--since', 'yesterday', '--until', 'yesterday', '-o', target, '--retries', '1'], { env: e });
+      expect(result.code).toBe(5);
+      const id = /submitted buyer report ([0-9a-f]+)/.exec(result.stderr)![1]!;
+      expect(result.stderr).toMatch(new RegExp(`^error: POST /status-reporting: HTTP 503: .*, after 2 attempts, while waiting for report ${id}$`, 'm'));
+      expect(result.stderr).toContain(`hint: the server is failing; try again later, or raise --retries; the report goes on: pick it up later with: reporting download ${id} --wait -o ${target}\n`);
+    } finally {
+      await failing.close();
     }
   });
 
