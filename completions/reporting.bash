@@ -57,7 +57,6 @@ _reporting() {
       esac ;;
     --delimiter) values="comma semicolon tab pipe" ;;
     --body) values="form json" ;;
-    --columns) values="all requested" ;;
     --as) values="table json-schema postgres bigquery duckdb" ;;
     --malformed) values="truncated wrong-types no-report-id data-not-array unknown-status" ;;
     --layout) values="compact pretty summary-first" ;;

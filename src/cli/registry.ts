@@ -201,7 +201,7 @@ ${examples(
         .addArgument(choiceArgument('<side>', 'buyer or seller', SIDES, (text) => `unknown side "${text}": choose buyer or seller`))
         .option('--metrics <list>', 'metrics, comma-separated, repeatable (default: every metric of the side)', list)
         .option('--breakdowns <list>', 'breakdowns, comma-separated, repeatable', list)
-        .addOption(choiceOption('--columns <which>', 'all (every field of a row) or requested (as run --columns requested)', ['all', 'requested'], 'column set').default('all'))
+        .option('--columns <list>', 'as the export\'s: requested, or field names (comma-separated, repeatable); default: all', list)
         .addOption(choiceOption('--as <format>', 'what to print', SCHEMA_FORMATS, 'schema format').default('table'))
         .option('--table <name>', 'table name for CREATE TABLE (default: <side>_report)')
         .addHelpText('after', examples(
@@ -214,7 +214,7 @@ ${examples(
       side: side as Side,
       metrics: (parsed.metrics as string[] | undefined) ?? [],
       breakdowns: (parsed.breakdowns as string[] | undefined) ?? [],
-      columns: parsed.columns as SchemaOptions['columns'],
+      columns: parsed.columns as string[] | undefined,
       as: parsed.as as SchemaFormat,
       table: parsed.table as string | undefined,
     }),

@@ -340,6 +340,24 @@ describe('stdout, and the schema command', () => {
     expect(result.stderr).toMatch(/--columns requested needs the request/);
   });
 
+  it('schema takes the export\'s --columns (names, any case, in their order): the DDL loads the Parquet exported with them', async () => {
+    const dir = tempDir();
+    const columns = ['--columns', 'CLICKS,date', '--columns', 'city'];
+    await export_(dir, 'c.parquet', ['buyer', '--since', '2026-11-01', '--until', '2026-11-02', '--breakdowns', 'DAILY,CITY', ...columns]);
+    const ddl = await runCli(['schema', 'buyer', '--breakdowns', 'DAILY,CITY', ...columns, '--as', 'duckdb', '--table', 'named']);
+    expect(ddl.stdout).toBe('-- row key: date, city\nCREATE TABLE "named" (\n  "clicks" BIGINT,\n  "date"   DATE,\n  "city"   VARCHAR\n);\n');
+    await duck.run(ddl.stdout);
+    await duck.run(`INSERT INTO named SELECT * FROM ${sql(join(dir, 'c.parquet'))}`);
+    expect(await parquetTypes(join(dir, 'c.parquet'))).toEqual({ clicks: 'BIGINT', date: 'DATE', city: 'VARCHAR' });
+    const all = await runCli(['schema', 'buyer', '--columns', 'all', '--json']);
+    expect(JSON.parse(all.stdout).columns.length).toBe(JSON.parse((await runCli(['schema', 'buyer', '--json'])).stdout).columns.length);
+    const typo = await runCli(['schema', 'buyer', '--columns', 'date,contry']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/^error: --columns: no row has a field "contry"; did you mean country\?$/m);
+    const mixed = await runCli(['schema', 'buyer', '--columns', 'requested,date']);
+    expect(mixed.code).toBe(2);
+  });
+
   it('rows validate against `schema --as json-schema`; the printed DDL loads the Parquet and the CSV into DuckDB', async () => {
     const dir = tempDir();
     const args = ['buyer', '--since', '2026-10-25', '--until', '2026-10-25', '--breakdowns', 'HOURLY,CITY'];
