@@ -47,6 +47,8 @@ export async function run(options: CampaignsOptions, f: Factory): Promise<void> 
       ['CAMPAIGN', 'NAME', 'ADVERTISER', 'START', 'END', 'AD UNITS'],
       campaigns.map((c) => [c.campaignId, c.campaignName, c.advertiserName, c.campaignStartDate.slice(0, 10), c.campaignEndDate.slice(0, 10), String(c.adunits.length)]),
       f.stdout.isTTY ? f.stdout.columns : undefined,
+      // an ID, a date or a count cut short means nothing: the names give way first
+      { keep: [0, 3, 4, 5] },
     );
   }
 
