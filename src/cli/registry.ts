@@ -206,7 +206,7 @@ ${examples(
         .option('--table <name>', 'table name for CREATE TABLE (default: <side>_report)')
         .addHelpText('after', examples(
           'reporting schema buyer --breakdowns DAILY,COUNTRY',
-          'reporting schema buyer --breakdowns DAILY,COUNTRY --columns requested --as bigquery --table ads.daily',
+          'reporting schema buyer --breakdowns DAILY,COUNTRY --columns requested --as bigquery --table daily',
           'reporting schema seller --breakdowns HOURLY,APP --as json-schema > row.schema.json',
         ));
     },
@@ -232,7 +232,7 @@ ${examples(
         }
       };
       command
-        .option('--port <port>', 'port to listen on (0 picks a free one)', count('--port', 0, 65535), 8787)
+        .option('--port <port>', 'port to listen on; 0 picks a free one', count('--port', 0, 65535), 8787)
         .option('--host <host>', 'address to listen on', '127.0.0.1')
         .option('--seed <n>', 'seed of the synthetic data', count('--seed', 0, Number.MAX_SAFE_INTEGER), 42)
         .option('--delay <duration>', 'how long a report stays in progress (default 1s; with --work, the least, 0 by default)', duration('--delay', BOUNDS.sandboxDelay))
