@@ -58,6 +58,7 @@ _reporting() {
     --delimiter) values="comma semicolon tab pipe" ;;
     --body) values="form json" ;;
     --as) values="table json-schema postgres bigquery duckdb" ;;
+    --report-status) values="failed error canceled expired progress ready" ;;
     --malformed) values="truncated wrong-types no-report-id data-not-array unknown-status" ;;
     --layout) values="compact pretty summary-first" ;;
   esac

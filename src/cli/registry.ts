@@ -23,7 +23,7 @@ import { SIDES, type Side } from '../report/catalog.js';
 import { SCHEMA_FORMATS, type SchemaFormat } from '../report/schema.js';
 import { BOUNDS } from '../duration.js';
 import { UsageError } from '../errors.js';
-import { MALFORMED, parseBodyFault, parseErrorFault, type BodyFault, type ErrorFault, type Malformed } from '../sandbox/faults.js';
+import { MALFORMED, REPORT_STATUSES, parseBodyFault, parseErrorFault, type BodyFault, type ErrorFault, type Malformed } from '../sandbox/faults.js';
 import type { Layout } from '../sandbox/server.js';
 import { choiceArgument, choiceOption, count, duration, list } from './flags.js';
 import {
@@ -248,7 +248,7 @@ ${examples(
         .option('--reset-download <spec>', 'fault: BYTES[,times=N]: reset the connection after BYTES of a download', fault((text) => parseBodyFault(text, '--reset-download')))
         .option('--stall-download <spec>', 'fault: BYTES[,times=N]: go silent after BYTES of a download', fault((text) => parseBodyFault(text, '--stall-download')))
         .option('--token-uses <n>', 'fault: tokens expire after N uses', count('--token-uses', 1, Number.MAX_SAFE_INTEGER))
-        .option('--report-status <status>', 'fault: reports end in this status instead of ready (e.g. failed)')
+        .addOption(choiceOption('--report-status <status>', 'fault: reports end in this status instead of ready', REPORT_STATUSES, 'report status'))
         .addOption(choiceOption('--malformed <kind>', 'fault: answer malformed JSON', MALFORMED, 'kind'))
         .option('--scale <rows>', 'every download returns this many rows, streamed', count('--scale', 0, Number.MAX_SAFE_INTEGER))
         .addOption(choiceOption('--layout <layout>', 'JSON layout of downloads', ['compact', 'pretty', 'summary-first'], 'layout').default('compact'))
