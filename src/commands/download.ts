@@ -39,14 +39,15 @@ export async function run(opts: DownloadOptions, f: Factory): Promise<void> {
 
   const client = f.client();
   const reporter = await createReporter(f, quiet);
+  const again = shellCommand(['reporting', 'download', id, '--wait', ...(target ? ['-o', target] : [])]);
   const first = await client.status(id);
   if (first.status === 'progress' && !opts.waitForIt) {
-    throw new ReportError(`report ${id} is not ready yet (status: progress)`, id, `add --wait to wait for it: ${shellCommand(['reporting', 'download', id, '--wait', ...(target ? ['-o', target] : [])])}`);
+    throw new ReportError(`report ${id} is not ready yet (status: progress)`, id, `add --wait to wait for it: ${again}`);
   }
   if (isFailed(first)) throw reportFailed(id, first);
   if (first.status === 'progress') {
     // stopped on every path: the error starts on its own line, the terminal is restored
-    await waitUntilReady(client, id, { ...poll, onStatus: (status, polls, elapsed) => reporter.waiting(status.status, polls, elapsed) })
+    await waitUntilReady(client, id, { ...poll, resumeHint: () => `pick it up later with: ${again}`, onStatus: (status, polls, elapsed) => reporter.waiting(status.status, polls, elapsed) })
       .finally(() => reporter.stop());
   }
   const saved = await saveReport(f, client, id, plan, target, f.globals.retries, reporter);

@@ -192,6 +192,10 @@ describe('download', () => {
       expect(early.stderr).toContain(`report ${id} is not ready yet (status: progress)`);
       expect(early.stderr).toContain(`hint: add --wait to wait for it: reporting download ${id} --wait`);
       expect(slow.requests.some((r) => r.endpoint === 'download')).toBe(false);
+      // given up at --max-wait: the hint is the same command, with its -o, not a placeholder
+      const late = await runCli(['download', id, '--wait', '--max-wait', '300ms', '--poll-interval', '100ms', '-o', join(dir, 'x.csv')], { env: e });
+      expect(late.code).toBe(6);
+      expect(late.stderr).toContain(`hint: pick it up later with: reporting download ${id} --wait -o ${join(dir, 'x.csv')}\n`);
       const statuses = () => slow.requests.filter((r) => r.endpoint === 'status').length;
       const waiting = runCli(['download', id, '--wait', '--poll-interval', '100ms', '-o', join(dir, 'x.csv'), '-q'], { env: e });
       await until(() => statuses() >= 3, 'two polls of the waiting download');
