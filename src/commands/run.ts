@@ -36,11 +36,14 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
   // a target known in full is checked first, even before its format (saveReport checks it again)
   const template = opts.output.output;
   if (template && template !== '-' && !template.includes('{reportId}')) refuseTokenStore(expandTemplate(template, named), f.cwd, f.env);
-  // a target that cannot be written is found now, not after the report was waited for; the
-  // report ID is not known yet: any value stands for it
-  if (template && template !== '-') checkWritableTarget(expandTemplate(template, { ...named, reportId: 'ID' }), f.cwd, template);
   const plan = resolveRequestedColumns(planOutput({ ...opts.output, json, validate: opts.report.validate }, PLACEHOLDERS, columnNames([side])), request);
   refuseBinaryOnTerminal(plan, f.stdout);
+  // a target that cannot be written is found now, not after the report was waited for (the
+  // report ID is not known yet: any value stands for it)
+  if (plan.template) {
+    const path = expandTemplate(plan.template, { ...named, reportId: 'ID' });
+    checkWritableTarget(path, f.cwd, path === plan.template || plan.template.includes('{reportId}') ? plan.template : `${plan.template} (${path})`);
+  }
   if (opts.chunk) {
     await runChunked({ side, request, plan, wait: opts.wait, flags: opts.chunk, logFormat: 'text', argv: opts.argv ?? [] }, f);
     return;

@@ -164,7 +164,7 @@ export function checkWritableTarget(target: string, cwd: string, shown = target)
   const path = resolve(cwd, target);
   const refuse = (reason: string, hint?: string): never => { throw new UsageError(`cannot write -o ${shown}: ${reason}`, hint); };
   const existing = statOf(path);
-  if (existing?.isDirectory()) refuse('it is a folder', `name a file inside it, for example -o ${join(shown, 'report.csv')}`);
+  if (existing?.isDirectory()) refuse('it is a folder', `name a file inside it, for example -o ${join(target, 'report.csv')}`);
   // a file is replaced by renaming another over it: a device or a pipe would be replaced, not written
   if (existing && !existing.isFile()) refuse('it is not a regular file', 'write to stdout (-o - or no -o) and redirect it');
   let folders: ReturnType<typeof missingFolders>;

@@ -42,6 +42,11 @@ describe('-o that cannot be written: exit 2 before any request', () => {
       expect(requests(), `no request for -o ${target}`).toBe(before);
     }
     expect(readdirSync(dir).sort()).toEqual(['plain']);
+    // a folder that placeholders made: both spellings named, the hint a path that works
+    mkdirSync(join(dir, 'buyer'));
+    const made = await runCli([...RUN, '-o', join(dir, '{side}')], { env: env(dir) });
+    expect(made.code).toBe(2);
+    expect(made.stderr).toBe(`error: cannot write -o ${dir}/{side} (${dir}/buyer): it is a folder\nhint: name a file inside it, for example -o ${dir}/buyer/report.csv\n`);
   });
 
   it('/proc, where mkdir -p loops forever (deaf to SIGTERM): refused at once', async () => {
