@@ -8,7 +8,7 @@ _reporting_values() {
     breakdowns:buyer) echo "DAILY HOURLY MONTHLY RANGE ADNETWORK FORMAT OS COUNTRY REGION DEPARTMENT CITY POSTALCODE DEVICETYPE DEVICEBRAND DEVICEMODEL CARRIER CAMPAIGN ADUNIT ADVERTISER PUBLISHERID" ;;
     breakdowns:seller) echo "DAILY HOURLY MONTHLY RANGE ADNETWORK FORMAT OS COUNTRY REGION DEPARTMENT CITY POSTALCODE DEVICETYPE DEVICEBRAND DEVICEMODEL CARRIER ZONE PUBLISHER SUBPUBLISHERID SUBSUBPUBLISHERID APP BUNDLEID BUYERNAME DEALID DMP APPCOUNTRY" ;;
     breakdowns:*) echo "DAILY HOURLY MONTHLY RANGE ADNETWORK FORMAT OS COUNTRY REGION DEPARTMENT CITY POSTALCODE DEVICETYPE DEVICEBRAND DEVICEMODEL CARRIER CAMPAIGN ADUNIT ADVERTISER PUBLISHERID ZONE PUBLISHER SUBPUBLISHERID SUBSUBPUBLISHERID APP BUNDLEID BUYERNAME DEALID DMP APPCOUNTRY" ;;
-    metrics:buyer) echo "requests displays clicks downloads leads landings revenueEuro revenueDollar eyesTrackings" ;;
+    metrics:buyer) echo "displays clicks downloads leads landings revenueEuro revenueDollar eyesTrackings" ;;
     metrics:seller) echo "requests displays clicks downloads leads landings revenueEuro revenueDollar eyesTrackings" ;;
     metrics:*) echo "requests displays clicks downloads leads landings revenueEuro revenueDollar eyesTrackings" ;;
   esac
@@ -58,8 +58,8 @@ _reporting() {
     --delimiter) values="comma semicolon tab pipe" ;;
     --body) values="form json" ;;
     --log-format) values="text json" ;;
-    --columns) values="all requested" ;;
     --as) values="table json-schema postgres bigquery duckdb" ;;
+    --report-status) values="failed error canceled expired progress ready" ;;
     --malformed) values="truncated wrong-types no-report-id data-not-array unknown-status" ;;
     --layout) values="compact pretty summary-first" ;;
   esac
@@ -85,7 +85,7 @@ _reporting() {
   fi
   local opts=""
   case "$cmd" in
-    login) opts="--token-stdin --email --password-stdin" ;;
+    login) opts="--token-stdin --email --password-stdin --no-verify" ;;
     logout) opts="" ;;
     whoami) opts="" ;;
     buyer) opts="--since --until --metrics --breakdowns --param --no-validate --advertiser-id --adunit-id --campaign-id --os-id --format-id --country-id --region-id --department-id --city-id --postalcode --ad-network-id --device-type-id --device-brand-id --carrier --device-model" ;;

@@ -68,3 +68,17 @@ export class InterruptedError extends CliError {
     super(`interrupted (${signal})`, signal === 'SIGTERM' ? 143 : EXIT.interrupted, hint);
   }
 }
+
+/** Why writing a file (or stdout) failed, in words: `cannot write PATH: <this>`. Shared by the
+ * file sinks and the process edge (`--version > /dev/full`), so that one failure reads the same
+ * everywhere. */
+export function whyWriteFailed(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException)?.code;
+  return code === 'ENOSPC' ? 'the disk is full'
+    : code === 'EACCES' || code === 'EPERM' ? 'permission denied'
+      : code === 'EROFS' ? 'the file system is read-only'
+        : code === 'ENOTDIR' || code === 'EISDIR' ? 'not a file path'
+          // /proc and the like answer ENOENT to mkdir in a folder that exists
+          : code === 'ENOENT' && (error as NodeJS.ErrnoException).syscall === 'mkdir' ? 'the file system there does not allow creating folders'
+            : error instanceof Error ? error.message : String(error);
+}

@@ -126,7 +126,7 @@ export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
       return resolveBaseUrl(globals.baseUrl, ctx.env, factory.profile(), profileName);
     },
     http(baseUrl) {
-      return new Http({
+      const http = new Http({
         baseUrl,
         timeoutMs: globals.timeoutMs,
         retries: globals.retries,
@@ -139,6 +139,12 @@ export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
         random: ctx.random,
         secrets,
       });
+      // retries are visible without -v (whose trace already says them); -q silences them. On a
+      // terminal the line replaces a live progress line, which draws itself again below it.
+      if (!globals.quiet && !globals.verbose) {
+        http.onRetry = (line) => { ctx.stderr.write(`${ctx.stderr.isTTY ? '\r\u001b[K' : ''}${safeText(line)}\n`); };
+      }
+      return http;
     },
     client() {
       if (client) return client;
@@ -146,10 +152,15 @@ export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
       const stored = factory.profile();
       const email = ctx.env.REPORTING_EMAIL?.trim();
       const password = ctx.env.REPORTING_PASSWORD;
-      let current = resolveToken(ctx.env, stored)?.token;
+      const resolved = resolveToken(ctx.env, stored);
+      let current = resolved?.token;
       const created: ReportingClient = new ReportingClient(factory.http(url), {
         token: () => current,
         missingHint: `run \`${shellCommand(['reporting', 'login', '--profile', profileName])}\`, or set REPORTING_TOKEN`,
+        // REPORTING_TOKEN wins over the stored token: logging in again would not change a thing
+        rejectedHint: resolved?.source === 'REPORTING_TOKEN'
+          ? `the token comes from REPORTING_TOKEN${stored?.token ? ', which overrides the stored one' : ''}: check that it is a valid token for ${url}, or unset it ${stored?.token ? 'to use the profile\'s stored token' : `and run \`${shellCommand(['reporting', 'login', '--profile', profileName])}\``}`
+          : undefined,
         relogin: email && password
           ? async () => {
             current = await created.login(email, password);

@@ -2,7 +2,7 @@
 // flushing, and the exit code. Everything else receives a Context (src/factory.ts).
 
 import { readFileSync } from 'node:fs';
-import { EXIT } from './errors.js';
+import { EXIT, whyWriteFailed } from './errors.js';
 import { flushed } from './io/flush.js';
 import type { Context } from './factory.js';
 
@@ -19,7 +19,8 @@ export function main(argv: string[]): void {
     process.stdout.on('error', () => {});
     process.stdout.write(`${readVersion()}\n`, (error) => {
       if (!error || (error as NodeJS.ErrnoException).code === 'EPIPE') return;
-      process.stderr.write(`error: cannot write standard output: ${error.message}\n`);
+      // the same line as every other command's (src/export/sink.ts stdoutWriteError)
+      process.stderr.write(`error: cannot write standard output: ${whyWriteFailed(error)}\n`);
       process.exitCode = EXIT.internal;
     });
     return;

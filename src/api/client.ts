@@ -15,6 +15,9 @@ export interface Credentials {
   relogin?: () => Promise<string>;
   /** what to tell a user who has no token at all */
   missingHint: string;
+  /** what to tell a user whose token was rejected (without re-login): where that token came from
+   * decides the remedy (a stored token: log in again; REPORTING_TOKEN: fix the variable) */
+  rejectedHint?: string;
 }
 
 export class ReportingClient {
@@ -36,6 +39,17 @@ export class ReportingClient {
     });
     this.http.secrets.add(answer.response.token);
     return answer.response.token;
+  }
+
+  /** Whether the API takes `token`: GET /campaigns, the one read-only endpoint, with it. Any 2xx
+   * answer will do (its body is not read); a rejected token is an AuthError. */
+  async checkToken(token: string, hint: string): Promise<void> {
+    this.http.secrets.add(token);
+    const answer = await this.http.send({ method: 'GET', path: '/campaigns', token }).catch((error: unknown) => {
+      if (error instanceof TokenRejectedError) throw new AuthError(error.message.replace(/^the API rejected the token/, 'the API rejected this token'), hint);
+      throw error;
+    });
+    await answer.body.dump().catch(() => undefined);
   }
 
   async submit(side: Side, params: Params): Promise<string> {
@@ -68,7 +82,7 @@ export class ReportingClient {
     } catch (error) {
       if (!(error instanceof TokenRejectedError)) throw error;
       if (!this.credentials.relogin) {
-        throw new AuthError(error.message, 'run `reporting login` again (or set REPORTING_EMAIL and REPORTING_PASSWORD for unattended jobs)');
+        throw new AuthError(error.message, this.credentials.rejectedHint ?? 'run `reporting login` again (or set REPORTING_EMAIL and REPORTING_PASSWORD for unattended jobs)');
       }
     }
     // once per rejected request (SPEC section 4): the repeated request is not retried again

@@ -152,6 +152,9 @@ export class Http {
   private readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   /** told of every 429 about to be retried, so a chunked run slows down at once (src/jobs/pool.ts) */
   onThrottle?: (retryAfterMs?: number) => void;
+  /** told of every retry in one line for the user ("HTTP 503 (POST /buyer-reporting); retrying in
+   * 1.2s (retry 1 of 4)"): the factory shows it on stderr, but with -q or -v (whose trace says it) */
+  onRetry?: (line: string, retry: { attempt: number; delayMs: number }) => void;
 
   constructor(readonly config: HttpConfig) {
     this.ownsDispatcher = config.dispatcher === undefined;
@@ -272,7 +275,7 @@ export class Http {
             'check the base URL and your connection; --timeout and --retries adjust the patience',
           );
         }
-        await this.pause(attempt, decision, call, stop);
+        await this.pause(attempt, decision, call, url.pathname, stop);
         continue;
       } finally {
         clearTimeout(timer);
@@ -287,7 +290,7 @@ export class Http {
       const decision = decideRetry(attempt, this.config.retries, { status: answer.status, retryAfterMs }, this.random);
       if (decision.retry) {
         if (answer.status === 429) this.onThrottle?.(retryAfterMs);
-        await this.pause(attempt, decision, call, stop);
+        await this.pause(attempt, decision, call, url.pathname, stop);
         continue;
       }
       const what = `${call.method} ${url.pathname}: HTTP ${answer.status}${failure.message ? `: ${failure.message}` : ''}${failure.errorId ? ` (${failure.errorId})` : ''}`;
@@ -299,8 +302,10 @@ export class Http {
   }
 
   /** The wait before the next attempt; ended early by Ctrl-C or the call's own signal. */
-  private async pause(attempt: number, decision: RetryDecision, call: Call, stop: AbortSignal): Promise<void> {
-    this.trace(`  retry ${attempt + 1} of ${this.config.retries} in ${(decision.delayMs / 1000).toFixed(1)}s (${decision.reason})`);
+  private async pause(attempt: number, decision: RetryDecision, call: Call, path: string, stop: AbortSignal): Promise<void> {
+    const delay = `${(decision.delayMs / 1000).toFixed(1)}s`;
+    this.trace(`  retry ${attempt + 1} of ${this.config.retries} in ${delay} (${decision.reason})`);
+    this.onRetry?.(this.secrets.redact(`${decision.reason} (${call.method} ${path}); retrying in ${delay} (retry ${attempt + 1} of ${this.config.retries})`), { attempt: attempt + 2, delayMs: decision.delayMs });
     try {
       await this.sleep(decision.delayMs, stop);
     } catch (error) {

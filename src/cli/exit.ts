@@ -17,7 +17,8 @@ function isCommanderError(error: unknown): error is CommanderError {
 export function exitCodeFor(error: unknown, ctx: Context, options: { verbose: boolean; noColor: boolean }): number {
   if (isCommanderError(error)) {
     if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT.ok;
-    if (error.code === 'commander.help') return EXIT.usage;
+    // `help` and `help run` exit 0; help shown for a mistake (.help({ error: true })) does not
+    if (error.code === 'commander.help') return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     writeError(ctx, options.noColor, error.message.replace(/^error: /, ''), 'see `reporting --help`, or `reporting <command> --help`');
     return EXIT.usage;
   }

@@ -2,7 +2,7 @@
 // number of milliseconds, a count, a list or one of a set of values. A bad value is a usage error
 // naming the flag, raised while commander parses, before any command runs.
 
-import { Argument, Option } from 'commander';
+import { Argument, InvalidArgumentError, Option } from 'commander';
 import { parseDuration, type DurationBounds } from '../duration.js';
 import { UsageError } from '../errors.js';
 import { didYouMean } from '../suggest.js';
@@ -22,9 +22,13 @@ export function count(flag: string, min: number, max: number): (text: string) =>
   };
 }
 
-/** Repeatable and comma-separated: `--metrics a,b --metrics c` is [a, b, c]. */
+/** Repeatable and comma-separated: `--metrics a,b --metrics c` is [a, b, c]. An empty value
+ * (`--metrics ''`, an unset shell variable) is refused: taken as "no list" it would silently mean
+ * the default (every metric), which is not what was typed. Commander's error names the flag. */
 export function list(text: string, previous: string[] = []): string[] {
-  return [...previous, ...text.split(',').map((item) => item.trim()).filter(Boolean)];
+  const items = text.split(',').map((item) => item.trim()).filter(Boolean);
+  if (items.length === 0) throw new InvalidArgumentError('an empty list: give at least one value (comma-separated), or leave the option out');
+  return [...previous, ...items];
 }
 
 /** Repeatable, never split (free text such as a carrier name may hold a comma). */

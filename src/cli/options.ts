@@ -43,8 +43,10 @@ export function addReportOptions(command: Command, sides: readonly Side[]): Comm
       command.addOption(new Option(flags).argParser(parse).hideHelp());
       continue;
     }
-    const only = sides.length > 1 && filter.sides.length === 1 ? ` (${filter.sides[0]} only)` : '';
-    command.option(flags, `${filter.description}${only}`, parse);
+    const only = sides.length > 1 && filter.sides.length === 1 ? `${filter.sides[0]} only` : '';
+    // "(admin only, buyer only)", not "(admin only) (buyer only)"
+    const noted = /^(.*) \((.*)\)$/.exec(filter.description);
+    command.option(flags, !only ? filter.description : noted ? `${noted[1]} (${noted[2]}, ${only})` : `${filter.description} (${only})`, parse);
   }
   return command;
 }
@@ -84,7 +86,8 @@ export function addOutputOptions(command: Command, placeholders: readonly string
     .optionsGroup('Output options:')
     .option('-o, --output <file>', `write to FILE (- for stdout); placeholders ${placeholders.map((name) => `{${name}}`).join(' ')}`)
     .addOption(choiceOption('--format <format>', 'default: from the file extension, else csv', FORMATS, 'format'))
-    .option('--columns <list>', 'CSV, Parquet, XLSX: select and order columns (comma-separated, repeatable; row fields and date), or `requested` (run only)', list)
+    // only run knows the request, so only run takes `requested`
+    .option('--columns <list>', `CSV, Parquet, XLSX: select and order columns (comma-separated, repeatable; row fields and date)${command.name() === 'run' ? ', or `requested`' : ''}`, list)
     .option('--delimiter <char>', 'CSV: field delimiter (default: ,)')
     .option('--bom', 'CSV: start with a UTF-8 byte order mark')
     .option('--excel', 'CSV for spreadsheets in France: BOM, ";", CRLF, decimal comma, formulas made inert');

@@ -3,7 +3,8 @@
 
 import { Command, Option } from 'commander';
 import { BOUNDS } from '../duration.js';
-import { EXIT } from '../errors.js';
+import { EXIT, UsageError } from '../errors.js';
+import { didYouMean } from '../suggest.js';
 import type { Context, Factory, GlobalFlags } from '../factory.js';
 import { wantsColor } from '../io/color.js';
 import { flushed } from '../io/flush.js';
@@ -38,7 +39,8 @@ export function buildProgram(ctx: Context, settings: { noColor?: boolean; runF?:
     .description('Request and export advertising performance reports from the Reporting API.')
     .version(ctx.version, '-V, --version', 'print the version')
     .addHelpOption(new Option('-h, --help', 'show help').helpGroup(GROUPS.messages))
-    .addHelpCommand(false)
+    // `reporting help run` is `reporting run --help`, as in git and gh
+    .helpCommand('help [command]', 'show help for a command')
     .showSuggestionAfterError(true)
     .exitOverride()
     .configureOutput(output);
@@ -115,6 +117,12 @@ export async function runCli(argv: string[], ctx: Context, runF?: RunF): Promise
       program.outputHelp({ error: true });
       code = EXIT.usage;
     } else {
+      // commander answers `help nope` with the whole help on stderr: say what is wrong instead
+      const asked = argv[2] === 'help' ? argv[3] : undefined;
+      const names = program.commands.map((command) => command.name());
+      if (asked !== undefined && !asked.startsWith('-') && !names.includes(asked)) {
+        throw new UsageError(`unknown command '${asked}'${didYouMean(asked, names)}`, 'see `reporting --help`');
+      }
       await program.parseAsync(argv);
       code = EXIT.ok;
     }

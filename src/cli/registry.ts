@@ -23,7 +23,7 @@ import { SIDES, type Side } from '../report/catalog.js';
 import { SCHEMA_FORMATS, type SchemaFormat } from '../report/schema.js';
 import { BOUNDS } from '../duration.js';
 import { UsageError } from '../errors.js';
-import { MALFORMED, parseBodyFault, parseErrorFault, type BodyFault, type ErrorFault, type Malformed } from '../sandbox/faults.js';
+import { MALFORMED, REPORT_STATUSES, parseBodyFault, parseErrorFault, type BodyFault, type ErrorFault, type Malformed } from '../sandbox/faults.js';
 import type { Layout } from '../sandbox/server.js';
 import { choiceArgument, choiceOption, count, duration, list } from './flags.js';
 import {
@@ -78,6 +78,7 @@ export const REGISTRY: AnyEntry[] = [
         .option('--token-stdin', 'read a console token from standard input')
         .option('--email <email>', 'log in with email and password (POST /auth-reporting)')
         .option('--password-stdin', 'with --email: read the password from standard input (else REPORTING_PASSWORD, else a prompt)')
+        .option('--no-verify', 'store a console token without checking it against the API (offline)')
         .addHelpText('after', examples(
           'pbpaste | reporting login --token-stdin --base-url https://api.example.com',
           'reporting login --email me@example.com --base-url https://api.example.com',
@@ -88,6 +89,7 @@ export const REGISTRY: AnyEntry[] = [
       tokenStdin: Boolean(parsed.tokenStdin),
       email: parsed.email as string | undefined,
       passwordStdin: Boolean(parsed.passwordStdin),
+      verify: parsed.verify !== false,
     }),
     load: () => import('../commands/login.js'),
   }),
@@ -203,12 +205,12 @@ ${examples(
         .addArgument(choiceArgument('<side>', 'buyer or seller', SIDES, (text) => `unknown side "${text}": choose buyer or seller`))
         .option('--metrics <list>', 'metrics, comma-separated, repeatable (default: every metric of the side)', list)
         .option('--breakdowns <list>', 'breakdowns, comma-separated, repeatable', list)
-        .addOption(choiceOption('--columns <which>', 'all (every field of a row) or requested (as run --columns requested)', ['all', 'requested'], 'column set').default('all'))
+        .option('--columns <list>', 'as the export\'s: requested, or field names (comma-separated, repeatable); default: all', list)
         .addOption(choiceOption('--as <format>', 'what to print', SCHEMA_FORMATS, 'schema format').default('table'))
         .option('--table <name>', 'table name for CREATE TABLE (default: <side>_report)')
         .addHelpText('after', examples(
           'reporting schema buyer --breakdowns DAILY,COUNTRY',
-          'reporting schema buyer --breakdowns DAILY,COUNTRY --columns requested --as bigquery --table ads.daily',
+          'reporting schema buyer --breakdowns DAILY,COUNTRY --columns requested --as bigquery --table daily',
           'reporting schema seller --breakdowns HOURLY,APP --as json-schema > row.schema.json',
         ));
     },
@@ -216,7 +218,7 @@ ${examples(
       side: side as Side,
       metrics: (parsed.metrics as string[] | undefined) ?? [],
       breakdowns: (parsed.breakdowns as string[] | undefined) ?? [],
-      columns: parsed.columns as SchemaOptions['columns'],
+      columns: parsed.columns as string[] | undefined,
       as: parsed.as as SchemaFormat,
       table: parsed.table as string | undefined,
     }),
@@ -234,7 +236,7 @@ ${examples(
         }
       };
       command
-        .option('--port <port>', 'port to listen on (0 picks a free one)', count('--port', 0, 65535), 8787)
+        .option('--port <port>', 'port to listen on; 0 picks a free one', count('--port', 0, 65535), 8787)
         .option('--host <host>', 'address to listen on', '127.0.0.1')
         .option('--seed <n>', 'seed of the synthetic data', count('--seed', 0, Number.MAX_SAFE_INTEGER), 42)
         .option('--delay <duration>', 'how long a report stays in progress (default 1s; with --work, the least, 0 by default)', duration('--delay', BOUNDS.sandboxDelay))
@@ -250,7 +252,7 @@ ${examples(
         .option('--reset-download <spec>', 'fault: BYTES[,times=N]: reset the connection after BYTES of a download', fault((text) => parseBodyFault(text, '--reset-download')))
         .option('--stall-download <spec>', 'fault: BYTES[,times=N]: go silent after BYTES of a download', fault((text) => parseBodyFault(text, '--stall-download')))
         .option('--token-uses <n>', 'fault: tokens expire after N uses', count('--token-uses', 1, Number.MAX_SAFE_INTEGER))
-        .option('--report-status <status>', 'fault: reports end in this status instead of ready (e.g. failed)')
+        .addOption(choiceOption('--report-status <status>', 'fault: reports end in this status instead of ready', REPORT_STATUSES, 'report status'))
         .addOption(choiceOption('--malformed <kind>', 'fault: answer malformed JSON', MALFORMED, 'kind'))
         .option('--scale <rows>', 'every download returns this many rows, streamed', count('--scale', 0, Number.MAX_SAFE_INTEGER))
         .addOption(choiceOption('--layout <layout>', 'JSON layout of downloads', ['compact', 'pretty', 'summary-first'], 'layout').default('compact'))

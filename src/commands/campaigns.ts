@@ -3,7 +3,7 @@
 import { stringify } from 'csv-stringify/sync';
 import { refuseTokenStore } from '../auth/store.js';
 import { CAMPAIGNS_FORMATS, chooseFormat, type CampaignsFormat } from '../export/output.js';
-import { openFileSink, stdoutSink } from '../export/sink.js';
+import { checkWritableTarget, openFileSink, stdoutSink } from '../export/sink.js';
 import type { Factory } from '../factory.js';
 import { table } from '../io/table.js';
 
@@ -15,7 +15,10 @@ export interface CampaignsOptions {
 }
 
 export async function run(options: CampaignsOptions, f: Factory): Promise<void> {
-  if (options.output && options.output !== '-') refuseTokenStore(options.output, f.cwd, f.env);
+  if (options.output && options.output !== '-') {
+    refuseTokenStore(options.output, f.cwd, f.env);
+    checkWritableTarget(options.output, f.cwd);
+  }
   // the --json rule of every command (see chooseFormat); a file without an extension is CSV
   let format = chooseFormat({ ...options, json: f.globals.json }, CAMPAIGNS_FORMATS, { json: ['.json'], csv: ['.csv'] }, 'table');
   if (format === 'table' && options.format === undefined && options.output && options.output !== '-') format = 'csv';
@@ -44,6 +47,8 @@ export async function run(options: CampaignsOptions, f: Factory): Promise<void> 
       ['CAMPAIGN', 'NAME', 'ADVERTISER', 'START', 'END', 'AD UNITS'],
       campaigns.map((c) => [c.campaignId, c.campaignName, c.advertiserName, c.campaignStartDate.slice(0, 10), c.campaignEndDate.slice(0, 10), String(c.adunits.length)]),
       f.stdout.isTTY ? f.stdout.columns : undefined,
+      // an ID, a date or a count cut short means nothing: the names give way first
+      { keep: [0, 3, 4, 5] },
     );
   }
 

@@ -4,6 +4,7 @@ import { checkReportIdArgument } from '../api/schemas.js';
 import { refuseTokenStore } from '../auth/store.js';
 import { ReportError } from '../errors.js';
 import { expandTemplate, planOutput, refuseBinaryOnTerminal, resolveRequestedColumns, type OutputOptions } from '../export/output.js';
+import { checkWritableTarget } from '../export/sink.js';
 import type { Factory } from '../factory.js';
 import { SIDES, columnNames } from '../report/catalog.js';
 import { createReporter } from '../io/progress.js';
@@ -25,7 +26,11 @@ export async function run(opts: DownloadOptions, f: Factory): Promise<void> {
   const { id } = opts;
   checkReportIdArgument(id);
   const { json, quiet } = f.globals;
-  if (opts.output.output && opts.output.output !== '-') refuseTokenStore(expandTemplate(opts.output.output, { reportId: id }), f.cwd, f.env);
+  if (opts.output.output && opts.output.output !== '-') {
+    const path = expandTemplate(opts.output.output, { reportId: id });
+    refuseTokenStore(path, f.cwd, f.env);
+    checkWritableTarget(path, f.cwd);
+  }
   // the side of a report is not known before its download: --columns may name a field of either
   const plan = resolveRequestedColumns(planOutput({ ...opts.output, json, validate: opts.validate }, ['reportId'], columnNames(SIDES)));
   refuseBinaryOnTerminal(plan, f.stdout);
@@ -34,14 +39,15 @@ export async function run(opts: DownloadOptions, f: Factory): Promise<void> {
 
   const client = f.client();
   const reporter = await createReporter(f, quiet);
+  const again = shellCommand(['reporting', 'download', id, '--wait', ...(target ? ['-o', target] : [])]);
   const first = await client.status(id);
   if (first.status === 'progress' && !opts.waitForIt) {
-    throw new ReportError(`report ${id} is not ready yet (status: progress)`, id, `add --wait to wait for it: ${shellCommand(['reporting', 'download', id, '--wait', ...(target ? ['-o', target] : [])])}`);
+    throw new ReportError(`report ${id} is not ready yet (status: progress)`, id, `add --wait to wait for it: ${again}`);
   }
   if (isFailed(first)) throw reportFailed(id, first);
   if (first.status === 'progress') {
     // stopped on every path: the error starts on its own line, the terminal is restored
-    await waitUntilReady(client, id, { ...poll, onStatus: (status, polls, elapsed) => reporter.waiting(status.status, polls, elapsed) })
+    await waitUntilReady(client, id, { ...poll, resumeHint: () => `pick it up later with: ${again}`, onStatus: (status, polls, elapsed) => reporter.waiting(status.status, polls, elapsed) })
       .finally(() => reporter.stop());
   }
   const saved = await saveReport(f, client, id, plan, target, f.globals.retries, reporter);

@@ -8,6 +8,8 @@ export interface LoginOptions {
   tokenStdin: boolean;
   email?: string;
   passwordStdin: boolean;
+  /** false with --no-verify: a console token is stored without asking the API (offline) */
+  verify?: boolean;
 }
 
 export async function run(opts: LoginOptions, f: Factory): Promise<void> {
@@ -29,6 +31,9 @@ export async function run(opts: LoginOptions, f: Factory): Promise<void> {
       : await promptSecret(f, 'paste your token', '--token-stdin (or --email with --password-stdin)');
     f.secrets.add(token);
     if (/\s/.test(token)) throw new UsageError('the token holds white space: paste only the token');
+    // as a login with email and password, a pasted token is checked before it is stored: a typo
+    // or a token for another platform is found now, not by the next night's job
+    if (opts.verify !== false) await f.client().checkToken(token, `paste the whole token from the web console of ${url}; --no-verify stores it without checking`);
   }
   // a base URL given now (flag or environment) is stored with the token; else the stored one stays
   await f.saveToken(token, email ? 'login' : 'console', urlSource === 'profile' ? undefined : url, email);

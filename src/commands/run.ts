@@ -4,6 +4,7 @@ import { refuseTokenStore } from '../auth/store.js';
 import { InterruptedError, ReportError, UsageError } from '../errors.js';
 import type { OutputOptions } from '../export/output.js';
 import { PLACEHOLDERS, expandTemplate, planOutput, refuseBinaryOnTerminal, resolveRequestedColumns } from '../export/output.js';
+import { WriteError, checkWritableTarget } from '../export/sink.js';
 import type { Factory } from '../factory.js';
 import { createReporter } from '../io/progress.js';
 import { shellCommand } from '../io/shell.js';
@@ -46,6 +47,12 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
   if (template && template !== '-' && !template.includes('{reportId}')) refuseTokenStore(expandTemplate(template, named), f.cwd, f.env);
   const plan = resolveRequestedColumns(planOutput({ ...opts.output, json, validate: opts.report.validate }, PLACEHOLDERS, columnNames([side])), request);
   refuseBinaryOnTerminal(plan, f.stdout);
+  // a target that cannot be written is found now, not after the report was waited for (the
+  // report ID is not known yet: any value stands for it)
+  if (plan.template) {
+    const path = expandTemplate(plan.template, { ...named, reportId: 'ID' });
+    checkWritableTarget(path, f.cwd, path === plan.template || plan.template.includes('{reportId}') ? plan.template : `${plan.template} (${path})`);
+  }
   if (opts.chunk || jobs.state) {
     if (jobs.state && plan.template?.includes('{reportId}')) {
       throw new UsageError('with --state, -o takes {side}, {since} and {until}, not {reportId} (a window may take several reports)', "name the file by its period, e.g. -o 'buyer-{since}.csv'");
@@ -60,16 +67,20 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
   // with --log-format json the events are the log, and the text lines stay silent
   const reporter = await createReporter(f, quiet || jobs.logFormat === 'json');
   const log = createLogger(jobs.logFormat, { stderr: f.stderr, now: f.now, secrets: f.secrets }, reporter, { side, period: false });
+  const window = { since: request.since, until: request.until };
+  if (jobs.logFormat === 'json') {
+    client.http.onRetry = (line, retry) => log.emit({ event: 'retried', window, attempt: retry.attempt, message: line, delayMs: retry.delayMs });
+  }
   // an interrupted run started again within the hour resumes its report (src/jobs/journal.ts)
   const journal = jobs.resume ? new Journal(configDir(f.env), f.now) : undefined;
   const key = journalKey(journalRequestOf(request, f.baseUrl().url, f.profileName));
   const remembered = journal?.recall(key);
-  const window = { since: request.since, until: request.until };
   const { reportId: id } = await startReport(window, remembered && { reportId: remembered.reportId, source: 'journal' }, 1, {
     submit: () => client.submit(side, requestParams(request)),
     status: (reportId) => client.status(reportId),
     emit: (event) => log.emit(event),
-    onSubmitted: async (reportId) => { await journal?.remember(key, reportId); },
+    // the journal is a convenience: a run does not fail because it cannot write it
+    onSubmitted: async (reportId) => { await journal?.remember(key, reportId).catch((error: unknown) => f.trace?.(`  journal not written: ${(error as Error).message}`)); },
   });
   const resume = shellCommand(['reporting', 'download', id, '--wait', ...(target(id) ? ['-o', target(id) as string] : [])]);
   const started = f.now();
@@ -98,7 +109,11 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
   log.emit({ event: 'ready', window, reportId: id, polls, durationMs: f.now() - started });
   const file = target(id);
   if (jobs.logFormat === 'json') log.emit({ event: 'download_started', window, reportId: id, attempt: 1, file });
-  const saved = await saveReport(f, client, id, plan, file, f.globals.retries, reporter);
+  const saved = await saveReport(f, client, id, plan, file, f.globals.retries, reporter).catch((error: unknown) => {
+    // the report is still on the server: say how to fetch it once the disk or the folder is fixed
+    if (error instanceof WriteError) throw new WriteError(error.message, error.path, error.code, `${error.hint ? `${error.hint}; then ` : ''}pick it up later with: ${resume}`);
+    throw error;
+  });
   journal?.forget(key);
   if (jobs.logFormat === 'json') log.emit({ event: 'written', window, reportId: id, file, rows: saved.rows, bytes: saved.bytes });
   if (!quiet) reporter.note(describeSaved(saved, id, side, plan.format));

@@ -1,8 +1,10 @@
 // `schema <buyer|seller>`: the columns an export will have, their types and the row key, as a
 // table, a JSON Schema for the rows, or the CREATE TABLE of a SQL dialect.
 
+import { UsageError } from '../errors.js';
+import { columnsOf } from '../export/output.js';
 import type { Factory } from '../factory.js';
-import type { Side } from '../report/catalog.js';
+import { columnNames, type Side } from '../report/catalog.js';
 import { resolveBreakdowns, resolveMetrics } from '../report/request.js';
 import { DIALECTS, createTable, exportColumns, jsonSchema, type SchemaFormat } from '../report/schema.js';
 
@@ -10,8 +12,9 @@ export interface SchemaOptions {
   side: Side;
   metrics: string[];
   breakdowns: string[];
-  /** every field of a row, or only the requested ones (as `run --columns requested`) */
-  columns: 'all' | 'requested';
+  /** as export's --columns (comma-separated, repeatable): `requested` (as `run --columns
+   * requested`), or field names in their order; absent (or `all`): every field of a row */
+  columns?: string[];
   as: SchemaFormat;
   table?: string;
 }
@@ -20,7 +23,14 @@ export async function run(opts: SchemaOptions, f: Factory): Promise<void> {
   const { side, as } = opts;
   const metrics = resolveMetrics(side, opts.metrics);
   const breakdowns = resolveBreakdowns(side, opts.breakdowns);
-  const columns = exportColumns({ side, metrics, breakdowns, requestedOnly: opts.columns === 'requested' });
+  // the same --columns as the export's: checked against the side's row fields, with a did-you-mean
+  const given = opts.columns && !(opts.columns.length === 1 && opts.columns[0]?.toLowerCase() === 'all') ? opts.columns : undefined;
+  const named = columnsOf(columnNames([side]), given, true);
+  const requestedOnly = named?.length === 1 && named[0] === 'requested';
+  if (named?.some((name) => name === 'requested' || name.toLowerCase() === 'all') && !requestedOnly) {
+    throw new UsageError('--columns takes `requested`, `all`, or field names, not a mix of them');
+  }
+  const columns = exportColumns({ side, metrics, breakdowns, requestedOnly, columns: requestedOnly ? undefined : named });
   const title = `${side} report row${breakdowns.length ? ` (${breakdowns.join(',')})` : ''}`;
 
   let text: string;

@@ -23,11 +23,16 @@ export async function run(opts: StatusOptions, f: Factory): Promise<void> {
       if (verbose) f.stderr.write(`poll ${polls}: ${safeText(status.status)} after ${Math.round(elapsed / 1000)}s\n`);
     },
   });
+  // stdout is the status word alone (`s=$(reporting status ID)`); the server's message goes to
+  // stderr, where a failure's error already carries it
   const print = (status: StatusResponse) => {
     const message = status.message ?? status.status;
-    f.stdout.write(json
-      ? `${JSON.stringify({ reportId: id, status: status.status, message })}\n`
-      : `${safeText(status.status)}${message !== status.status ? `: ${safeText(message)}` : ''}\n`);
+    if (json) {
+      f.stdout.write(`${JSON.stringify({ reportId: id, status: status.status, message })}\n`);
+      return;
+    }
+    f.stdout.write(`${safeText(status.status)}\n`);
+    if (message !== status.status && !isFailed(status) && !f.globals.quiet) f.stderr.write(`${safeText(message)}\n`);
   };
   const client = f.client();
   if (!opts.waitForIt) {

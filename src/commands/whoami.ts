@@ -15,13 +15,17 @@ export async function run(_opts: WhoamiOptions, f: Factory): Promise<void> {
     baseUrl = undefined;
   }
   const token = resolveToken(f.env, profile);
+  // savedAt and email describe the token in use: none of them when REPORTING_TOKEN overrides it
+  const stored = token?.source === 'profile';
   const info = {
     profile: f.profileName,
     baseUrl: baseUrl?.url ?? null,
     baseUrlFrom: baseUrl?.source ?? null,
-    token: token ? (token.source === 'profile' ? `stored (${profile?.source ?? 'console'})` : 'from REPORTING_TOKEN') : 'none',
-    savedAt: profile?.token ? (profile.savedAt ?? null) : null,
-    email: profile?.email ?? null,
+    token: token ? (stored ? `stored (${profile?.source ?? 'console'})` : 'from REPORTING_TOKEN') : 'none',
+    savedAt: stored ? (profile?.savedAt ?? null) : null,
+    email: stored ? (profile?.email ?? null) : null,
+    /** a stored token that REPORTING_TOKEN overrides */
+    storedTokenUnused: !stored && Boolean(profile?.token),
     relogin: Boolean(f.env.REPORTING_EMAIL && f.env.REPORTING_PASSWORD),
     store: f.store().path,
     profiles: Object.keys(profiles).sort(),
@@ -33,7 +37,7 @@ export async function run(_opts: WhoamiOptions, f: Factory): Promise<void> {
   const lines = [
     `profile:  ${info.profile}`,
     `base URL: ${info.baseUrl ? `${info.baseUrl} (from ${info.baseUrlFrom})` : 'none (set with --base-url, REPORTING_BASE_URL, or login --base-url)'}`,
-    `token:    ${info.token}${info.savedAt ? `, saved ${info.savedAt}` : ''}`,
+    `token:    ${info.token}${info.savedAt ? `, saved ${info.savedAt}` : ''}${info.storedTokenUnused ? ' (the profile\'s stored token is not used while it is set)' : ''}`,
   ];
   if (info.email) lines.push(`email:    ${info.email}`);
   if (info.relogin) lines.push('re-login: REPORTING_EMAIL and REPORTING_PASSWORD are set');

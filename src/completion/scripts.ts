@@ -6,7 +6,7 @@
 
 import type { Command, Option } from 'commander';
 import { DELIMITER_NAMES } from '../export/output.js';
-import { DEFAULT_METRICS, SIDES, dimensionsOf, metricsOf } from '../report/catalog.js';
+import { DEFAULT_METRICS, SIDES, dimensionsOf, metricsOf, metricsWithField } from '../report/catalog.js';
 
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;
 export type Shell = (typeof SHELLS)[number];
@@ -59,7 +59,8 @@ export function specOf(program: Command): CompletionSpec {
 
 const DIMENSIONS = { buyer: dimensionsOf('buyer'), seller: dimensionsOf('seller') };
 const ANY_DIMENSION = [...new Set([...DIMENSIONS.buyer, ...DIMENSIONS.seller])];
-const METRICS = { buyer: metricsOf('buyer'), seller: metricsOf('seller') };
+// a metric no row of the side shows (buyer requests) is refused, so not offered
+const METRICS = { buyer: metricsWithField('buyer'), seller: metricsWithField('seller') };
 const ANY_METRIC = [...new Set([...DEFAULT_METRICS.buyer, ...DEFAULT_METRICS.seller, ...SIDES.flatMap(metricsOf)])];
 
 /** --format's values per command (they differ: campaigns has a table). */

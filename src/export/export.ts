@@ -56,8 +56,8 @@ async function makeWriter(format: Format, csv: CsvOptions, sink: Sink): Promise<
   if (format === 'csv') return new CsvWriter(csv, sink.rewrite !== undefined);
   if (format === 'ndjson') return new NdjsonWriter();
   // loaded only when asked for: the Parquet and XLSX libraries stay out of every other run
-  if (format === 'parquet') return new (await import('./parquet.js')).ParquetRowWriter(csv.columns);
-  if (format === 'xlsx') return new (await import('./xlsx.js')).XlsxRowWriter(csv.columns);
+  if (format === 'parquet') return new (await import('./parquet.js')).ParquetRowWriter(csv);
+  if (format === 'xlsx') return new (await import('./xlsx.js')).XlsxRowWriter(csv);
   return new CountingWriter();
 }
 

@@ -3,7 +3,8 @@
 
 import { CliError, EXIT, UsageError } from '../errors.js';
 import type { Output } from '../factory.js';
-import { metricField, requestedFieldNames, type Side } from '../report/catalog.js';
+import { metricField, type Side } from '../report/catalog.js';
+import { exportColumns } from '../report/schema.js';
 import { didYouMean } from '../suggest.js';
 import type { CsvOptions } from './writers.js';
 
@@ -135,7 +136,7 @@ export function planOutput(options: OutputOptions & { validate?: boolean }, avai
   if (format !== 'csv') {
     // --columns also chooses the columns of the other tabular formats
     const given = csvOnly.filter((name) => options[name] !== undefined && options[name] !== false && !(name === 'columns' && BINARY_FORMATS.includes(format)));
-    if (given.length) throw new UsageError(`--${given[0]} applies to CSV output, not ${format}`);
+    if (given.length) throw new UsageError(`--${given[0]} applies to ${given[0] === 'columns' ? 'CSV, Parquet and XLSX' : 'CSV'} output, not ${format}`);
   }
   const tsv = format === 'csv' && options.format === undefined && template !== undefined && extensionOf(template) === '.tsv';
   const csv: CsvOptions = { delimiter: delimiterOf(options.delimiter ?? (tsv && !options.excel ? 'tab' : undefined)), bom: Boolean(options.bom), excel: Boolean(options.excel), columns };
@@ -172,9 +173,15 @@ export function refuseBinaryOnTerminal(plan: OutputPlan, stdout: Output): void {
 }
 
 /** `--columns requested`: the time bucket, the requested breakdowns' fields and the requested
- * metrics. Only `run` knows the request; elsewhere the columns must be named. */
+ * metrics. Only `run` knows the request; elsewhere the columns must be named. With the request, the
+ * plan also gets the typed columns of its report (the schema), which an empty report is written
+ * with: the same columns and types as a non-empty one. */
 export function resolveRequestedColumns(plan: OutputPlan, request?: { side: Side; metrics: string[]; breakdowns: string[] }): OutputPlan {
-  if (plan.csv.columns?.length !== 1 || plan.csv.columns[0] !== 'requested') return plan;
-  if (!request) throw new UsageError('--columns requested needs the request, which only `reporting run` knows', 'name the columns: --columns date,country,displays');
-  return { ...plan, csv: { ...plan.csv, columns: requestedFieldNames(request.side, request.metrics, request.breakdowns) } };
+  const requested = plan.csv.columns?.length === 1 && plan.csv.columns[0] === 'requested';
+  if (!request) {
+    if (requested) throw new UsageError('--columns requested needs the request, which only `reporting run` knows', 'name the columns: --columns date,country,displays');
+    return plan;
+  }
+  const schema = exportColumns({ ...request, requestedOnly: requested });
+  return { ...plan, csv: { ...plan.csv, schema, ...(requested ? { columns: schema.map((column) => column.name) } : {}) } };
 }

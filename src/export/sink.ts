@@ -3,11 +3,11 @@
 // leaves the previous file untouched and no temporary file behind.
 
 import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdirSync, readdirSync, unlinkSync, type WriteStream } from 'node:fs';
+import { closeSync, createReadStream, createWriteStream, mkdirSync, openSync, readdirSync, rmdirSync, statSync, unlinkSync, type Stats, type WriteStream } from 'node:fs';
 import { open, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Output } from '../factory.js';
-import { CliError, EXIT } from '../errors.js';
+import { CliError, EXIT, UsageError, whyWriteFailed } from '../errors.js';
 
 export interface Sink {
   /** resolves once the chunk is accepted (waits for the destination to drain) */
@@ -103,15 +103,95 @@ export function cleanStaleTemps(target: string): string[] {
   return removed;
 }
 
+/** Writing a file failed once the job was under way (a full disk, a folder gone read-only). */
+export class WriteError extends CliError {
+  constructor(message: string, readonly path: string, readonly code?: string, hint?: string) {
+    super(message, EXIT.internal, hint);
+  }
+}
+
 function fileError(error: unknown, path: string): CliError {
   if (error instanceof CliError) return error;
   const code = (error as NodeJS.ErrnoException).code;
-  const why = code === 'ENOSPC' ? 'the disk is full'
-    : code === 'EACCES' || code === 'EPERM' ? 'permission denied'
-      : code === 'EROFS' ? 'the file system is read-only'
-        : code === 'ENOTDIR' || code === 'EISDIR' ? 'not a file path'
-          : (error as Error).message;
-  return new CliError(`cannot write ${path}: ${why}`, EXIT.internal, code === 'ENOSPC' ? 'free some space; the previous file, if any, is untouched' : undefined);
+  return new WriteError(`cannot write ${path}: ${whyWriteFailed(error)}`, path, code, code === 'ENOSPC' ? 'free some space; the previous file, if any, is untouched' : undefined);
+}
+
+function statOf(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The folders of `dir` that do not exist yet, outermost first, and the nearest one that does
+ * exist (which may be a file: then nothing can be created under it). */
+function missingFolders(dir: string): { existing: string; stats: Stats; missing: string[] } {
+  const missing: string[] = [];
+  for (let current = dir; ; current = dirname(current)) {
+    const stats = statOf(current);
+    if (stats) return { existing: current, stats, missing };
+    missing.unshift(current);
+    if (dirname(current) === current) throw new Error(`no folder of ${dir} exists`);
+  }
+}
+
+/**
+ * Creates the missing folders of `dir` one at a time. Not `mkdir -p` (Node's recursive mkdir):
+ * on a file system that answers ENOENT to mkdir (/proc), it loops forever in a synchronous call
+ * that not even SIGTERM interrupts.
+ */
+function makeFolders(dir: string, target: string): void {
+  const { existing, stats, missing } = missingFolders(dir);
+  if (!stats.isDirectory()) throw new WriteError(`cannot write ${target}: ${existing} is a file, not a folder`, target, 'ENOTDIR');
+  for (const folder of missing) {
+    try {
+      mkdirSync(folder);
+    } catch (error) {
+      // another process made it in between
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || !statOf(folder)?.isDirectory()) throw error;
+    }
+  }
+}
+
+/**
+ * Checks, before the first request, that -o can be written: the target is not a folder nor a
+ * device, the nearest existing folder is a folder, and a file (or the first missing folder) can
+ * really be made there; the probe is removed at once. A usage error naming the path, so that no
+ * report is requested, waited for and downloaded only to be thrown away.
+ */
+export function checkWritableTarget(target: string, cwd: string, shown = target): void {
+  const path = resolve(cwd, target);
+  const refuse = (reason: string, hint?: string): never => { throw new UsageError(`cannot write -o ${shown}: ${reason}`, hint); };
+  const existing = statOf(path);
+  if (existing?.isDirectory()) refuse('it is a folder', `name a file inside it, for example -o ${join(target, 'report.csv')}`);
+  // a file is replaced by renaming another over it: a device or a pipe would be replaced, not written
+  if (existing && !existing.isFile()) refuse('it is not a regular file', 'write to stdout (-o - or no -o) and redirect it');
+  let folders: ReturnType<typeof missingFolders>;
+  try {
+    folders = missingFolders(dirname(path));
+  } catch (error) {
+    return refuse((error as Error).message);
+  }
+  if (!folders.stats.isDirectory()) refuse(`${folders.existing} is a file, not a folder`);
+  const probe = folders.missing[0];
+  const hint = 'choose a folder you can write to';
+  try {
+    if (probe) {
+      mkdirSync(probe);
+      rmdirSync(probe);
+    } else {
+      const temp = tempPathFor(path);
+      closeSync(openSync(temp, 'wx', 0o600));
+      unlinkSync(temp);
+    }
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const where = probe ? `cannot create the folder ${probe}` : `cannot create a file in ${folders.existing}`;
+    if (code === 'EEXIST') return; // another process made it first: the place is writable
+    // the folder exists (just seen): ENOENT means its file system refuses (/proc)
+    refuse(`${where}: ${code === 'ENOENT' ? 'the file system there does not allow it' : whyWriteFailed(error)}`, hint);
+  }
 }
 
 function writeTo(stream: WriteStream, chunk: string | Buffer): Promise<void> {
@@ -221,7 +301,7 @@ export type PlaceFile = (temp: string, target: string) => Promise<void>;
 export async function openFileSink(target: string, cwd: string, place?: PlaceFile): Promise<Sink> {
   const path = resolve(cwd, target);
   try {
-    mkdirSync(dirname(path), { recursive: true });
+    makeFolders(dirname(path), path);
   } catch (error) {
     throw fileError(error, dirname(path));
   }

@@ -3,6 +3,7 @@
 // column once rows are written, so a field first seen later stops the export (never dropped
 // silently) unless --columns chose the columns.
 
+import { CliError, EXIT } from '../errors.js';
 import { fieldType, timeOfDateValue, type ColumnType } from '../report/schema.js';
 import { Kind, ReportFormatError } from './scanner.js';
 import { NewFieldError, sameKeys } from './writers.js';
@@ -34,7 +35,7 @@ export class RowLayout {
   readonly kinds: Kind[] = [];
   rows = 0;
 
-  constructor(private readonly selected?: string[]) {}
+  constructor(private readonly selected?: string[], private readonly schema?: readonly TypedColumn[]) {}
 
   get started(): boolean {
     return this.columns.length > 0 || this.rows > 0;
@@ -47,9 +48,19 @@ export class RowLayout {
     names.forEach((name, i) => this.index.set(name, i));
   }
 
-  /** No row came: the chosen columns, if any. */
-  startEmpty(): void {
-    if (this.columns.length === 0) this.start([], [], []);
+  /** No row came: the columns a row would have had, typed as the request's report (the schema), in
+   * the order chosen, if any. `format` names the output for the error when neither is known. */
+  startEmpty(format: string): void {
+    if (this.columns.length > 0) return;
+    if (!this.schema && !this.selected) {
+      // a file without columns is no table: DuckDB and Excel refuse it
+      throw new CliError(`the report has no rows, and without its request (which \`download\` does not know) the columns of a ${format} file are unknown: nothing was written`, EXIT.network,
+        'name the columns with --columns, or export it with `reporting run`, which knows them');
+    }
+    const types = new Map(this.schema?.map((column) => [column.name, column.type]));
+    const names = this.selected ?? [...types.keys()];
+    this.columns.push(...names.map((name) => ({ name, type: types.get(name) ?? fieldType(name, undefined) })));
+    names.forEach((name, i) => this.index.set(name, i));
   }
 
   /** Spreads a row over the columns (texts and kinds), in column order. */

@@ -6,6 +6,7 @@ import { stringify } from 'csv-stringify/sync';
 import { padRecords } from './grow.js';
 import { Kind, type RowHandler } from './scanner.js';
 import type { Sink } from './sink.js';
+import type { TypedColumn } from './typed.js';
 
 export interface CsvOptions {
   delimiter: string;
@@ -14,6 +15,9 @@ export interface CsvOptions {
   excel: boolean;
   /** select and order columns; other fields are left out on purpose */
   columns?: string[];
+  /** the columns this request's report has, typed (only `run` knows the request): what an empty
+   * report is written with, so that it has the columns and types of a non-empty one */
+  schema?: readonly TypedColumn[];
 }
 
 export interface RowWriter extends RowHandler {
@@ -159,6 +163,8 @@ export class CsvWriter implements RowWriter {
   }
 
   finish(): string {
+    // an empty report: the header it would have had
+    if (!this.header && this.options.schema) this.setHeader(this.options.schema.map((column) => column.name));
     return this.take();
   }
 

@@ -15,7 +15,7 @@ import { DateTime } from 'luxon';
 import { PARIS } from '../report/catalog.js';
 import type { Kind } from './scanner.js';
 import { RowLayout, type TypedColumn } from './typed.js';
-import type { RowWriter } from './writers.js';
+import type { CsvOptions, RowWriter } from './writers.js';
 
 /** Excel's rows per sheet, the header included. */
 export const SHEET_ROWS = 1_048_576;
@@ -113,8 +113,8 @@ export class XlsxRowWriter implements RowWriter {
   private lastInstant = '';
   private lastInstantCell = '';
 
-  constructor(columns: string[] | undefined, private readonly sheetRowLimit = SHEET_ROWS) {
-    this.layout = new RowLayout(columns);
+  constructor(columns: Pick<CsvOptions, 'columns' | 'schema'> = {}, private readonly sheetRowLimit = SHEET_ROWS) {
+    this.layout = new RowLayout(columns.columns, columns.schema);
     this.zip = new Zip((error, chunk) => {
       if (error) this.failed = error;
       else if (chunk.length) this.out.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
@@ -226,7 +226,7 @@ export class XlsxRowWriter implements RowWriter {
 
   async finish(): Promise<Buffer> {
     if (this.layout.rows === 0) {
-      this.layout.startEmpty();
+      this.layout.startEmpty('XLSX');
       this.prepare([]);
     }
     if (this.sheets === 0) this.startSheet();

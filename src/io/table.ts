@@ -34,23 +34,39 @@ function fit(cell: string, cellWidth: number, width: number): string {
   return cell + ' '.repeat(width - cellWidth);
 }
 
-/** The table as text; `width` is the terminal's (undefined when not a terminal: nothing is cut). */
-export function table(header: string[], rows: string[][], width?: number): string {
+/** A column is cut below MIN_WIDTH (or its heading) only when the columns kept whole need it. */
+const LAST_WIDTH = 4;
+
+/**
+ * The table as text; `width` is the terminal's (undefined when not a terminal: nothing is cut).
+ * Columns in `keep` (dates, IDs, counts: a cut one means nothing) are cut only once the others are
+ * as narrow as they can be.
+ */
+export function table(header: string[], rows: string[][], width?: number, options: { keep?: readonly number[] } = {}): string {
   const all = [header, ...rows.map((row) => row.map(safeLine))];
   const cellWidths = all.map((row) => row.map(displayWidth));
   // loops, not Math.max(...): a spread of 200,000 values overflows the call stack
   const widths = header.map(() => 0);
   for (const row of cellWidths) row.forEach((w, i) => { if (w > (widths[i] ?? 0)) widths[i] = w; });
   if (width) {
+    const keep = new Set(options.keep ?? []);
     const floor = header.map((heading) => Math.max(MIN_WIDTH, displayWidth(heading)));
     let total = widths.reduce((sum, w) => sum + w, 0) + 2 * (widths.length - 1);
-    while (total > width) {
-      // narrow the widest column that can still give, one column of characters at a time
-      let widest = -1;
-      widths.forEach((w, i) => { if (w > (floor[i] ?? 0) && (widest < 0 || w > (widths[widest] ?? 0))) widest = i; });
-      if (widest < 0) break;
-      widths[widest] = (widths[widest] ?? 0) - 1;
-      total--;
+    // the others to their floor, then below it, and only then the columns kept whole
+    const passes: [(i: number) => boolean, (i: number) => number][] = [
+      [(i) => !keep.has(i), (i) => floor[i] ?? 0],
+      [(i) => !keep.has(i), () => LAST_WIDTH],
+      [(i) => keep.has(i), (i) => floor[i] ?? 0],
+    ];
+    for (const [eligible, least] of passes) {
+      while (total > width) {
+        // narrow the widest column that can still give, one column of characters at a time
+        let widest = -1;
+        widths.forEach((w, i) => { if (eligible(i) && w > least(i) && (widest < 0 || w > (widths[widest] ?? 0))) widest = i; });
+        if (widest < 0) break;
+        widths[widest] = (widths[widest] ?? 0) - 1;
+        total--;
+      }
     }
   }
   const lines = all.map((row, r) => row.map((cell, i) => fit(cell, cellWidths[r]?.[i] ?? 0, widths[i] ?? 0)).join('  ').trimEnd());

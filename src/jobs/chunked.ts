@@ -252,8 +252,16 @@ async function runWindowsOf(run: ChunkedRun, f: Factory, state: RunState | undef
   const poll = pollOptionsFrom(run.wait, f);
   const spoolDir = mkdtempSync(join(tmpdir(), 'reporting-spool-'));
   // a 429 retried inside the HTTP client slows the pool at once: told to the task that met it
-  const currentTask = new AsyncLocalStorage<TaskContext>();
-  client.http.onThrottle = (retryAfterMs) => currentTask.getStore()?.throttled(retryAfterMs);
+  const currentTask = new AsyncLocalStorage<{ ctx: TaskContext; window: Window }>();
+  client.http.onThrottle = (retryAfterMs) => currentTask.getStore()?.ctx.throttled(retryAfterMs);
+  // a request retried inside the HTTP client is an event of the window it serves (a JSON log line
+  // with --log-format json; the factory's text line otherwise)
+  const textRetry = client.http.onRetry;
+  client.http.onRetry = (line, retry) => {
+    const task = currentTask.getStore();
+    if (jobs.logFormat === 'json' && task) view.emit({ event: 'retried', window: task.window, reportId: reportOf.get(keyOfWindow(task.window)), attempt: retry.attempt, message: line, delayMs: retry.delayMs });
+    else if (jobs.logFormat === 'text') textRetry?.(line, retry);
+  };
 
   // the report of each window, for the lines of the pool's events (split, failed)
   const reportOf = new Map<string, string>();
@@ -267,7 +275,8 @@ async function runWindowsOf(run: ChunkedRun, f: Factory, state: RunState | undef
       emit: (event) => view.emit(event),
       async onSubmitted(id) {
         await state?.submitted(window, id);
-        await journal?.remember(journalKeyOf(window), id);
+        // the journal is a convenience: a run does not fail because it cannot write it
+        await journal?.remember(journalKeyOf(window), id).catch((error: unknown) => f.trace?.(`  journal not written: ${messageOf(error)}`));
       },
     });
     ctx.reportId(reportId);
@@ -382,7 +391,7 @@ async function runWindowsOf(run: ChunkedRun, f: Factory, state: RunState | undef
 
   let failed = false;
   try {
-    const outcome = await runWindows(windows, (window, ctx) => currentTask.run(ctx, () => fetchWindow(window, ctx)), {
+    const outcome = await runWindows(windows, (window, ctx) => currentTask.run({ ctx, window }, () => fetchWindow(window, ctx)), {
       concurrency: flags.concurrency,
       split: flags.split ? (w) => splitWindow(w, request.breakdowns) : undefined,
       delivery: perWindow ? 'per-window' : 'merged',
@@ -448,6 +457,7 @@ async function runWindowsOf(run: ChunkedRun, f: Factory, state: RunState | undef
   } finally {
     view.stop();
     client.http.onThrottle = undefined;
+    client.http.onRetry = textRetry;
     // unfinished outputs leave nothing behind; finished per-window files stay
     if (failed) {
       await merged?.output.sink.abort();

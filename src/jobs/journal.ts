@@ -7,7 +7,7 @@
 
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, unlinkSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { join } from 'node:path';
 import { z } from 'zod';
 import type { ReportRequest } from '../report/request.js';
 import { writeFileAtomic } from './files.js';
@@ -71,8 +71,6 @@ export function journalKey(request: JournalRequest): string {
 
 export class Journal {
   readonly dir: string;
-  /** the first folder remember() had to create (the configuration folder itself, or journal/) */
-  private made?: string;
 
   /** `configDir` from src/auth/store.ts; `now` in ms (the factory's clock). */
   constructor(configDir: string, private readonly now: () => number, private readonly ttlMs = JOURNAL_TTL_MS) {
@@ -109,24 +107,29 @@ export class Journal {
 
   /** Records the report just submitted for this key (atomically; the last writer wins). */
   async remember(key: string, reportId: string, submittedAt: number = this.now()): Promise<void> {
-    this.made ??= mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    await writeFileAtomic(this.file(key), `${JSON.stringify({ v: 1, reportId, submittedAt })}\n`, 0o600);
+    // a run ending beside this one may remove the empty folder between the two steps: try again
+    for (let attempt = 1; ; attempt++) {
+      try {
+        mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+        await writeFileAtomic(this.file(key), `${JSON.stringify({ v: 1, reportId, submittedAt })}\n`, 0o600);
+        break;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 5) throw error;
+      }
+    }
     this.prune();
   }
 
-  /** The report was written (or failed for good): nothing to resume. The folder goes too when
-   * nothing else is in it, so a run that ends well leaves the configuration folder as it was. */
+  /** The report was written (or failed for good): nothing to resume. journal/ goes too when
+   * nothing else is in it. */
   forget(key: string): void {
     this.remove(this.file(key));
-    // journal/ is ours; above it, only the folders this process created for it
-    const made = this.made !== undefined && relative(this.made, this.dir).startsWith('..') === false ? this.made : this.dir;
-    for (let dir = this.dir; ; dir = dirname(dir)) {
-      try {
-        rmdirSync(dir);
-      } catch {
-        return; // not empty (another request's entry, the token store), or never made
-      }
-      if (dir === made || dirname(dir) === dir) return;
+    // journal/ is ours (the configuration folder is not: a login beside this run may be
+    // about to write in it, empty as it is)
+    try {
+      rmdirSync(this.dir);
+    } catch {
+      // not empty (another request's entry), or never made
     }
   }
 

@@ -116,6 +116,13 @@ export function timeDimensionOf(breakdowns: readonly string[]): TimeDimension | 
   return breakdowns.find(isTimeDimension);
 }
 
+/** The metrics of a side that a row of that side can show: the contract lists `requests` as a
+ * buyer metric, but its buyer row has no `requests` field, so asking for it gives no column. */
+export function metricsWithField(side: Side): string[] {
+  const fields = new Set(ROW_FIELDS[side].map((field) => field.name));
+  return metricsOf(side).filter((metric) => fields.has(metricField(metric)));
+}
+
 /** The fields of a report row, in order: `date` first when the request has a time bucket (not
  * RANGE), every dimension field of the side (contract 2.4), the fields of the metrics asked for. */
 export function rowFieldNames(side: Side, metrics: readonly string[], breakdowns: readonly string[]): string[] {

@@ -6,7 +6,7 @@ import type { StatusResponse } from '../api/schemas.js';
 import type { Context } from '../factory.js';
 import { formatDuration } from '../duration.js';
 import { sleepFor } from '../api/http.js';
-import { ReportError } from '../errors.js';
+import { NetworkError, ReportError } from '../errors.js';
 import { shellCommand } from '../io/shell.js';
 
 // Doubling from 1 s to a 7.5 s cap, with ±5% jitter: a report is noticed at most 7.9 s after it
@@ -92,6 +92,11 @@ export async function waitUntilReady(client: ReportingClient, id: string, option
     }
   } catch (error) {
     if (deadline.signal.aborted && !options.signal.aborted) throw deadline.signal.reason;
+    // the status requests gave up (a server failing, an answer that stalls), not the report: it
+    // goes on, and the hint says how to pick it up
+    if (error instanceof NetworkError && error.constructor === NetworkError) {
+      throw new NetworkError(`${error.message}, while waiting for report ${id}`, `${error.hint ? `${error.hint}; ` : ''}the report goes on: ${hint(id)}`);
+    }
     throw error;
   } finally {
     clearTimeout(timer);

@@ -5,8 +5,8 @@ import type { Params } from '../api/encode.js';
 import { UsageError } from '../errors.js';
 import { didYouMean } from '../suggest.js';
 import {
-  DEFAULT_METRICS, FILTERS, SIDE_DIMENSIONS, TIME_DIMENSIONS, dimensionsOf, isTimeDimension, metricsOf,
-  type Side,
+  DEFAULT_METRICS, FILTERS, SIDE_DIMENSIONS, TIME_DIMENSIONS, dimensionsOf, isTimeDimension, metricField, metricsOf,
+  metricsWithField, type Side,
 } from './catalog.js';
 import { parseTime } from './time.js';
 
@@ -39,13 +39,22 @@ export interface ReportRequest {
 export function resolveMetrics(side: Side, values: readonly string[], validate = true): string[] {
   if (values.length === 0) return [...DEFAULT_METRICS[side]];
   if (!validate) return [...new Set(values)];
-  const accepted = metricsOf(side);
+  const valid = metricsWithField(side);
   const resolved = values.map((value) => {
-    const match = accepted.find((metric) => metric.toLowerCase() === value.toLowerCase());
+    const match = metricsOf(side).find((metric) => metric.toLowerCase() === value.toLowerCase());
     if (!match) {
       throw new UsageError(
-        `unknown metric "${value}" for ${side} reports${didYouMean(value, accepted)}`,
-        `valid metrics: ${accepted.join(', ')}`,
+        `unknown metric "${value}" for ${side} reports${didYouMean(value, valid)}`,
+        `valid metrics: ${valid.join(', ')}`,
+      );
+    }
+    if (!valid.includes(match)) {
+      // accepted by the API, but no row of this side has its field: the column would be missing
+      const other = side === 'buyer' ? 'seller' : 'buyer';
+      const where = metricsWithField(other).includes(match) ? `${match} is a ${other} metric (\`reporting run ${other} ...\`)` : `the ${side} row has no "${metricField(match)}" field`;
+      throw new UsageError(
+        `metric ${match} gives no column in ${side} reports: ${where}`,
+        `${side} metrics: ${valid.join(', ')} (--no-validate sends it anyway)`,
       );
     }
     return match;

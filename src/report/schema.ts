@@ -43,6 +43,8 @@ export interface SchemaRequest {
   breakdowns: readonly string[];
   /** `--columns requested` */
   requestedOnly?: boolean;
+  /** `--columns a,b,c`: these fields, in this order (checked by the caller) */
+  columns?: readonly string[];
 }
 
 /** The columns an export of this request has, in order. */
@@ -51,7 +53,7 @@ export function exportColumns(request: SchemaRequest): Column[] {
   const time = timeDimensionOf(breakdowns);
   const keyFields = new Set(['date']);
   for (const breakdown of breakdowns) for (const field of BREAKDOWN_FIELDS[side][breakdown] ?? []) keyFields.add(field);
-  const names = request.requestedOnly ? requestedFieldNames(side, metrics, breakdowns) : rowFieldNames(side, metrics, breakdowns);
+  const names = request.columns ?? (request.requestedOnly ? requestedFieldNames(side, metrics, breakdowns) : rowFieldNames(side, metrics, breakdowns));
   const contract = new Map(ROW_FIELDS[side].map((field) => [field.name, field.type]));
   return names.map((name) => ({
     name,

@@ -1,5 +1,6 @@
 // Fault injection: what the sandbox can be told to do wrong, and when.
 
+import { didYouMean } from '../suggest.js';
 import { hash, unit } from './random.js';
 
 export const ENDPOINTS = {
@@ -35,6 +36,11 @@ export interface BodyFault {
 /** Answers the CLI must refuse as unexpected (issue 5's malformed-server checks). */
 export const MALFORMED = ['truncated', 'wrong-types', 'no-report-id', 'data-not-array', 'unknown-status'] as const;
 export type Malformed = (typeof MALFORMED)[number];
+
+/** What `--report-status` may make reports end in: failure statuses the contract leaves unnamed,
+ * `progress` (never ready: for --max-wait) and `ready` (the default). A fixed list, so that a typo
+ * (`redy`) is an error with a suggestion, not a sandbox whose reports never become ready. */
+export const REPORT_STATUSES = ['failed', 'error', 'canceled', 'expired', 'progress', 'ready'] as const;
 
 export interface Faults {
   latencyMs: number;
@@ -85,6 +91,8 @@ export class FaultPlan {
   }
 }
 
+const ERROR_SETTINGS = ['endpoint', 'first', 'rate', 'retry-after', 'html'];
+
 /**
  * Parses the sandbox's `--error` option: `STATUS[,endpoint=NAME][,first=N|,rate=R][,retry-after=S][,html]`,
  * for example `503,endpoint=download,first=2` or `429,rate=0.2,retry-after=1`.
@@ -102,7 +110,7 @@ export function parseErrorFault(text: string): ErrorFault {
       case 'endpoint': {
         const name = value.replace(/^\//, '').replace(/-reporting$/, '');
         if (name !== '*' && !(name in ENDPOINTS)) {
-          throw new Error(`--error: unknown endpoint "${value}" (one of ${Object.keys(ENDPOINTS).join(', ')})`);
+          throw new Error(`--error: unknown endpoint "${value}" (one of ${Object.keys(ENDPOINTS).join(', ')})${didYouMean(name, Object.keys(ENDPOINTS))}`);
         }
         fault.endpoint = name as EndpointName | '*';
         break;
@@ -116,8 +124,12 @@ export function parseErrorFault(text: string): ErrorFault {
       }
       case 'retry-after': fault.retryAfter = positiveInteger(value, 'retry-after', true); break;
       case 'html': fault.html = true; break;
-      default: throw new Error(`--error: unknown setting "${key}" (endpoint, first, rate, retry-after, html)`);
+      default: throw new Error(`--error: unknown setting "${key}" (endpoint, first, rate, retry-after, html)${didYouMean(key ?? '', ERROR_SETTINGS)}`);
     }
+  }
+  // which requests fail: the first N, or a fraction of all; both at once would silently mean first
+  if (fault.first !== undefined && fault.rate !== undefined) {
+    throw new Error(`--error: first=${fault.first} and rate=${fault.rate} cannot be combined: give first=N (the first N requests fail) or rate=R (that fraction of them)`);
   }
   return fault;
 }

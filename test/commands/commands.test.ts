@@ -34,6 +34,38 @@ describe('parsing, apart from behaviour', () => {
     expect(help.stderr.text).toBe('');
   });
 
+  it('every help fits 100 columns, says each note once, and offers only what the command takes', async () => {
+    const helpOf = async (...args: string[]) => {
+      const { ctx, stdout } = fakeContext();
+      expect(await main(argv(...args, '--help'), ctx)).toBe(0);
+      return stdout.text;
+    };
+    const names = ['', 'login', 'logout', 'whoami', 'buyer', 'seller', 'status', 'download', 'run', 'campaigns', 'schema', 'sandbox', 'completion'];
+    for (const name of names) {
+      const text = await helpOf(...(name ? [name] : []));
+      for (const line of text.split('\n')) expect(`${name}: ${line.length > 100 ? line : 'ok'}`).toBe(`${name}: ok`);
+      expect(text, name).not.toMatch(/\) \(/);
+    }
+    expect(await helpOf('run')).toMatch(/--advertiser-id <ids> +advertiser IDs \(admin only, buyer only\)/);
+    // only run knows the request, so only run's --columns takes `requested`
+    expect(await helpOf('run')).toMatch(/or `requested`/);
+    expect(await helpOf('download')).not.toMatch(/requested/);
+  });
+
+  it('`reporting help run` is `reporting run --help`; `help` alone the main help; `help rnu` a usage error', async () => {
+    for (const [args, same] of [[['help', 'run'], ['run', '--help']], [['help'], ['--help']], [['help', 'download'], ['download', '-h']]]) {
+      const asked = fakeContext();
+      const usual = fakeContext();
+      expect(await main(argv(...args!), asked.ctx)).toBe(0);
+      expect(await main(argv(...same!), usual.ctx)).toBe(0);
+      expect(asked.stdout.text).toBe(usual.stdout.text);
+      expect(asked.stderr.text).toBe('');
+    }
+    const typo = fakeContext();
+    expect(await main(argv('help', 'rnu'), typo.ctx)).toBe(2);
+    expect(typo.stderr.text).toBe('error: unknown command \'rnu\'; did you mean run?\nhint: see `reporting --help`\n');
+  });
+
   it('no command prints the help on stderr and exits 2', async () => {
     const { ctx, stderr, stdout } = fakeContext();
     expect(await main(argv(), ctx)).toBe(2);
@@ -112,6 +144,29 @@ describe('status', () => {
       expect(JSON.parse(waited.stdout.text)).toEqual({ reportId: id, status: 'ready', message: 'ready' });
     } finally {
       await slow.close();
+    }
+  });
+});
+
+describe('status of a failed report', () => {
+  it('stdout is the status word alone; the server\'s message is in the error on stderr (exit 6)', async () => {
+    const failing = await startSandbox({ port: 0, readyDelayMs: 0, failOverDays: 1 });
+    try {
+      const env = { ...envFor(), REPORTING_BASE_URL: failing.baseUrl, REPORTING_TOKEN: failing.token };
+      const submit = fakeContext({ env });
+      await main(argv('buyer', '--since', '2026-11-01', '--until', '2026-11-05'), submit.ctx);
+      const id = submit.stdout.text.trim();
+      for (const args of [[], ['--wait', '--poll-interval', '50ms']]) {
+        const status = fakeContext({ env });
+        expect(await main(argv('status', id, ...args), status.ctx)).toBe(6);
+        if (args.length === 0) expect(status.stdout.text).toBe('failed\n');
+        expect(status.stderr.text).toMatch(new RegExp(`^error: report ${id} ended in status "failed": too much data`));
+        const json = fakeContext({ env });
+        expect(await main(argv('status', id, '--json', ...args), json.ctx)).toBe(6);
+        expect(JSON.parse(json.stdout.text)).toMatchObject({ reportId: id, status: 'failed', message: expect.stringMatching(/^too much data/) });
+      }
+    } finally {
+      await failing.close();
     }
   });
 });

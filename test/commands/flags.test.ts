@@ -45,6 +45,23 @@ describe('run', () => {
   });
 });
 
+describe('list flags', () => {
+  it('an empty list (`--metrics \'\'`, an unset shell variable) is a usage error naming the flag, not the default', async () => {
+    const lists: [string, string[]][] = [
+      ['run', ['buyer', '--metrics', '']], ['run', ['buyer', '--breakdowns', ' , ']], ['run', ['buyer', '--campaign-id', ',']],
+      ['run', ['buyer', '--metrics', 'clicks', '--metrics', '']], ['run', ['buyer', '--columns', '']], ['download', ['abc', '--columns', ',']],
+      ['seller', ['--app-id', '']], ['schema', ['buyer', '--metrics', '']],
+    ];
+    for (const [command, args] of lists) {
+      const { name, code, stderr } = await parseOptions<RunOptions>(command, ...args);
+      const flag = args.findLast((arg) => arg.startsWith('--')) as string;
+      expect(`${command} ${args.join(' ')}: ${code}`).toBe(`${command} ${args.join(' ')}: 2`);
+      expect(name).toBe('');
+      expect(stderr).toMatch(new RegExp(`^error: option '${flag} <[a-z]+>' argument '[ ,]*' is invalid\\. an empty list: give at least one value \\(comma-separated\\), or leave the option out\n`));
+    }
+  });
+});
+
 describe('buyer and seller', () => {
   it('take the side from the command, and accept the other side\'s filter for a clear error later', async () => {
     const { opts } = await parseOptions<ReportOptions>('buyer', '--app-id', '9', '--campaign-id', '7,8');
@@ -67,7 +84,9 @@ describe('status and download', () => {
 describe('the other commands', () => {
   it('login: its switches as booleans', async () => {
     const { opts } = await parseOptions<LoginOptions>('login', '--email', 'me@example.com', '--password-stdin');
-    expect(opts).toEqual({ tokenStdin: false, email: 'me@example.com', passwordStdin: true });
+    expect(opts).toEqual({ tokenStdin: false, email: 'me@example.com', passwordStdin: true, verify: true });
+    const offline = await parseOptions<LoginOptions>('login', '--token-stdin', '--no-verify');
+    expect(offline.opts).toEqual({ tokenStdin: true, email: undefined, passwordStdin: false, verify: false });
   });
   it('campaigns: the format among its own (a table too)', async () => {
     const { opts } = await parseOptions<CampaignsOptions>('campaigns', '--format', 'TABLE');

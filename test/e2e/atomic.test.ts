@@ -123,7 +123,8 @@ describe('failures leave the previous file untouched and no temporary file', () 
         `"${NODE}" "${BIN}" ${RUN.join(' ')} -o /mnt/out.csv -q; echo "exit=$?"; cat /mnt/out.csv; ls -A /mnt`;
       // asynchronous: this process serves the sandbox meanwhile
       const result = await collect(spawn('unshare', ['-rm', 'sh', '-c', script], { env: baseEnv(env) }));
-      expect(result.stderr).toMatch(/^error: cannot write \/mnt\/out\.csv: the disk is full\nhint: free some space; the previous file, if any, is untouched\n$/);
+      // the report is still on the server: the hint says how to fetch it once there is room
+      expect(result.stderr).toMatch(/^error: cannot write \/mnt\/out\.csv: the disk is full\nhint: free some space; the previous file, if any, is untouched; then pick it up later with: reporting download [0-9a-f]{24} --wait -o \/mnt\/out\.csv\n$/);
       expect(result.stdout).toBe(`exit=1\n${PREVIOUS}out.csv\n`);
     });
   });

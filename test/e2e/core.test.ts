@@ -1,6 +1,6 @@
 // End to end: the built bin/reporting.js, spawned, against the sandbox on 127.0.0.1.
 
-import { mkdirSync, readFileSync, statSync, chmodSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startSandbox } from '../../src/sandbox/server.js';
@@ -122,11 +122,47 @@ describe('login and logout', () => {
     });
   });
 
+  it('--token-stdin checks the token against the API before storing it (--no-verify: offline)', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const env = { REPORTING_CONFIG_DIR: dir, REPORTING_BASE_URL: sandbox.baseUrl };
+      const typo = await runCli(['login', '--token-stdin'], { env, input: `${sandbox.token.slice(0, -1)}0` });
+      expect(typo.code).toBe(3);
+      expect(typo.stderr).toBe(`error: the API rejected this token (HTTP 401: Invalid token)\nhint: paste the whole token from the web console of ${sandbox.baseUrl}; --no-verify stores it without checking\n`);
+      expect(existsSync(join(dir, 'config.json'))).toBe(false);
+      expect(sandbox.requests.map((r) => [r.endpoint, r.status])).toEqual([['campaigns', 401]]);
+      const offline = await runCli(['login', '--token-stdin', '--no-verify'], { env, input: 'f'.repeat(40) });
+      expect(offline.code).toBe(0);
+      expect(sandbox.requests).toHaveLength(1);
+      const good = await runCli(['login', '--token-stdin'], { env, input: sandbox.token });
+      expect(good.code).toBe(0);
+      expect(storeOf(dir).profiles.default.token).toBe(sandbox.token);
+    });
+  });
+
+  it('REPORTING_TOKEN: whoami says it is in use (not the stored token\'s details), and a refused one is blamed, not the login', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const env = { REPORTING_CONFIG_DIR: dir, REPORTING_BASE_URL: sandbox.baseUrl };
+      expect((await runCli(['login', '--email', sandbox.email], { env: { ...env, REPORTING_PASSWORD: sandbox.password } })).code).toBe(0);
+      const stored = await runCli(['whoami', '--json'], { env });
+      expect(JSON.parse(stored.stdout)).toMatchObject({ token: 'stored (login)', savedAt: expect.any(String), email: sandbox.email, storedTokenUnused: false });
+      const overridden = await runCli(['whoami'], { env: { ...env, REPORTING_TOKEN: 'f'.repeat(40) } });
+      expect(overridden.stdout).toMatch(/^token: {4}from REPORTING_TOKEN \(the profile's stored token is not used while it is set\)$/m);
+      expect(overridden.stdout).not.toMatch(/saved|email/);
+      const json = JSON.parse((await runCli(['whoami', '--json'], { env: { ...env, REPORTING_TOKEN: 'f'.repeat(40) } })).stdout);
+      expect(json).toMatchObject({ token: 'from REPORTING_TOKEN', savedAt: null, email: null, storedTokenUnused: true });
+      const refused = await runCli(['campaigns'], { env: { ...env, REPORTING_TOKEN: 'f'.repeat(40) } });
+      expect(refused.code).toBe(3);
+      expect(refused.stderr).toBe(`error: the API rejected the token (HTTP 401: Invalid token)\nhint: the token comes from REPORTING_TOKEN, which overrides the stored one: check that it is a valid token for ${sandbox.baseUrl}, or unset it to use the profile's stored token\n`);
+      const alone = await runCli(['campaigns'], { env: { REPORTING_CONFIG_DIR: tempDir(), REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: 'f'.repeat(40) } });
+      expect(alone.stderr).toMatch(/^hint: the token comes from REPORTING_TOKEN: check that it is a valid token for .*, or unset it and run `reporting login --profile default`$/m);
+    });
+  });
+
   it('parallel logins to different profiles keep every profile\'s token', async () => {
     await withSandbox({}, async (sandbox, dir) => {
       const env = { REPORTING_CONFIG_DIR: dir, REPORTING_BASE_URL: sandbox.baseUrl };
       const tokens = Array.from({ length: 8 }, (_, i) => `${String(i).repeat(8)}${'a'.repeat(32)}`);
-      const results = await Promise.all(tokens.map((token, i) => runCli(['login', '--token-stdin', '--profile', `p${i}`], { env, input: token })));
+      const results = await Promise.all(tokens.map((token, i) => runCli(['login', '--token-stdin', '--no-verify', '--profile', `p${i}`], { env, input: token })));
       expect(results.map((result) => result.code)).toEqual(tokens.map(() => 0));
       const profiles = storeOf(dir).profiles;
       tokens.forEach((token, i) => expect(profiles[`p${i}`].token).toBe(token));
@@ -137,7 +173,10 @@ describe('login and logout', () => {
 describe('exit codes and errors', () => {
   it('3: a rejected token without REPORTING_EMAIL/REPORTING_PASSWORD, with a hint', async () => {
     await withSandbox({}, async (sandbox, dir) => {
-      const result = await runCli(['campaigns'], { env: { REPORTING_CONFIG_DIR: dir, REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: 'f'.repeat(40) } });
+      // a stored token that has expired (REPORTING_TOKEN's own hint: in 'login and logout')
+      const env = { REPORTING_CONFIG_DIR: dir, REPORTING_BASE_URL: sandbox.baseUrl };
+      expect((await runCli(['login', '--token-stdin', '--no-verify'], { env, input: 'f'.repeat(40) })).code).toBe(0);
+      const result = await runCli(['campaigns'], { env });
       expect(result.code).toBe(3);
       expect(result.stderr).toMatch(/^error: the API rejected the token \(HTTP 401: Invalid token\)\nhint: run `reporting login` again/);
     });
@@ -219,6 +258,25 @@ describe('retries and re-login through the sandbox faults', () => {
       expect(status.code).toBe(0);
       expect(status.stderr).toMatch(/retry 1 of 4 in 1\.0s \(HTTP 429, Retry-After 1s\)/);
       expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    });
+  });
+
+  it('without -v, one line per retry on stderr (none with -q), and stdout stays the result', async () => {
+    await withSandbox({ faults: { errors: [{ status: 503, endpoint: 'buyer', first: 2 }, { status: 429, endpoint: 'status', first: 1, retryAfter: 1 }] } }, async (sandbox, dir) => {
+      const env = { REPORTING_CONFIG_DIR: dir, REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: sandbox.token };
+      const submitted = await runCli(['buyer', '--since', 'yesterday', '--until', 'yesterday'], { env });
+      expect(submitted.code).toBe(0);
+      expect(submitted.stdout).toMatch(/^[0-9a-f]{24}\n$/);
+      expect(submitted.stderr).toMatch(/^HTTP 503 \(POST \/buyer-reporting\); retrying in \d\.\ds \(retry 1 of 4\)\nHTTP 503 \(POST \/buyer-reporting\); retrying in \d\.\ds \(retry 2 of 4\)\n$/);
+      const status = await runCli(['status', submitted.stdout.trim(), '--retries', '2'], { env });
+      expect(status.stderr).toBe('HTTP 429, Retry-After 1s (POST /status-reporting); retrying in 1.0s (retry 1 of 2)\n');
+      expect(status.stdout).toBe('ready\n');
+    });
+    await withSandbox({ faults: { errors: [{ status: 503, endpoint: 'campaigns', first: 1 }] } }, async (sandbox, dir) => {
+      const env = { REPORTING_CONFIG_DIR: dir, REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: sandbox.token };
+      const quiet = await runCli(['campaigns', '--json', '-q'], { env });
+      expect(quiet.code).toBe(0);
+      expect(quiet.stderr).toBe('');
     });
   });
 

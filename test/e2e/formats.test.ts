@@ -113,6 +113,55 @@ describe('Parquet, read back with DuckDB', () => {
   });
 });
 
+describe('an empty report (a filter that matches nothing)', () => {
+  const NOTHING = ['--campaign-id', '999999999'];
+  const header = (path: string) => XLSX.utils.sheet_to_json<unknown[]>(readXlsx(path).Sheets['report'] as XLSX.WorkSheet, { header: 1 });
+
+  it('Parquet, XLSX and CSV have the columns and types of a non-empty report, with and without --columns requested', async () => {
+    const dir = tempDir();
+    const cases = [
+      ['buyer', '--breakdowns', 'DAILY,CAMPAIGN'],
+      ['seller', '--breakdowns', 'HOURLY,APP', '--metrics', 'displays,revenueDollar', '--columns', 'requested'],
+      ['buyer', '--breakdowns', 'DAILY,COUNTRY', '--columns', 'requested'],
+      ['seller', '--breakdowns', 'MONTHLY'],
+      ['buyer', '--metrics', 'clicks'],
+    ];
+    for (const [i, args] of cases.entries()) {
+      const base = [args[0] as string, '--since', '2026-11-01', '--until', '2026-11-02', ...args.slice(1)];
+      const filter = args[0] === 'buyer' ? NOTHING : ['--app-id', '999999999'];
+      const full = await export_(dir, `full${i}.parquet`, base);
+      expect(full.data.length).toBeGreaterThan(0);
+      const empty = await export_(dir, `empty${i}.parquet`, [...base, ...filter]);
+      expect(empty.data).toEqual([]);
+      const types = await parquetTypes(join(dir, `full${i}.parquet`));
+      expect(await parquetTypes(join(dir, `empty${i}.parquet`)), base.join(' ')).toEqual(types);
+      expect(await query(`SELECT count(*)::INTEGER AS n FROM ${sql(join(dir, `empty${i}.parquet`))}`)).toEqual([{ n: 0 }]);
+      await export_(dir, `full${i}.xlsx`, base);
+      await export_(dir, `empty${i}.xlsx`, [...base, ...filter]);
+      expect(header(join(dir, `empty${i}.xlsx`)), base.join(' ')).toEqual([Object.keys(types)]);
+      expect((header(join(dir, `full${i}.xlsx`)) as unknown[][])[0]).toEqual(Object.keys(types));
+      await export_(dir, `empty${i}.csv`, [...base, ...filter]);
+      expect(readFileSync(join(dir, `empty${i}.csv`), 'utf8'), base.join(' ')).toBe(`${Object.keys(types).join(',')}\n`);
+    }
+  });
+
+  it('download, which does not know the request: with --columns a valid file; without, an error and no file', async () => {
+    const dir = tempDir();
+    const submitted = await runCli(['buyer', '--since', '2026-11-01', '--until', '2026-11-02', '--breakdowns', 'DAILY', ...NOTHING], { env: env(dir) });
+    const id = submitted.stdout.trim();
+    for (const format of ['parquet', 'xlsx']) {
+      const refused = await runCli(['download', id, '--wait', '-o', join(dir, `e.${format}`), '-q', '--poll-interval', '20ms'], { env: env(dir) });
+      expect(refused.code).toBe(5);
+      expect(refused.stderr).toMatch(new RegExp(`^error: the report has no rows, and without its request \\(which \`download\` does not know\\) the columns of a ${format === 'xlsx' ? 'XLSX' : 'Parquet'} file are unknown: nothing was written\nhint: name the columns with --columns`));
+      const named = await runCli(['download', id, '-o', join(dir, `c.${format}`), '-q', '--columns', 'country,clicks'], { env: env(dir) });
+      expect(named.code, named.stderr).toBe(0);
+    }
+    expect(await parquetTypes(join(dir, 'c.parquet'))).toEqual({ country: 'VARCHAR', clicks: 'BIGINT' });
+    expect(header(join(dir, 'c.xlsx'))).toEqual([['country', 'clicks']]);
+    expect(readdirSync(dir).filter((name) => name !== '.config').sort()).toEqual(['c.parquet', 'c.xlsx']);
+  });
+});
+
 describe('chunked runs in the typed formats', () => {
   it('--chunk day merged into one Parquet file equals one report; per-window XLSX files hold each day', async () => {
     const dir = tempDir();
@@ -289,6 +338,24 @@ describe('stdout, and the schema command', () => {
     const result = await runCli(['download', 'someid', '--columns', 'requested', '-o', join(dir, 'x.parquet')], { env: env(dir) });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/--columns requested needs the request/);
+  });
+
+  it('schema takes the export\'s --columns (names, any case, in their order): the DDL loads the Parquet exported with them', async () => {
+    const dir = tempDir();
+    const columns = ['--columns', 'CLICKS,date', '--columns', 'city'];
+    await export_(dir, 'c.parquet', ['buyer', '--since', '2026-11-01', '--until', '2026-11-02', '--breakdowns', 'DAILY,CITY', ...columns]);
+    const ddl = await runCli(['schema', 'buyer', '--breakdowns', 'DAILY,CITY', ...columns, '--as', 'duckdb', '--table', 'named']);
+    expect(ddl.stdout).toBe('-- row key: date, city\nCREATE TABLE "named" (\n  "clicks" BIGINT,\n  "date"   DATE,\n  "city"   VARCHAR\n);\n');
+    await duck.run(ddl.stdout);
+    await duck.run(`INSERT INTO named SELECT * FROM ${sql(join(dir, 'c.parquet'))}`);
+    expect(await parquetTypes(join(dir, 'c.parquet'))).toEqual({ clicks: 'BIGINT', date: 'DATE', city: 'VARCHAR' });
+    const all = await runCli(['schema', 'buyer', '--columns', 'all', '--json']);
+    expect(JSON.parse(all.stdout).columns.length).toBe(JSON.parse((await runCli(['schema', 'buyer', '--json'])).stdout).columns.length);
+    const typo = await runCli(['schema', 'buyer', '--columns', 'date,contry']);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/^error: --columns: no row has a field "contry"; did you mean country\?$/m);
+    const mixed = await runCli(['schema', 'buyer', '--columns', 'requested,date']);
+    expect(mixed.code).toBe(2);
   });
 
   it('rows validate against `schema --as json-schema`; the printed DDL loads the Parquet and the CSV into DuckDB', async () => {

@@ -149,6 +149,7 @@ describe('output options', () => {
     [['-o', 'x.xlsx', '--delimiter', ';'], /--delimiter applies to CSV output, not xlsx/],
     [['-o', '{day}.csv'], /unknown placeholder \{day\}/],
     [['--format', 'json', '--bom', '-o', 'x.json'], /--bom applies to CSV output, not json/],
+    [['--columns', 'date', '-o', 'x.ndjson'], /^error: --columns applies to CSV, Parquet and XLSX output, not ndjson$/m],
     [['--delimiter', 'ab', '-o', 'x.csv'], /--delimiter wants one character/],
     [['--seller-x'], /unknown option/],
     [['--publisher-id', '3'], /--publisher-id is a seller filter, not for buyer reports/],
@@ -191,6 +192,10 @@ describe('download', () => {
       expect(early.stderr).toContain(`report ${id} is not ready yet (status: progress)`);
       expect(early.stderr).toContain(`hint: add --wait to wait for it: reporting download ${id} --wait`);
       expect(slow.requests.some((r) => r.endpoint === 'download')).toBe(false);
+      // given up at --max-wait: the hint is the same command, with its -o, not a placeholder
+      const late = await runCli(['download', id, '--wait', '--max-wait', '300ms', '--poll-interval', '100ms', '-o', join(dir, 'x.csv')], { env: e });
+      expect(late.code).toBe(6);
+      expect(late.stderr).toContain(`hint: pick it up later with: reporting download ${id} --wait -o ${join(dir, 'x.csv')}\n`);
       const statuses = () => slow.requests.filter((r) => r.endpoint === 'status').length;
       const waiting = runCli(['download', id, '--wait', '--poll-interval', '100ms', '-o', join(dir, 'x.csv'), '-q'], { env: e });
       await until(() => statuses() >= 3, 'two polls of the waiting download');
@@ -201,6 +206,22 @@ describe('download', () => {
       expect(readFileSync(join(dir, 'x.csv'), 'utf8')).toMatch(/^country,/);
     } finally {
       await slow.close();
+    }
+  });
+
+  it('status requests that give up (a failing server) while the report goes on: exit 5, with the command that picks it up', async () => {
+    const failing = await startSandbox({ port: 0, readyDelayMs: 50, faults: { errors: [{ status: 503, endpoint: 'status', first: 100 }] } });
+    try {
+      const dir = tempDir();
+      const e = { REPORTING_CONFIG_DIR: join(dir, '.config'), REPORTING_BASE_URL: failing.baseUrl, REPORTING_TOKEN: failing.token };
+      const target = join(dir, 'w.csv');
+      const result = await runCli(['run', 'buyer', '--since', 'yesterday', '--until', 'yesterday', '-o', target, '--retries', '1'], { env: e });
+      expect(result.code).toBe(5);
+      const id = /submitted buyer report ([0-9a-f]+)/.exec(result.stderr)![1]!;
+      expect(result.stderr).toMatch(new RegExp(`^error: POST /status-reporting: HTTP 503: .*, after 2 attempts, while waiting for report ${id}$`, 'm'));
+      expect(result.stderr).toContain(`hint: the server is failing; try again later, or raise --retries; the report goes on: pick it up later with: reporting download ${id} --wait -o ${target}\n`);
+    } finally {
+      await failing.close();
     }
   });
 

@@ -282,4 +282,22 @@ describe('without --state: the journal', () => {
       expect(result.stderr).not.toContain(sandbox.token);
     });
   });
+
+  it('--log-format json: a request retried inside the HTTP client is a `retried` event of its window, never a text line', async () => {
+    for (const chunk of [[], ['--chunk', 'day']]) {
+      await withSandbox({ faults: { errors: [{ status: 503, endpoint: 'status', first: 2 }] } }, async (sandbox, dir) => {
+        const result = await runCli(['run', 'buyer', '--since', '2026-11-02', '--until', '2026-11-03', '--breakdowns', 'DAILY', ...chunk, '-o', join(dir, `r${chunk.length}.csv`),
+          '--poll-interval', '20ms', '--log-format', 'json'], { env: env(sandbox, dir) });
+        expect(result.code, result.stderr).toBe(0);
+        const retried = logLines(result.stderr).filter((l) => l.event === 'retried') as (LogLine & { attempt: number; message: string; delayMs: number })[];
+        expect(retried.length, chunk.join(' ') || 'one report').toBeGreaterThan(0);
+        for (const line of retried) {
+          expect(line.message).toMatch(/^HTTP 503 \(POST \/status-reporting\); retrying in/);
+          expect(line.attempt).toBeGreaterThanOrEqual(2);
+          expect(line.delayMs).toBeGreaterThan(0);
+        }
+        if (chunk.length) expect(retried.every((l) => l.window.since.startsWith('2026-11-0'))).toBe(true);
+      });
+    }
+  });
 });

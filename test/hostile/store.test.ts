@@ -101,7 +101,7 @@ describe('11.12 a store that cannot be read or written: a clear error, exit 3, n
 
   it.each([['empty', ''], ['corrupt', '{"profiles": {"default": '], ['of another shape', '{"profiles": []}']])('a config.json that is %s', async (_what, content) => {
     const world = makeWorld(server);
-    mkdirSync(world.config, { mode: 0o700 });
+    mkdirSync(world.config, { recursive: true, mode: 0o700 });
     writeFileSync(join(world.config, 'config.json'), content, { mode: 0o600 });
     const before = world.snapshot();
     // REPORTING_TOKEN and REPORTING_BASE_URL are set: the commands work
@@ -123,7 +123,7 @@ describe('11.12 a store that cannot be read or written: a clear error, exit 3, n
 describe('11.12 files', () => {
   it('a lock file dated in the future does not block a write', async () => {
     const world = makeWorld(server);
-    mkdirSync(world.config, { mode: 0o700 });
+    mkdirSync(world.config, { recursive: true, mode: 0o700 });
     const lock = join(world.config, 'config.json.lock');
     writeFileSync(lock, '999999');
     const future = new Date(Date.now() + 3600_000);

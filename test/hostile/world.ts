@@ -54,6 +54,8 @@ export function makeWorld(server: Hostile, extraEnv: Record<string, string> = {}
   const config = join(root, 'config');
   const env = { REPORTING_CONFIG_DIR: config, REPORTING_BASE_URL: server.baseUrl, REPORTING_TOKEN: 't'.repeat(40), ...extraEnv };
   mkdirSync(cwd);
+  // a user's configuration folder exists (runs keep their journal in it while they work)
+  mkdirSync(config, { mode: 0o700 });
   return {
     root,
     cwd,

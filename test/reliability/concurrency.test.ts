@@ -15,6 +15,7 @@ beforeAll(async () => {
 });
 afterAll(() => sandbox.close());
 
+// made-up tokens, stored with --no-verify: these tests are about the store, not the API
 const tokenOf = (i: number) => `${i.toString(16).padStart(2, '0')}${'c0ffee'.repeat(6)}42`;
 
 describe(`${PARALLEL} processes at once`, () => {
@@ -22,7 +23,7 @@ describe(`${PARALLEL} processes at once`, () => {
     const dir = tempDir();
     const env = { REPORTING_CONFIG_DIR: dir, REPORTING_BASE_URL: sandbox.baseUrl };
     const tokens = Array.from({ length: PARALLEL }, (_, i) => tokenOf(i));
-    const results = await Promise.all(tokens.map((token) => runCli(['login', '--token-stdin'], { env, input: token })));
+    const results = await Promise.all(tokens.map((token) => runCli(['login', '--token-stdin', '--no-verify'], { env, input: token })));
     expect(results.map((r) => r.code)).toEqual(tokens.map(() => 0));
     const store = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
     expect(tokens).toContain(store.profiles.default.token);
@@ -47,7 +48,7 @@ describe(`${PARALLEL} processes at once`, () => {
   it(`logging in to ${PARALLEL} different profiles keeps all ${PARALLEL}`, async () => {
     const dir = tempDir();
     const env = { REPORTING_CONFIG_DIR: dir, REPORTING_BASE_URL: sandbox.baseUrl };
-    const results = await Promise.all(Array.from({ length: PARALLEL }, (_, i) => runCli(['login', '--token-stdin', '--profile', `p${i}`], { env, input: tokenOf(i) })));
+    const results = await Promise.all(Array.from({ length: PARALLEL }, (_, i) => runCli(['login', '--token-stdin', '--no-verify', '--profile', `p${i}`], { env, input: tokenOf(i) })));
     expect(results.map((r) => r.code)).toEqual(results.map(() => 0));
     const profiles = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')).profiles;
     for (let i = 0; i < PARALLEL; i++) expect(profiles[`p${i}`].token).toBe(tokenOf(i));

@@ -50,6 +50,11 @@ describe('reporting sandbox', () => {
     [['--max-running', '0'], /--max-running wants a whole number from 1/],
     [['--fail-over-days', '1.5'], /--fail-over-days wants a whole number/],
     [['--now', 'yesterday'], /--now wants an ISO 8601 instant/],
+    // a typo would make a sandbox whose reports never become ready, or a fault that never fires
+    [['--report-status', 'redy'], /^error: unknown report status "redy": --report-status is one of failed, error, canceled, expired, progress, ready; did you mean ready\?$/],
+    [['--error', '503,first=2,rate=0.5'], /^error: --error: first=2 and rate=0.5 cannot be combined: give first=N .* or rate=R/],
+    [['--error', '503,frist=2'], /^error: --error: unknown setting "frist" .*; did you mean first\?$/],
+    [['--error', '503,endpoint=donwload'], /^error: --error: unknown endpoint "donwload" .*; did you mean download\?$/],
   ])('refuses bad options %j with one line and exit 2', async (args, message) => {
     const result = await runCli(['sandbox', '--port', '0', ...args]);
     expect(result.code).toBe(2);

@@ -32,7 +32,7 @@ async function write(writer: RowWriter, path: string): Promise<void> {
 describe('typed writers', () => {
   it('Parquet: one row group per ROW_GROUP rows, all rows in order', async () => {
     const path = join(tempDir(), 'r.parquet');
-    await write(new ParquetRowWriter(undefined, 3), path);
+    await write(new ParquetRowWriter({}, 3), path);
     const duck = await (await DuckDBInstance.create(':memory:')).connect();
     const groups = (await duck.runAndReadAll(`SELECT DISTINCT row_group_id FROM parquet_metadata('${path}')`)).getRows();
     expect(groups.length).toBe(4);
@@ -42,7 +42,7 @@ describe('typed writers', () => {
 
   it('XLSX: past the rows of a sheet, the rows go on in a new sheet with the same header', async () => {
     const path = join(tempDir(), 'r.xlsx');
-    await write(new XlsxRowWriter(undefined, 4), path);
+    await write(new XlsxRowWriter({}, 4), path);
     const book = XLSX.readFile(path);
     expect(book.SheetNames).toEqual(['report', 'report 2', 'report 3', 'report 4']);
     const all = book.SheetNames.flatMap((name) => {
@@ -57,7 +57,7 @@ describe('typed writers', () => {
   it('an empty report gives a valid file with the chosen columns', async () => {
     const dir = tempDir();
     const empty = JSON.stringify({ data: [] });
-    for (const [writer, file] of [[new ParquetRowWriter(['date', 'clicks']), 'e.parquet'], [new XlsxRowWriter(['date', 'clicks']), 'e.xlsx']] as const) {
+    for (const [writer, file] of [[new ParquetRowWriter({ columns: ['date', 'clicks'] }), 'e.parquet'], [new XlsxRowWriter({ columns: ['date', 'clicks'] }), 'e.xlsx']] as const) {
       const scanner = new ReportScanner(writer);
       scanner.push(empty);
       scanner.end();

@@ -30,7 +30,16 @@ describe('metrics', () => {
   it('refuses an unknown metric with the valid list and a suggestion', () => {
     const message = usageMessage(() => resolveMetrics('buyer', ['displays', 'clikcs']));
     expect(message).toMatch(/unknown metric "clikcs" for buyer reports; did you mean clicks\?/);
-    expect(message).toMatch(/valid metrics: requests, displays, clicks/);
+    expect(message).toMatch(/valid metrics: displays, clicks, downloads, leads, landings, revenueEuro, revenueDollar, eyesTrackings$/);
+    expect(usageMessage(() => resolveMetrics('seller', ['request']))).toMatch(/did you mean requests\?/);
+  });
+  it('refuse a metric no row of the side shows (buyer requests: a seller metric), unless --no-validate', () => {
+    expect(usageMessage(() => resolveMetrics('buyer', ['clicks', 'Requests']))).toBe(
+      'metric requests gives no column in buyer reports: requests is a seller metric (`reporting run seller ...`) | ' +
+      'buyer metrics: displays, clicks, downloads, leads, landings, revenueEuro, revenueDollar, eyesTrackings (--no-validate sends it anyway)',
+    );
+    expect(resolveMetrics('buyer', ['requests'], false)).toEqual(['requests']);
+    expect(resolveMetrics('seller', ['requests'])).toEqual(['requests']);
   });
   it('--no-validate sends values as given', () => {
     expect(resolveMetrics('buyer', ['Impressions', 'clicks'], false)).toEqual(['Impressions', 'clicks']);
