@@ -12,6 +12,7 @@ import type { Sandbox } from '../../src/sandbox/server.js';
 import { collect, runCli, startCli } from '../helpers/cli.js';
 import { argv, fakeContext } from '../helpers/ctx.js';
 import { call, withSandbox } from '../helpers/http.js';
+import { tempDir } from '../helpers/tmp.js';
 import { until } from '../helpers/wait.js';
 
 const PARIS = 'Europe/Paris';
@@ -46,7 +47,7 @@ function logLines(stderr: string): LogLine[] {
 }
 const eventsOf = (lines: LogLine[], name: string) => lines.filter((line) => line.event === name).map((line) => line.window.since.slice(0, 10));
 
-interface StateFile { version: number; request: { output: string | null }; windows: { since: string; status: string; reportId: string | null; attempts: number; sha256: string | null; file: string | null; rows: number | null }[] }
+interface StateFile { version: number; request: { output: string | null }; windows: { since: string; status: string; error: string | null; reportId: string | null; attempts: number; sha256: string | null; file: string | null; rows: number | null }[] }
 const readStateFile = (path: string): StateFile | undefined => {
   try {
     return JSON.parse(readFileSync(path, 'utf8')) as StateFile;
@@ -159,6 +160,32 @@ describe('--state: stale report IDs and one run at a time', () => {
       expect(first.code).toBe(2);
       expect(first.stderr).toMatch(/--since auto continues after the last window done, and there is no state file yet/);
       expect(sandbox.reports()).toHaveLength(0);
+    });
+  });
+});
+
+describe('--state: failed windows', () => {
+  it('a window that failed is recorded failed, the others done; the next run retries only it (attempt 2)', async () => {
+    const dir = tempDir();
+    const state = join(dir, 'weeks.state.json');
+    // Monday 2 to Thursday 12 November by week: a 7-day window and a 4-day one
+    const args = ['run', 'buyer', '--since', '2026-11-02', '--until', '2026-11-12', '--breakdowns', 'DAILY', '--metrics', 'displays', '--chunk', 'week',
+      '--no-split', '--state', state, '-o', join(dir, 'week-{since}.csv'), '--poll-interval', '20ms', '--log-format', 'json'];
+    await withSandbox({ failOverDays: 5 }, async (strict) => {
+      const first = await runCli(args, { env: env(strict, dir) });
+      expect(first.code).toBe(6);
+      const entries = readStateFile(state)?.windows.map((w) => [w.since.slice(0, 10), w.status, w.attempts]);
+      expect(entries).toEqual([['2026-11-02', 'failed', 1], ['2026-11-09', 'done', 1]]);
+      expect(readStateFile(state)?.windows[0]).toMatchObject({ error: expect.stringMatching(/too much data/) });
+    });
+    await withSandbox({}, async (lenient) => {
+      const second = await runCli(args, { env: env(lenient, dir) });
+      expect(second.code, second.stderr).toBe(0);
+      const lines = logLines(second.stderr);
+      expect(eventsOf(lines, 'skipped')).toEqual(['2026-11-09']);
+      expect(lines.filter((l) => l.event === 'submitted').map((l) => [l.window.since.slice(0, 10), (l as LogLine & { attempt: number }).attempt])).toEqual([['2026-11-02', 2]]);
+      expect(readStateFile(state)?.windows.map((w) => [w.since.slice(0, 10), w.status, w.attempts])).toEqual([['2026-11-02', 'done', 2], ['2026-11-09', 'done', 1]]);
+      expect(lenient.reports()).toHaveLength(1);
     });
   });
 });
