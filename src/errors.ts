@@ -63,6 +63,9 @@ export class ReportError extends CliError {
   }
 }
 
+/** The report itself ended in a failure status: it will never be ready (unlike a wait that gave up). */
+export class ReportFailedError extends ReportError {}
+
 export class InterruptedError extends CliError {
   constructor(readonly signal: string, hint?: string) {
     super(`interrupted (${signal})`, signal === 'SIGTERM' ? 143 : EXIT.interrupted, hint);

@@ -14,26 +14,40 @@ function isCommanderError(error: unknown): error is CommanderError {
 }
 
 /** Prints what the user needs to know about `error` on stderr and returns the exit code. */
-export function exitCodeFor(error: unknown, ctx: Context, options: { verbose: boolean; noColor: boolean }): number {
+export function exitCodeFor(error: unknown, ctx: Context, options: ExitOptions): number {
   if (isCommanderError(error)) {
     if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT.ok;
     // `help` and `help run` exit 0; help shown for a mistake (.help({ error: true })) does not
     if (error.code === 'commander.help') return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
-    writeError(ctx, options.noColor, error.message.replace(/^error: /, ''), 'see `reporting --help`, or `reporting <command> --help`');
+    writeError(ctx, options, error.message.replace(/^error: /, ''), 'see `reporting --help`, or `reporting <command> --help`');
     return EXIT.usage;
   }
   if (error instanceof CliError) {
     if (error.exitCode === EXIT.ok) return EXIT.ok; // a closed output pipe: nothing to say
-    writeError(ctx, options.noColor, error.message, error.hint);
+    writeError(ctx, options, error.message, error.hint, error.exitCode);
     return error.exitCode;
   }
   const message = error instanceof Error ? error.message : String(error);
-  writeError(ctx, options.noColor, `internal error: ${message}`, 'this is a bug in reporting; please report it with the command you ran');
+  writeError(ctx, options, `internal error: ${message}`, 'this is a bug in reporting; please report it with the command you ran', EXIT.internal);
   if (options.verbose && error instanceof Error && error.stack && ctx.env.REPORTING_DEBUG) ctx.stderr.write(`${error.stack}\n`);
   return EXIT.internal;
 }
 
-function writeError(ctx: Context, noColor: boolean, message: string, hint?: string): void {
+export interface ExitOptions {
+  verbose: boolean;
+  noColor: boolean;
+  /** --log-format json: the error is the log's last line, a JSON object like the others */
+  jsonLog?: boolean;
+}
+
+function writeError(ctx: Context, options: ExitOptions, message: string, hint?: string, exitCode: number = EXIT.usage): void {
+  const { noColor } = options;
+  if (options.jsonLog) {
+    // eslint-disable-next-line no-control-regex
+    const plain = (text: string) => text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
+    ctx.stderr.write(`${JSON.stringify({ v: 1, ts: new Date(ctx.now()).toISOString(), event: 'error', message: plain(message), ...(hint ? { hint: plain(hint) } : {}), exitCode })}\n`);
+    return;
+  }
   // messages carry server text (error envelopes, statuses): no control character reaches the terminal
   const oneLine = safeText(message.replace(/\s*\n\s*/g, ' ').trim());
   const color = wantsColor(ctx.env, ctx.stderr, noColor);

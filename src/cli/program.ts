@@ -104,6 +104,8 @@ export async function runCli(argv: string[], ctx: Context, runF?: RunF): Promise
   const verbose = argv.includes('-v') || argv.includes('--verbose');
   // --no-color must hold for the help and errors printed before options are parsed
   const noColor = argv.includes('--no-color');
+  // with --log-format json even the last word, an error, is a JSON line (README "JSON logs")
+  const jsonLog = argv.some((word, i) => word === '--log-format=json' || (word === '--log-format' && argv[i + 1] === 'json'));
   // a result that could not be written (`> /dev/full`) is a failure, whichever command printed it
   let outputFailure: unknown;
   const onOutputError = (error: unknown) => {
@@ -127,14 +129,14 @@ export async function runCli(argv: string[], ctx: Context, runF?: RunF): Promise
       code = EXIT.ok;
     }
   } catch (error) {
-    code = exitCodeFor(error, ctx, { verbose, noColor });
+    code = exitCodeFor(error, ctx, { verbose, noColor, jsonLog });
   }
   try {
     if (code === EXIT.ok) {
       await flushed(ctx.stdout);
       if (outputFailure) {
         const { stdoutWriteError } = await import('../export/sink.js');
-        code = exitCodeFor(stdoutWriteError(outputFailure), ctx, { verbose, noColor });
+        code = exitCodeFor(stdoutWriteError(outputFailure), ctx, { verbose, noColor, jsonLog });
       }
     }
   } finally {

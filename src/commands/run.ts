@@ -1,7 +1,8 @@
 // `run`: submit, wait, download and write — the main job.
 
 import { refuseTokenStore } from '../auth/store.js';
-import { InterruptedError, ReportError, UsageError } from '../errors.js';
+import { statSync } from 'node:fs';
+import { CliError, InterruptedError, ReportFailedError, UsageError } from '../errors.js';
 import type { OutputOptions } from '../export/output.js';
 import { PLACEHOLDERS, expandTemplate, planOutput, refuseBinaryOnTerminal, resolveRequestedColumns } from '../export/output.js';
 import { WriteError, checkWritableTarget } from '../export/sink.js';
@@ -71,16 +72,17 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
   if (jobs.logFormat === 'json') {
     client.http.onRetry = (line, retry) => log.emit({ event: 'retried', window, attempt: retry.attempt, message: line, delayMs: retry.delayMs });
   }
-  // an interrupted run started again within the hour resumes its report (src/jobs/journal.ts)
-  const journal = jobs.resume ? new Journal(configDir(f.env), f.now) : undefined;
+  // an interrupted run started again within the hour resumes its report (src/jobs/journal.ts);
+  // with --no-resume the report submitted now still replaces the one remembered
+  const journal = new Journal(configDir(f.env), f.now);
   const key = journalKey(journalRequestOf(request, f.baseUrl().url, f.profileName));
-  const remembered = journal?.recall(key);
+  const remembered = jobs.resume ? journal.recall(key) : undefined;
   const { reportId: id } = await startReport(window, remembered && { reportId: remembered.reportId, source: 'journal' }, 1, {
     submit: () => client.submit(side, requestParams(request)),
     status: (reportId) => client.status(reportId),
     emit: (event) => log.emit(event),
     // the journal is a convenience: a run does not fail because it cannot write it
-    onSubmitted: async (reportId) => { await journal?.remember(key, reportId).catch((error: unknown) => f.trace?.(`  journal not written: ${(error as Error).message}`)); },
+    onSubmitted: async (reportId) => { await journal.remember(key, reportId).catch((error: unknown) => f.trace?.(`  journal not written: ${(error as Error).message}`)); },
   });
   const resume = shellCommand(['reporting', 'download', id, '--wait', ...(target(id) ? ['-o', target(id) as string] : [])]);
   const started = f.now();
@@ -97,13 +99,13 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
   } catch (error) {
     log.stop(); // the error starts on its own line, the terminal is restored
     if (error instanceof InterruptedError) {
-      const again = journal ? 'the same command run again within the hour resumes it; or ' : '';
+      const again = 'the same command run again within the hour resumes it; or ';
       throw new InterruptedError(error.signal, `report ${id} goes on without you: ${again}${resume}`);
     }
-    if (error instanceof ReportError) {
-      journal?.forget(key); // a failed report is not worth resuming
-      log.emit({ event: 'failed', window, reportId: id, message: error.message, durationMs: f.now() - started });
-    }
+    // a report that ended in failure is not worth resuming; one still running when the wait gave
+    // up (--max-wait, the network) is: the same command resumes it
+    if (error instanceof ReportFailedError) journal.forget(key);
+    if (jobs.logFormat === 'json' && error instanceof CliError) log.emit({ event: 'failed', window, reportId: id, message: error.message, durationMs: f.now() - started });
     throw error;
   }
   log.emit({ event: 'ready', window, reportId: id, polls, durationMs: f.now() - started });
@@ -114,8 +116,11 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
     if (error instanceof WriteError) throw new WriteError(error.message, error.path, error.code, `${error.hint ? `${error.hint}; then ` : ''}pick it up later with: ${resume}`);
     throw error;
   });
-  journal?.forget(key);
-  if (jobs.logFormat === 'json') log.emit({ event: 'written', window, reportId: id, file, rows: saved.rows, bytes: saved.bytes });
+  journal.forget(key);
+  if (jobs.logFormat === 'json') {
+    log.emit({ event: 'download_done', window, reportId: id, rows: saved.rows, bytes: saved.bytes, durationMs: saved.elapsedMs });
+    log.emit({ event: 'written', window, reportId: id, file, rows: saved.rows, ...(saved.path ? { bytes: statSync(saved.path).size } : {}) });
+  }
   if (!quiet) reporter.note(describeSaved(saved, id, side, plan.format));
   if (json && saved.path) {
     f.stdout.write(`${JSON.stringify({ side, reportId: id, rows: saved.rows, file: saved.path, format: plan.format, summary: saved.summary ?? null })}\n`);

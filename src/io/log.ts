@@ -23,7 +23,7 @@ export type ResumeSource = 'state' | 'journal';
 export type SkipReason = 'done';
 
 export type LogEvent =
-  | { event: 'submitted'; window: Window; reportId: string; attempt: number; /** the report ID it replaces, forgotten by the server */ replaces?: string }
+  | { event: 'submitted'; window: Window; reportId: string; attempt: number; /** the report ID it replaces, forgotten by the server */ replaces?: string; /** or ended in this status */ replacedStatus?: string }
   | { event: 'resumed'; window: Window; reportId: string; source: ResumeSource }
   | { event: 'polled'; window: Window; reportId: string; status: string; polls: number; durationMs: number }
   | { event: 'ready'; window: Window; reportId: string; polls: number; durationMs: number }
@@ -32,7 +32,7 @@ export type LogEvent =
   | { event: 'retried'; window: Window; reportId?: string; attempt: number; message: string; delayMs?: number }
   | { event: 'download_started'; window: Window; reportId: string; attempt: number; file?: string }
   | { event: 'download_done'; window: Window; reportId: string; rows: number; bytes: number; durationMs: number }
-  | { event: 'written'; window: Window; reportId?: string; file?: string; rows: number; bytes: number; sha256?: string }
+  | { event: 'written'; window: Window; reportId?: string; file?: string; rows: number; /** of the file (unknown for stdout) */ bytes?: number; sha256?: string }
   | { event: 'unchanged'; window: Window; reportId?: string; file: string; rows: number; bytes: number; sha256: string }
   | { event: 'skipped'; window: Window; reportId?: string; file?: string; reason: SkipReason };
 
@@ -63,7 +63,7 @@ export function eventJson(event: LogEvent, nowMs: number, secrets: Secrets = NO_
   for (const [name, value] of Object.entries(event)) {
     if (name === 'event' || name === 'window' || value === undefined) continue;
     if (name === 'into') line.into = (value as readonly Window[]).map(windowJson);
-    else if (name === 'message' || name === 'reportId' || name === 'replaces' || name === 'status') line[name] = serverText(String(value), secrets);
+    else if (name === 'message' || name === 'reportId' || name === 'replaces' || name === 'status' || name === 'replacedStatus') line[name] = serverText(String(value), secrets);
     else if (typeof value === 'string') line[name] = secrets.redact(value.replace(CONTROLS, ' '));
     else line[name] = value;
   }
@@ -92,7 +92,7 @@ export function eventText(event: LogEvent, options: TextOptions = {}): string | 
   switch (event.event) {
     case 'submitted':
       return event.replaces
-        ? `${at}report ${serverText_(event.replaces)} is no longer known to the server; submitted ${side}report${id} instead`
+        ? `${at}report ${serverText_(event.replaces)} ${event.replacedStatus ? `ended in status "${serverText_(event.replacedStatus)}"` : 'is no longer known to the server'}; submitted ${side}report${id} instead`
         : `${at}submitted ${side}report${id}${event.attempt > 1 ? ` (attempt ${event.attempt})` : ''}`;
     case 'resumed':
       return `${at}resumed ${side}report${id}, submitted by an earlier run (from the ${event.source === 'state' ? 'state file' : 'journal'}); not submitting a new one`;
@@ -101,7 +101,7 @@ export function eventText(event: LogEvent, options: TextOptions = {}): string | 
     case 'ready':
       return `${at}report${id} ready after ${plural(event.polls, 'poll')} (${seconds(event.durationMs)})`;
     case 'failed':
-      return `${at}report${id} failed: ${serverText_(event.message)}`;
+      return `${at}${id ? `report${id} ` : ''}failed: ${serverText_(event.message)}`;
     case 'split':
       return `${at}report${id} failed (${serverText_(event.message)}); splitting into ${describeWindow(event.into[0])} and ${describeWindow(event.into[1])}`;
     case 'retried':

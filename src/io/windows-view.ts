@@ -17,6 +17,8 @@ export interface WindowsView {
   emit(event: LogEvent): void;
   /** a scheduling event of the pool (start, done, split, throttled, failed) */
   pool(event: PoolEvent): void;
+  /** a window done already (--state): counted done, never running */
+  skip(window: Window): void;
   /** rows and bytes of a window's download so far */
   progress(window: Window, rows: number, bytes: number): void;
   /** a line that always shows (unless -q), after the live view is gone */
@@ -33,7 +35,7 @@ interface ViewOptions {
 }
 
 /** Counts from the pool's events: what the live view shows. */
-class Tally {
+export class Tally {
   done = 0;
   running = 0;
   waiting: number;
@@ -56,6 +58,11 @@ class Tally {
       case 'limit': break;
     }
     if (event.type !== 'limit' && event.type !== 'start') this.live.delete(event.window.since);
+  }
+
+  skip(): void {
+    this.done++;
+    this.waiting--;
   }
 
   progress(window: Window, rows: number, bytes: number): void {
@@ -83,12 +90,13 @@ export async function createWindowsView(ctx: Pick<Context, 'stderr' | 'now'>, op
           ctx.stderr.write(`${JSON.stringify(eventJson(line, ctx.now(), options.secrets))}\n`);
         }
       },
+      skip() {},
       progress() {},
       note() {},
       stop() {},
     };
   }
-  if (options.quiet) return { emit() {}, pool() {}, progress() {}, note() {}, stop() {} };
+  if (options.quiet) return { emit() {}, pool() {}, skip() {}, progress() {}, note() {}, stop() {} };
   if (!ctx.stderr.isTTY) {
     return {
       emit(event) {
@@ -99,6 +107,7 @@ export async function createWindowsView(ctx: Pick<Context, 'stderr' | 'now'>, op
         const line = poolLine(event);
         if (line) write(line);
       },
+      skip() {},
       progress() {},
       note: write,
       stop() {},
@@ -144,6 +153,10 @@ export async function createWindowsView(ctx: Pick<Context, 'stderr' | 'now'>, op
       tally.pool(event);
       const line = poolLine(event);
       if (line) above(line);
+      bar.update(0, payload());
+    },
+    skip() {
+      tally.skip();
       bar.update(0, payload());
     },
     progress(window, rows, bytes) {

@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { refuseTokenStore } from '../auth/store.js';
 import { sleepFor } from '../api/http.js';
-import { CliError, EXIT, InterruptedError, ReportError, UsageError } from '../errors.js';
+import { CliError, EXIT, InterruptedError, ReportError, ReportFailedError, UsageError } from '../errors.js';
 import { RowOutput } from '../export/export.js';
 import { type OutputPlan } from '../export/output.js';
 import { openFileSink, stdoutSink, type PlaceFile, type Sink } from '../export/sink.js';
@@ -41,7 +41,7 @@ import { Journal, journalKey, journalRequestOf } from './journal.js';
 import { startReport, type Previous } from './resume.js';
 import { RunState, stateRequestOf, type Step } from './state.js';
 import { WindowMerger, mergePlan, type MergePlan } from './merge.js';
-import { describeFailure, interruptedHint, isLastPiece, runWindows, type TaskContext, type WindowFailureReport } from './pool.js';
+import { TOO_LARGE, describeFailure, interruptedHint, isLastPiece, runWindows, type TaskContext, type WindowFailureReport } from './pool.js';
 import { checkChunk, checkDistinctTargets, parseChunk, planWindows, splitWindow, timeBreakdown, windowArgs, type Window } from './windows.js';
 
 export interface ChunkFlags {
@@ -79,6 +79,8 @@ interface Open {
   reportIds: string[];
   /** how the file was put in place (with --state: written, or unchanged), once it is */
   whenPlaced: () => Replaced | undefined;
+  /** the windows replayed into it (a split window's pieces) */
+  pieces: Window[];
 }
 
 const PER_WINDOW = /\{(since|until)\}/;
@@ -166,13 +168,17 @@ export async function runChunked(run: ChunkedRun, f: Factory): Promise<void> {
   const path = resolve(f.cwd, jobs.state);
   refuseTokenStore(path, f.cwd, f.env);
   const output = plan.template === undefined ? undefined : resolve(f.cwd, plan.template);
-  const state = RunState.open(path, stateRequestOf(request, plan.format, output), { now: f.now, fullRefresh: jobs.fullRefresh });
+  if (!flags && jobs.lookbackDays > 0 && plan.template !== undefined && PER_WINDOW.test(plan.template)) {
+    // each run's period would be its own file, and a re-fetched day would sit in two of them
+    throw new UsageError('--lookback with one file per run period would write the days it re-fetches into two files', 'add --chunk day, so that each day has one file, or write one file without {since}/{until}');
+  }
+  const state = RunState.open(path, stateRequestOf(request, plan.format, output, flags?.chunk ?? null), { now: f.now, fullRefresh: jobs.fullRefresh });
   try {
     const start = state.start(jobs.sinceAuto ? 'auto' : request.since, request.until, jobs.lookbackDays);
     if (start.upToDate) {
       const view = await createWindowsView(f, { format: jobs.logFormat, quiet: f.globals.quiet, side: run.side, total: 0, secrets: f.secrets });
       view.note(`${run.side}: nothing to fetch: every window up to ${parisDate(request.until)} is done (${jobs.state})`);
-      if (f.globals.json) f.stdout.write(`${JSON.stringify({ side: run.side, format: plan.format, upToDate: true, files: [] })}\n`);
+      if (f.globals.json) f.stdout.write(`${JSON.stringify(upToDate(run.side, plan))}\n`);
       return;
     }
     await runWindowsOf(run, f, state, start.since, start.lookbackFrom);
@@ -234,12 +240,13 @@ async function runWindowsOf(run: ChunkedRun, f: Factory, state: RunState | undef
   });
   for (const p of plannedSteps) {
     if (!p.skip) continue;
-    view.pool({ type: 'done', window: p.window });
+    view.skip(p.window);
     view.emit({ event: 'skipped', window: p.window, reportId: p.skip.entry.reportId ?? undefined, file: p.skip.entry.file ?? undefined, reason: 'done' });
   }
   if (state) await state.pending(windows);
   // without a state file, the journal remembers each window's report for an hour
-  const journal = !state && jobs.resume ? new Journal(configDir(f.env), f.now) : undefined;
+  // (with --no-resume it is still written: the report submitted now replaces an older one)
+  const journal = !state ? new Journal(configDir(f.env), f.now) : undefined;
   const journalKeyOf = (window: Window) => journalKey(journalRequestOf({ ...request, since: window.since, until: window.until }, f.baseUrl().url, f.profileName));
   const recall = (window: Window): Previous | undefined => {
     if (!jobs.resume) return undefined;
@@ -297,7 +304,7 @@ async function runWindowsOf(run: ChunkedRun, f: Factory, state: RunState | undef
     const spool = join(spoolDir, `${window.since}-${window.until}.json`);
     const release = await downloads.acquire(ctx.signal);
     const downloadStarted = f.now();
-    view.emit({ event: 'download_started', window, reportId, attempt });
+    view.emit({ event: 'download_started', window, reportId, attempt: 1 });
     const result = await downloadReport(client, reportId, {
       format: 'json',
       csv: plan.csv,
@@ -323,7 +330,7 @@ async function runWindowsOf(run: ChunkedRun, f: Factory, state: RunState | undef
   const openOutput = async (target: string | undefined): Promise<Open> => {
     const { sink, placed } = target ? await openTarget(target) : { sink: stdoutSink(f.stdout), placed: () => undefined };
     const output = await RowOutput.open(sink, plan.format, plan.csv);
-    const open = { output, rows: 0, reportIds: [] as string[], whenPlaced: placed };
+    const open = { output, rows: 0, reportIds: [] as string[], pieces: [] as Window[], whenPlaced: placed };
     // rows counted as written: summing (RANGE) writes fewer than it reads
     const merger = new WindowMerger(merge, {
       row(keys, values, kinds, raw) {
@@ -339,6 +346,7 @@ async function runWindowsOf(run: ChunkedRun, f: Factory, state: RunState | undef
     const scanner = await open.output.replay(createReadStream(fetched.spool), handler);
     open.merger.end(window, scanner.members.summary as Summary | undefined);
     open.reportIds.push(fetched.reportId);
+    open.pieces.push(window);
     await unlink(fetched.spool).catch(() => undefined);
     if (fetched.bytes >= GC_AFTER_BYTES) collectGarbage();
   };
@@ -364,6 +372,9 @@ async function runWindowsOf(run: ChunkedRun, f: Factory, state: RunState | undef
       await state?.done(piece.window, { rows: piece.rows, bytes, sha256: placed?.sha256 ?? null, file: absolute });
       forget(piece.window);
     }
+    for (const piece of open.pieces) forget(piece);
+    // one file rewritten whole: the windows recorded in it before and not now are not in it
+    if (covered.length > 1 || !perWindow) await state?.rewritten(absolute, covered.map((piece) => piece.window));
     return placed?.outcome ?? 'written';
   };
   const deliver = async (window: Window, fetched: Fetched, origin: Window) => {
@@ -409,8 +420,13 @@ async function runWindowsOf(run: ChunkedRun, f: Factory, state: RunState | undef
           void state?.split(event.window, event.into).catch(() => undefined);
         } else if (event.type === 'failed') {
           view.emit({ event: 'failed', window: event.window, reportId: reportOf.get(keyOf(event.window)), message: messageOf(event.error) });
-          // a report that failed is not worth resuming; an interrupted one is
-          if (!f.signal.aborted) {
+          // a report that ended in failure is not worth resuming; one that was still running when
+          // the wait gave up (--max-wait, the network) is: the next run resumes it
+          const reportId = reportOf.get(keyOf(event.window));
+          if (f.signal.aborted) return;
+          if (reportId !== undefined && !(event.error instanceof ReportFailedError) && !TOO_LARGE.test(messageOf(event.error))) {
+            void state?.update(event.window, { error: messageOf(event.error) }).catch(() => undefined);
+          } else {
             forget(event.window);
             void state?.failed(event.window, messageOf(event.error)).catch(() => undefined);
           }
@@ -420,11 +436,12 @@ async function runWindowsOf(run: ChunkedRun, f: Factory, state: RunState | undef
     view.stop();
     if (outcome.aborted) {
       failed = true;
-      throw new InterruptedError(String(f.signal.reason ?? 'SIGINT'), interruptedHint(outcome));
+      const next = state ? 'the next run with this --state resumes them; or ' : journal && jobs.resume ? 'the same command run again within the hour resumes them; or ' : '';
+      throw new InterruptedError(String(f.signal.reason ?? 'SIGINT'), `${next}${interruptedHint(outcome)}`);
     }
     if (outcome.failures.length > 0) {
       failed = true;
-      throw perWindow ? partialFailure(outcome.failures, written.length, run.argv, f.stderr) : mergedFailure(outcome.failures[0] as WindowFailureReport);
+      throw perWindow ? partialFailure(outcome.failures, written.length, run.argv, jobs.logFormat === 'json' ? undefined : f.stderr) : mergedFailure(outcome.failures[0] as WindowFailureReport);
     }
     if (perWindow) {
       if (!f.globals.quiet) view.note(`${side}: ${describeCounts(written.length, written.filter((w) => w.outcome === 'unchanged').length, planned.length - windows.length)} (${template})`);
@@ -436,7 +453,7 @@ async function runWindowsOf(run: ChunkedRun, f: Factory, state: RunState | undef
     if (windows.length === 0) {
       // one merged output, every window done already: the file stands as it is
       if (!f.globals.quiet) view.note(`${side}: nothing to fetch: every window is done (${template ?? 'stdout'})`);
-      if (f.globals.json) f.stdout.write(`${JSON.stringify({ side, format: plan.format, upToDate: true, file: template ?? null })}\n`);
+      if (f.globals.json) f.stdout.write(`${JSON.stringify(upToDate(side, plan))}\n`);
       return;
     }
     const done = merged ?? await openOutput(template);
@@ -444,7 +461,7 @@ async function runWindowsOf(run: ChunkedRun, f: Factory, state: RunState | undef
     await close(done);
     merged = undefined;
     if (template) await placedFile({ since: planned[0]?.since ?? since, until: request.until }, template, done, done.rows, mergedWindows);
-    else for (const piece of mergedWindows) { await state?.done(piece.window, { rows: piece.rows, bytes: 0, sha256: null, file: null }); forget(piece.window); }
+    else for (const piece of mergedWindows) { await state?.done(piece.window, { rows: piece.rows, bytes: null, sha256: null, file: null }); forget(piece.window); }
     if (!f.globals.quiet) {
       view.note(`${side} report: ${windows.length} window${windows.length === 1 ? '' : 's'} merged: ${done.rows.toLocaleString('en-US')} row${done.rows === 1 ? '' : 's'} → ${template ?? 'stdout'} (${plan.format})`);
     }
@@ -469,6 +486,12 @@ async function runWindowsOf(run: ChunkedRun, f: Factory, state: RunState | undef
 
 const keyOfWindow = (window: Window) => `${window.since}-${window.until}`;
 
+/** The --json result of a run with nothing to fetch: the shape of the run's own result line. */
+function upToDate(side: Side, plan: OutputPlan): Record<string, unknown> {
+  const perWindow = plan.template !== undefined && PER_WINDOW.test(plan.template);
+  return perWindow ? { side, format: plan.format, upToDate: true, files: [] } : { side, format: plan.format, upToDate: true, file: plan.template ?? null, rows: 0 };
+}
+
 function describeCounts(written: number, unchanged: number, skipped: number): string {
   const windows = (n: number) => `${n} window${n === 1 ? '' : 's'}`;
   const parts = [`${windows(written - unchanged)} written`];
@@ -486,8 +509,10 @@ function mergedFailure(failure: WindowFailureReport): CliError {
 
 /** Per-window files: what failed, and the commands that retry only those windows, one per run of
  * adjacent failed windows (one line each: an error message is one line, and these are meant to be
- * copied). */
-function partialFailure(failures: readonly WindowFailureReport[], written: number, argv: readonly string[], stderr: Factory['stderr']): CliError {
+ * copied). Written to `stderr` as text lines; with JSON logs (no `stderr`), the failed windows are
+ * the log's `failed` events and the commands go in the hint. The exit code is the failures' own
+ * when they all share one (a refused token is 3 for every window), else 6. */
+function partialFailure(failures: readonly WindowFailureReport[], written: number, argv: readonly string[], stderr: Factory['stderr'] | undefined): CliError {
   const sorted = [...failures].sort((a, b) => a.window.since - b.window.since);
   const spans: Window[] = [];
   for (const { origin } of sorted) {
@@ -496,9 +521,18 @@ function partialFailure(failures: readonly WindowFailureReport[], written: numbe
     if (last && origin.since === last.until + 1) last.until = origin.until;
     else spans.push({ ...origin });
   }
-  for (const failure of sorted) stderr.write(`${safeText(`failed: ${describeFailure(failure)}`)}\n`);
-  for (const span of spans) stderr.write(`${safeText(`retry: ${retryCommand(argv, span)}`)}\n`);
+  const retries = spans.map((span) => retryCommand(argv, span));
+  if (stderr) {
+    for (const failure of sorted) stderr.write(`${safeText(`failed: ${describeFailure(failure)}`)}\n`);
+    for (const command of retries) stderr.write(`${safeText(`retry: ${command}`)}\n`);
+  }
+  const codes = new Set(failures.map(({ error }) => (error instanceof CliError ? error.exitCode : EXIT.report)));
+  const shared = codes.size === 1 ? [...codes][0] as number : EXIT.report;
+  const cause = shared !== EXIT.report ? failures.find(({ error }) => error instanceof CliError)?.error as CliError | undefined : undefined;
   const count = `${failures.length} window${failures.length === 1 ? '' : 's'}`;
-  return new CliError(`${count} failed, ${written} written (listed above)`, EXIT.report,
-    `the files written are complete; the retry command${spans.length === 1 ? '' : 's'} above request${spans.length === 1 ? 's' : ''} only the windows that failed`);
+  const kept = written > 0 ? 'the files written are complete; ' : '';
+  const how = stderr
+    ? `the retry command${spans.length === 1 ? '' : 's'} above request${spans.length === 1 ? 's' : ''} only the windows that failed`
+    : `retry only the windows that failed with: ${retries.join(' ; ')}`;
+  return new CliError(`${count} failed, ${written} written${stderr ? ' (listed above)' : ''}${cause ? `: ${cause.message}` : ''}`, shared, `${cause?.hint ? `${cause.hint}; ` : ''}${kept}${how}`);
 }

@@ -66,7 +66,7 @@ export class WindowFailure extends Error {
 }
 
 const TOO_MANY = /too many (reports|requests)|rate limit/i;
-const TOO_LARGE = /too (large|big|much data|many rows)/i;
+export const TOO_LARGE = /too (large|big|much data|many rows)/i;
 
 /**
  * The default classification of the errors the CLI's client raises: HTTP 429 (after the client's

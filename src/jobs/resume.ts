@@ -1,11 +1,12 @@
 // Getting a window's report: resume the one an earlier run submitted (from the state file or the
 // journal) when the server still knows it, else submit a new one. A report ID the server has
-// forgotten (404: its reports expire) is not an error: the window is submitted again, and the
-// log says which report the new one replaces.
+// forgotten (404: its reports expire), or that ended in failure, is not an error: the window is
+// submitted again, and the log says which report the new one replaces.
 
 import type { StatusResponse } from '../api/schemas.js';
 import { ApiRejectedError } from '../errors.js';
 import type { LogEvent, ResumeSource } from '../io/log.js';
+import { isFailed } from '../report/poll.js';
 import type { Window } from './state.js';
 
 /** The server answered 404 for a report ID: it never knew it, or forgot it. */
@@ -39,11 +40,18 @@ export interface Started {
  */
 export async function startReport(window: Window, previous: Previous | undefined, attempt: number, deps: StartDeps): Promise<Started> {
   let replaces: string | undefined;
+  let ended: string | undefined;
   if (previous) {
     try {
       const status = await deps.status(previous.reportId);
-      deps.emit({ event: 'resumed', window, reportId: previous.reportId, source: previous.source });
-      return { reportId: previous.reportId, resumed: true, status };
+      // a report that ended in failure (or expired, or was canceled) will never be ready
+      if (isFailed(status)) {
+        replaces = previous.reportId;
+        ended = status.status;
+      } else {
+        deps.emit({ event: 'resumed', window, reportId: previous.reportId, source: previous.source });
+        return { reportId: previous.reportId, resumed: true, status };
+      }
     } catch (error) {
       if (!isForgotten(error)) throw error;
       replaces = previous.reportId;
@@ -51,6 +59,6 @@ export async function startReport(window: Window, previous: Previous | undefined
   }
   const reportId = await deps.submit();
   await deps.onSubmitted(reportId, attempt);
-  deps.emit({ event: 'submitted', window, reportId, attempt, replaces });
+  deps.emit({ event: 'submitted', window, reportId, attempt, replaces, ...(ended === undefined ? {} : { replacedStatus: ended }) });
   return { reportId, resumed: false };
 }

@@ -35,6 +35,8 @@ const requestSchema = z.object({
   params: z.record(z.string(), z.union([z.string(), z.array(z.string())])),
   format: z.string(),
   output: z.string().nullable(),
+  /** --chunk as given (null: the period is one window); absent in files that predate it */
+  chunk: z.string().nullable().optional(),
 });
 export type StateRequest = z.infer<typeof requestSchema>;
 
@@ -81,7 +83,7 @@ export function readState(path: string): StateDoc | undefined {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new UsageError(`cannot read the state file ${path}: ${(error as Error).message}`);
+    throw new UsageError(`cannot read the state file ${path}: ${(error as Error).message}`, 'give --state the path of a file (it is created on the first run)');
   }
   let raw: unknown;
   try {
@@ -109,7 +111,7 @@ export function readState(path: string): StateDoc | undefined {
 }
 
 /** What `run` records as its request. `output` is the -o template, best resolved to an absolute path. */
-export function stateRequestOf(request: ReportRequest, format: string, output: string | undefined): StateRequest {
+export function stateRequestOf(request: ReportRequest, format: string, output: string | undefined, chunk?: string | null): StateRequest {
   return {
     side: request.side,
     metrics: [...request.metrics],
@@ -118,6 +120,7 @@ export function stateRequestOf(request: ReportRequest, format: string, output: s
     params: { ...request.extra },
     format,
     output: output ?? null,
+    ...(chunk === undefined ? {} : { chunk }),
   };
 }
 
@@ -158,6 +161,10 @@ export function requestDifferences(stored: StateRequest, wanted: StateRequest): 
   keyed('--param', stored.params, wanted.params);
   scalar('the format', stored.format, wanted.format);
   scalar('the output', stored.output, wanted.output);
+  // windows of another size would overlap the ones recorded (a week's file and a day's)
+  if (stored.chunk !== undefined && wanted.chunk !== undefined && stored.chunk !== wanted.chunk) {
+    differences.push(`--chunk is ${wanted.chunk ?? '(none)'} here, ${stored.chunk ?? '(none)'} in the state file`);
+  }
   return differences;
 }
 
@@ -180,11 +187,12 @@ export function isComplete(entry: StateEntry): boolean {
   return unixOf(entry.submittedAt) > entry.untilUnix;
 }
 
-const isSettled = (entry: StateEntry) => entry.status === 'done' && isComplete(entry);
+const isSettled = (entry: StateEntry, fileExists: (path: string) => boolean = existsSync) =>
+  entry.status === 'done' && isComplete(entry) && (entry.file === null || fileExists(entry.file));
 
 /** The second after the last window done (with complete numbers), or undefined when none is. */
 export function afterLastDone(doc: StateDoc): number | undefined {
-  const settled = doc.windows.filter(isSettled);
+  const settled = doc.windows.filter((entry) => entry.status === 'done' && isComplete(entry));
   return settled.length ? Math.max(...settled.map((entry) => entry.untilUnix)) + 1 : undefined;
 }
 
@@ -193,10 +201,11 @@ export function afterLastDone(doc: StateDoc): number | undefined {
  * recorded before it is not done (failed, interrupted, or fetched before its period ended).
  * Undefined when no window was ever done.
  */
-export function autoSince(doc: StateDoc): number | undefined {
+export function autoSince(doc: StateDoc, fileExists: (path: string) => boolean = existsSync): number | undefined {
   const afterLast = afterLastDone(doc);
   if (afterLast === undefined) return undefined;
-  const open = doc.windows.filter((entry) => !isSettled(entry) && entry.sinceUnix < afterLast);
+  // a window not done, or done but its file deleted since, is fetched again
+  const open = doc.windows.filter((entry) => !isSettled(entry, fileExists) && entry.sinceUnix < afterLast);
   return Math.min(afterLast, ...open.map((entry) => entry.sinceUnix));
 }
 
@@ -358,6 +367,19 @@ function newEntry(window: Window): StateEntry {
   };
 }
 
+/** What the pieces of a split window say of the whole: its last report, the earliest submission
+ * (the whole is complete only if every piece was fetched after its period), the most attempts. */
+function fromPieces(pieces: readonly StateEntry[]): EntryPatch {
+  if (pieces.length === 0) return {};
+  const times = pieces.map((piece) => piece.submittedAt);
+  const submittedAt = times.some((time) => time === null) ? null : (times as string[]).reduce((a, b) => (Date.parse(a) <= Date.parse(b) ? a : b));
+  return {
+    reportId: [...pieces].reverse().find((piece) => piece.reportId !== null)?.reportId ?? null,
+    submittedAt,
+    attempts: Math.max(...pieces.map((piece) => piece.attempts)),
+  };
+}
+
 export class RunState {
   private writes: Promise<void> = Promise.resolve();
 
@@ -419,9 +441,22 @@ export class RunState {
       windows = this.current.windows.map((entry) => (entry === found ? { ...entry, ...patch } : entry));
     } else {
       const covered = (entry: StateEntry) => entry.sinceUnix >= window.since && entry.untilUnix <= window.until;
-      windows = [...this.current.windows.filter((entry) => !covered(entry)), { ...newEntry(window), ...patch }];
+      // a window whose pieces were recorded (it was split) keeps what they say of its reports
+      windows = [...this.current.windows.filter((entry) => !covered(entry)), { ...newEntry(window), ...fromPieces(this.current.windows.filter(covered)), ...patch }];
     }
     windows.sort((a, b) => a.sinceUnix - b.sinceUnix || a.untilUnix - b.untilUnix);
+    this.current = { ...this.current, updatedAt: instant(this.now()), windows };
+    return this.flush();
+  }
+
+  /**
+   * One output was rewritten whole with `kept` in it: the other windows recorded with that file are
+   * not in it any more, so their records go (the state says what the files hold).
+   */
+  rewritten(file: string, kept: readonly Window[]): Promise<void> {
+    const inFile = (entry: StateEntry) => kept.some((window) => window.since === entry.sinceUnix && window.until === entry.untilUnix);
+    const windows = this.current.windows.filter((entry) => entry.file !== file || inFile(entry));
+    if (windows.length === this.current.windows.length) return this.flush();
     this.current = { ...this.current, updatedAt: instant(this.now()), windows };
     return this.flush();
   }
@@ -442,7 +477,7 @@ export class RunState {
     });
   }
 
-  done(window: Window, result: { rows: number; bytes: number; sha256: string | null; file: string | null }): Promise<void> {
+  done(window: Window, result: { rows: number; bytes: number | null; sha256: string | null; file: string | null }): Promise<void> {
     return this.update(window, { status: 'done', ...result, finishedAt: instant(this.now()), error: null });
   }
 

@@ -6,7 +6,7 @@ import type { StatusResponse } from '../api/schemas.js';
 import type { Context } from '../factory.js';
 import { formatDuration } from '../duration.js';
 import { sleepFor } from '../api/http.js';
-import { NetworkError, ReportError } from '../errors.js';
+import { NetworkError, ReportError, ReportFailedError } from '../errors.js';
 import { shellCommand } from '../io/shell.js';
 
 // Doubling from 1 s to a 7.5 s cap, with ±5% jitter: a report is noticed at most 7.9 s after it
@@ -46,11 +46,11 @@ export const isFailed = (status: StatusResponse) => status.status !== 'progress'
 
 /** A report that ended in a status other than progress or ready: its server message only when it
  * says more than the status, and no hint to download what will never be ready. */
-export function reportFailed(id: string, status: { status: string; message?: string | null }): ReportError {
+export function reportFailed(id: string, status: { status: string; message?: string | null }): ReportFailedError {
   const plain = (text: string) => text.toLowerCase().replace(/["'.]/g, '').trim();
   const said = status.message?.trim();
   const repeats = !said || plain(said) === plain(status.status) || plain(said) === plain(`report ${id} ended in status ${status.status}`);
-  return new ReportError(
+  return new ReportFailedError(
     `report ${id} ended in status "${status.status}"${repeats ? '' : `: ${said}`}`,
     id,
     'it will not become ready: submit the report again (`reporting run ...`, or `reporting buyer|seller ...`)',

@@ -41,7 +41,7 @@ function logLines(stderr: string): LogLine[] {
     const parsed = JSON.parse(line) as LogLine;
     expect(parsed.v).toBe(1);
     expect(Number.isNaN(Date.parse(parsed.ts))).toBe(false);
-    expect(typeof parsed.window.sinceUnix).toBe('number');
+    if (parsed.event !== 'error') expect(typeof parsed.window.sinceUnix).toBe('number');
     return parsed;
   });
 }
@@ -304,8 +304,9 @@ describe('without --state: the journal', () => {
       const result = await runCli(['run', 'buyer', '--since', '2026-11-02', '--until', '2026-11-02', '--breakdowns', 'DAILY', '-o', join(dir, 'd.csv'), '--poll-interval', '20ms', '--log-format', 'json'], { env: env(sandbox, dir) });
       expect(result.code, result.stderr).toBe(0);
       const lines = logLines(result.stderr);
-      expect(lines.map((l) => l.event).filter((e) => e !== 'polled')).toEqual(['submitted', 'ready', 'download_started', 'written']);
+      expect(lines.map((l) => l.event).filter((e) => e !== 'polled')).toEqual(['submitted', 'ready', 'download_started', 'download_done', 'written']);
       expect(lines.at(-1)?.file).toBe(join(dir, 'd.csv'));
+      expect((lines.at(-1) as LogLine & { bytes: number }).bytes).toBe(statSync(join(dir, 'd.csv')).size);
       expect(result.stderr).not.toContain(sandbox.token);
     });
   });
@@ -327,4 +328,105 @@ describe('without --state: the journal', () => {
       });
     }
   });
+
+  it('--log-format json: failures and interruptions are JSON lines too, the error last', async () => {
+    // every window refused: the token is wrong (exit 3 for the run, as for one report)
+    await withSandbox({}, async (sandbox, dir) => {
+      const bad = await runCli(['run', 'buyer', '--since', '2026-11-02', '--until', '2026-11-03', '--breakdowns', 'DAILY', '--chunk', 'day', '-o', join(dir, '{since}.csv'),
+        '--log-format', 'json'], { env: { ...env(sandbox, dir), REPORTING_TOKEN: 'f'.repeat(40) } });
+      expect(bad.code).toBe(3);
+      const lines = logLines(bad.stderr) as (LogLine & { message?: string; hint?: string; exitCode?: number })[];
+      expect(eventsOf(lines, 'failed')).toEqual(['2026-11-02', '2026-11-03']);
+      expect(lines.at(-1)).toMatchObject({ event: 'error', exitCode: 3, message: expect.stringMatching(/2 windows failed, 0 written: .*401/) });
+      expect(lines.at(-1)?.hint).toMatch(/retry only the windows that failed with: reporting run buyer .*--since 2026-11-02 --until 2026-11-03/);
+      expect(bad.stderr).not.toContain('f'.repeat(40));
+    });
+  });
+});
+
+describe('what a run leaves to the next one', () => {
+  it('a wait that gave up (--max-wait) keeps the report: the next run resumes it, from the journal and from the state', async () => {
+    await withSandbox({ readyDelayMs: 1500 }, async (sandbox, dir) => {
+      const plain = ['run', 'buyer', '--since', '2026-11-02', '--until', '2026-11-02', '--breakdowns', 'DAILY', '-o', join(dir, 'p.csv'), '--poll-interval', '50ms'];
+      const gaveUp = await runCli([...plain, '--max-wait', '1s'], { env: env(sandbox, dir) });
+      expect(gaveUp.code).toBe(6);
+      const again = await runCli(plain, { env: env(sandbox, dir) });
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stderr).toMatch(/^resumed buyer report [0-9a-f]+, submitted by an earlier run \(from the journal\)/m);
+      expect(sandbox.reports()).toHaveLength(1);
+
+      const state = join(dir, 's.json');
+      const chunked = ['run', 'buyer', '--since', '2026-11-05', '--until', '2026-11-05', '--breakdowns', 'DAILY', '--chunk', 'day', '--state', state, '-o', join(dir, '{since}.csv'), '--poll-interval', '50ms'];
+      expect((await runCli([...chunked, '--max-wait', '1s'], { env: env(sandbox, dir) })).code).toBe(6);
+      expect(readStateFile(state)?.windows[0]).toMatchObject({ status: 'submitted', error: expect.stringMatching(/not ready within 1(\.0)?s/) });
+      const resumed = await runCli(chunked, { env: env(sandbox, dir) });
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.stderr).toMatch(/resumed buyer report [0-9a-f]+, submitted by an earlier run \(from the state file\)/);
+      expect(sandbox.reports()).toHaveLength(2);
+    });
+  });
+
+  it('a run that ends well leaves no journal entry, split pieces included; --no-resume replaces the entry it finds', async () => {
+    await withSandbox({ failOverDays: 3, readyDelayMs: 1500 }, async (sandbox, dir) => {
+      const week = ['run', 'buyer', '--since', '2026-11-16', '--until', '2026-11-22', '--breakdowns', 'DAILY', '--chunk', 'week', '-o', join(dir, 'w-{since}.csv'), '--poll-interval', '50ms', '-q'];
+      const done = await runCli(week, { env: env(sandbox, dir) });
+      expect(done.code, done.stderr).toBe(0);
+      const journal = join(dir, '.config', 'journal');
+      expect(existsSync(journal) ? readdirSync(journal) : []).toEqual([]);
+
+      // killed after submitting; then --no-resume submits anew and finishes; then a normal run
+      // submits too (nothing left to resume), instead of resuming the report --no-resume passed over
+      const args = ['run', 'seller', '--since', '2026-11-02', '--until', '2026-11-02', '--breakdowns', 'DAILY', '-o', join(dir, 's.csv'), '--poll-interval', '50ms'];
+      const before = sandbox.reports().length;
+      const killed = startCli(args, { env: env(sandbox, dir) });
+      const killedDone = collect(killed);
+      await until(() => sandbox.reports().length === before + 1, 'the report submitted');
+      await until(() => existsSync(journal) && readdirSync(journal).length === 1, 'the journal written');
+      killed.kill('SIGKILL');
+      await killedDone;
+      expect((await runCli([...args, '--no-resume'], { env: env(sandbox, dir) })).code).toBe(0);
+      const normal = await runCli(args, { env: env(sandbox, dir) });
+      expect(normal.code).toBe(0);
+      expect(normal.stderr).not.toContain('resumed');
+      expect(sandbox.reports()).toHaveLength(before + 3);
+    });
+  });
+
+  it('a split window is recorded done with its report, and is skipped the next time', async () => {
+    await withSandbox({ failOverDays: 3 }, async (sandbox, dir) => {
+      const state = join(dir, 'w.json');
+      const args = ['run', 'buyer', '--since', '2026-11-09', '--until', '2026-11-15', '--breakdowns', 'DAILY', '--chunk', 'week', '--state', state, '-o', join(dir, 'w-{since}.csv'),
+        '--poll-interval', '20ms', '--log-format', 'json'];
+      expect((await runCli(args, { env: env(sandbox, dir) })).code).toBe(0);
+      const entry = readStateFile(state)?.windows;
+      expect(entry).toHaveLength(1);
+      expect(entry?.[0]).toMatchObject({ status: 'done', reportId: expect.stringMatching(/^[0-9a-f]+$/) });
+      expect((entry?.[0]?.attempts ?? 0)).toBeGreaterThan(0);
+      const submitted = sandbox.reports().length;
+      const again = await runCli(args, { env: env(sandbox, dir) });
+      expect(eventsOf(logLines(again.stderr), 'skipped')).toEqual(['2026-11-09']);
+      expect(sandbox.reports()).toHaveLength(submitted);
+    });
+  });
+
+  it('one merged file with --since auto: the state forgets the days the rewritten file no longer holds; another --chunk is refused', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const state = join(dir, 'm.json');
+      const base = ['run', 'buyer', '--until', '2026-11-20', '--breakdowns', 'DAILY', '--metrics', 'displays', '--chunk', 'day', '--state', state, '-o', join(dir, 'all.csv'), '--poll-interval', '20ms', '-q'];
+      expect((await runCli([...base.slice(0, 2), '--since', '2026-11-16', ...base.slice(2)], { env: env(sandbox, dir) })).code).toBe(0);
+      const next = [...base];
+      next[3] = '2026-11-22';
+      const auto = await runCli([...next.slice(0, 2), '--since', 'auto', '--lookback', '1d', ...next.slice(2)], { env: env(sandbox, dir) });
+      expect(auto.code, auto.stderr).toBe(0);
+      const dates = (parse(readFileSync(join(dir, 'all.csv'), 'utf8'), { columns: true }) as { date: string }[]).map((row) => row.date);
+      const recorded = readStateFile(state)?.windows.map((w) => w.since.slice(0, 10));
+      expect(recorded).toEqual([...new Set(dates)].sort());
+      expect(recorded).toEqual(['2026-11-20', '2026-11-21', '2026-11-22']);
+
+      const weekly = await runCli([...next.slice(0, 2), '--since', 'auto', ...next.slice(2).map((word) => (word === 'day' ? 'week' : word))], { env: env(sandbox, dir) });
+      expect(weekly.code).toBe(2);
+      expect(weekly.stderr).toMatch(/--chunk is week here, day in the state file/);
+    });
+  });
+
 });
