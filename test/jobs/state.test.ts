@@ -141,6 +141,18 @@ describe('--since auto and --lookback', () => {
     ]);
   });
 
+  it('starts at a done window whose file was deleted since, and plans it again', () => {
+    const windows = days('2026-11-10', '2026-11-13');
+    const state = doc(windows.map((w) => entry(w, 'done', '2026-11-15T06:00', { file: `/data/${w.since}.csv` })));
+    const gone = `/data/${(windows[1] as Window).since}.csv`;
+    const exists = (path: string) => path !== gone;
+    expect(autoSince(state, () => true)).toBe(day('2026-11-14').since);
+    expect(autoSince(state, exists)).toBe(day('2026-11-11').since);
+    expect(summary(planSteps(state, days('2026-11-11', '2026-11-14'), { fileExists: exists }))).toEqual([
+      '2026-11-11 submit:missing-file', '2026-11-12 skip', '2026-11-13 skip', '2026-11-14 submit:new',
+    ]);
+  });
+
   it('fetches again a window that was fetched before its period ended (today, partially)', () => {
     const state = doc([entry(day('2026-11-20'), 'done', '2026-11-20T15:00')]);
     expect(autoSince(state)).toBeUndefined();
