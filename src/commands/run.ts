@@ -83,6 +83,9 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
     emit: (event) => log.emit(event),
     // the journal is a convenience: a run does not fail because it cannot write it
     onSubmitted: async (reportId) => { await journal.remember(key, reportId).catch((error: unknown) => f.trace?.(`  journal not written: ${(error as Error).message}`)); },
+  }).catch((error: unknown) => {
+    if (jobs.logFormat === 'json' && error instanceof CliError) log.emit({ event: 'failed', window, reportId: remembered?.reportId, message: error.message });
+    throw error;
   });
   const resume = shellCommand(['reporting', 'download', id, '--wait', ...(target(id) ? ['-o', target(id) as string] : [])]);
   const started = f.now();
@@ -99,7 +102,7 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
   } catch (error) {
     log.stop(); // the error starts on its own line, the terminal is restored
     if (error instanceof InterruptedError) {
-      const again = 'the same command run again within the hour resumes it; or ';
+      const again = jobs.resume ? 'the same command run again within the hour resumes it; or ' : '';
       throw new InterruptedError(error.signal, `report ${id} goes on without you: ${again}${resume}`);
     }
     // a report that ended in failure is not worth resuming; one still running when the wait gave

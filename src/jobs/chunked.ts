@@ -42,7 +42,7 @@ import { startReport, type Previous } from './resume.js';
 import { RunState, stateRequestOf, type Step } from './state.js';
 import { WindowMerger, mergePlan, type MergePlan } from './merge.js';
 import { TOO_LARGE, describeFailure, interruptedHint, isLastPiece, runWindows, type TaskContext, type WindowFailureReport } from './pool.js';
-import { checkChunk, checkDistinctTargets, parseChunk, planWindows, splitWindow, timeBreakdown, windowArgs, type Window } from './windows.js';
+import { checkChunk, checkDistinctTargets, formatChunk, parseChunk, planWindows, splitWindow, timeBreakdown, windowArgs, type Window } from './windows.js';
 
 export interface ChunkFlags {
   chunk: string;
@@ -172,9 +172,12 @@ export async function runChunked(run: ChunkedRun, f: Factory): Promise<void> {
     // each run's period would be its own file, and a re-fetched day would sit in two of them
     throw new UsageError('--lookback with one file per run period would write the days it re-fetches into two files', 'add --chunk day, so that each day has one file, or write one file without {since}/{until}');
   }
-  const state = RunState.open(path, stateRequestOf(request, plan.format, output, flags?.chunk ?? null), { now: f.now, fullRefresh: jobs.fullRefresh });
+  const state = RunState.open(path, stateRequestOf(request, plan.format, output, chunk ? formatChunk(chunk) : null), { now: f.now, fullRefresh: jobs.fullRefresh });
   try {
     const start = state.start(jobs.sinceAuto ? 'auto' : request.since, request.until, jobs.lookbackDays);
+    // a start inside a recorded window (the lookback's days, a --since in mid-week) starts at that
+    // window, so that windows stay on the grid they were recorded on: no day in two files
+    start.since = state.windowStartOf(start.since);
     if (start.upToDate) {
       const view = await createWindowsView(f, { format: jobs.logFormat, quiet: f.globals.quiet, side: run.side, total: 0, secrets: f.secrets });
       view.note(`${run.side}: nothing to fetch: every window up to ${parisDate(request.until)} is done (${jobs.state})`);
@@ -276,7 +279,10 @@ async function runWindowsOf(run: ChunkedRun, f: Factory, state: RunState | undef
   const downloads = new Slots(MAX_DOWNLOADS);
   const fetchWindow = async (window: Window, ctx: TaskContext): Promise<Fetched> => {
     const attempt = (state?.entry(window)?.attempts ?? 0) + 1;
-    const { reportId } = await startReport(window, recall(window), attempt, {
+    const previous = recall(window);
+    // known before the status check: if the network fails there, the window keeps its report
+    if (previous) reportOf.set(keyOf(window), previous.reportId);
+    const { reportId } = await startReport(window, previous, attempt, {
       submit: () => client.submit(side, requestParams({ ...request, since: window.since, until: window.until })),
       status: (id) => client.status(id),
       emit: (event) => view.emit(event),

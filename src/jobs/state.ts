@@ -401,8 +401,10 @@ export class RunState {
   static open(path: string, request: StateRequest, options: OpenOptions): RunState {
     const lock = lockFile(path, { now: options.now, ...options.lock });
     try {
-      const existing = options.fullRefresh ? undefined : readState(path);
-      if (existing) checkRequest(path, existing.request, request);
+      const read = options.fullRefresh ? undefined : readState(path);
+      if (read) checkRequest(path, read.request, request);
+      // a file from before --chunk was recorded learns it now
+      const existing = read && read.request.chunk === undefined && request.chunk !== undefined ? { ...read, request: { ...read.request, chunk: request.chunk } } : read;
       const at = instant(options.now());
       const doc: StateDoc = existing ?? { version: STATE_VERSION, createdAt: at, updatedAt: at, request, windows: [] };
       return new RunState(path, doc, lock, options.now, Boolean(options.fullRefresh), existing !== undefined);
@@ -423,6 +425,12 @@ export class RunState {
 
   plan(windows: readonly Window[], options: Omit<PlanOptions, 'fullRefresh'> = {}): Step[] {
     return planSteps(this.current, windows, { ...options, fullRefresh: this.fullRefresh });
+  }
+
+  /** The start of the recorded window holding `second` (not a pending one), or `second` itself. */
+  windowStartOf(second: number): number {
+    const holding = this.current.windows.find((entry) => entry.status !== 'pending' && entry.sinceUnix < second && second <= entry.untilUnix);
+    return holding ? holding.sinceUnix : second;
   }
 
   entry(window: Window): StateEntry | undefined {

@@ -47,7 +47,7 @@ function logLines(stderr: string): LogLine[] {
 }
 const eventsOf = (lines: LogLine[], name: string) => lines.filter((line) => line.event === name).map((line) => line.window.since.slice(0, 10));
 
-interface StateFile { version: number; request: { output: string | null }; windows: { since: string; status: string; error: string | null; reportId: string | null; attempts: number; sha256: string | null; file: string | null; rows: number | null }[] }
+interface StateFile { version: number; request: { output: string | null }; windows: { since: string; until: string; status: string; error: string | null; reportId: string | null; attempts: number; sha256: string | null; file: string | null; rows: number | null }[] }
 const readStateFile = (path: string): StateFile | undefined => {
   try {
     return JSON.parse(readFileSync(path, 'utf8')) as StateFile;
@@ -429,4 +429,38 @@ describe('what a run leaves to the next one', () => {
     });
   });
 
+
+  it('a resumed report whose status check fails on the network stays submitted: the run after resumes it', async () => {
+    await withSandbox({ faults: { errors: [{ status: 503, endpoint: 'status', first: 2 }] } }, async (sandbox, dir) => {
+      const state = join(dir, 's.json');
+      const args = ['run', 'buyer', '--since', '2026-11-02', '--until', '2026-11-02', '--breakdowns', 'DAILY', '--chunk', 'day', '--state', state, '-o', join(dir, 'd-{since}.csv'),
+        '--retries', '0', '--poll-interval', '20ms', '-q'];
+      for (const run of [1, 2]) {
+        expect((await runCli(args, { env: env(sandbox, dir) })).code, `run ${run}`).toBe(5);
+        expect(readStateFile(state)?.windows[0]?.status, `run ${run}`).toBe('submitted');
+      }
+      const third = await runCli(args.filter((word) => word !== '-q'), { env: env(sandbox, dir) });
+      expect(third.code, third.stderr).toBe(0);
+      expect(third.stderr).toMatch(/resumed buyer report/);
+      expect(sandbox.reports()).toHaveLength(1);
+    });
+  });
+
+  it('--lookback with --chunk week re-fetches whole weeks: no day in two files, no overlapping records; DAY is day', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const state = join(dir, 'w.json');
+      const tail = ['--breakdowns', 'DAILY', '--metrics', 'displays', '--chunk', 'week', '--state', state, '-o', join(dir, 'w-{since}.csv'), '--poll-interval', '20ms', '-q'];
+      expect((await runCli(['run', 'buyer', '--since', '2026-11-02', '--until', '2026-11-15', ...tail], { env: env(sandbox, dir) })).code).toBe(0);
+      const next = await runCli(['run', 'buyer', '--since', 'auto', '--until', '2026-11-22', '--lookback', '3d', ...tail], { env: env(sandbox, dir) });
+      expect(next.code, next.stderr).toBe(0);
+      expect(readdirSync(dir).filter((name) => name.endsWith('.csv')).sort()).toEqual(['w-2026-11-02.csv', 'w-2026-11-09.csv', 'w-2026-11-16.csv']);
+      expect(readStateFile(state)?.windows.map((w) => `${w.since.slice(0, 10)}..${w.until.slice(0, 10)} ${w.status}`)).toEqual([
+        '2026-11-02..2026-11-08 done', '2026-11-09..2026-11-15 done', '2026-11-16..2026-11-22 done',
+      ]);
+      const daily = join(dir, 'd.json');
+      const dayTail = (chunk: string) => ['--breakdowns', 'DAILY', '--chunk', chunk, '--state', daily, '-o', join(dir, 'd-{since}.csv'), '--poll-interval', '20ms', '-q'];
+      expect((await runCli(['run', 'buyer', '--since', '2026-11-02', '--until', '2026-11-02', ...dayTail('day')], { env: env(sandbox, dir) })).code).toBe(0);
+      expect((await runCli(['run', 'buyer', '--since', '2026-11-02', '--until', '2026-11-03', ...dayTail('DAY')], { env: env(sandbox, dir) })).code).toBe(0);
+    });
+  });
 });
