@@ -160,7 +160,7 @@ export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
         // REPORTING_TOKEN wins over the stored token: logging in again would not change a thing
         rejectedHint: resolved?.source === 'REPORTING_TOKEN'
           ? `the token comes from REPORTING_TOKEN${stored?.token ? ', which overrides the stored one' : ''}: check that it is a valid token for ${url}, or unset it ${stored?.token ? 'to use the profile\'s stored token' : `and run \`${shellCommand(['reporting', 'login', '--profile', profileName])}\``}`
-          : undefined,
+          : `run \`${shellCommand(['reporting', 'login', ...(profileName === 'default' ? [] : ['--profile', profileName])])}\` again (or set REPORTING_EMAIL and REPORTING_PASSWORD for unattended jobs)`,
         relogin: email && password
           ? async () => {
             current = await created.login(email, password);

@@ -31,6 +31,12 @@ export function list(text: string, previous: string[] = []): string[] {
   return [...previous, ...items];
 }
 
+/** A file path, never empty: `-o "$OUT"` with OUT unset must not quietly mean stdout. */
+export function path(text: string): string {
+  if (text.trim() === '') throw new InvalidArgumentError('a file name, not an empty one (- for stdout)');
+  return text;
+}
+
 /** Repeatable, never split (free text such as a carrier name may hold a comma). */
 export function repeat(text: string, previous: string[] = []): string[] {
   return [...previous, text];

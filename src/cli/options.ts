@@ -10,7 +10,7 @@ import { BOUNDS } from '../duration.js';
 import { UsageError } from '../errors.js';
 import type { ChunkFlags } from '../jobs/chunked.js';
 import { DEFAULT_CONCURRENCY, LOG_FORMATS, MAX_CONCURRENCY, parseLookback, type LogFormat } from '../jobs/limits.js';
-import { choiceOption, count, duration, list, repeat } from './flags.js';
+import { choiceOption, count, duration, list, path, repeat } from './flags.js';
 
 /** What commander hands over: flag name (camelCase) -> parsed value. Typed per group below. */
 export type Parsed = Record<string, unknown>;
@@ -84,7 +84,7 @@ export function waitFlagsOf(parsed: Parsed): WaitFlags {
 export function addOutputOptions(command: Command, placeholders: readonly string[]): Command {
   return command
     .optionsGroup('Output options:')
-    .option('-o, --output <file>', `write to FILE (- for stdout); placeholders ${placeholders.map((name) => `{${name}}`).join(' ')}`)
+    .option('-o, --output <file>', `write to FILE (- for stdout); placeholders ${placeholders.map((name) => `{${name}}`).join(' ')}`, path)
     .addOption(choiceOption('--format <format>', 'default: from the file extension, else csv', FORMATS, 'format'))
     // only run knows the request, so only run takes `requested`
     .option('--columns <list>', `CSV, Parquet, XLSX: select and order columns (comma-separated, repeatable; row fields and date)${command.name() === 'run' ? ', or `requested`' : ''}`, list)

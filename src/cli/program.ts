@@ -1,7 +1,7 @@
 // The commander program, built from the registry, with the typed global flags; `runCli` parses
 // argv, runs the command through the factory, and returns the exit code (never throws).
 
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { BOUNDS } from '../duration.js';
 import { EXIT, UsageError } from '../errors.js';
 import { didYouMean } from '../suggest.js';
@@ -48,7 +48,12 @@ export function buildProgram(ctx: Context, settings: { noColor?: boolean; runF?:
     for (const option of options) program.addOption(option.helpGroup(heading));
   };
   group(GROUPS.credentials,
-    new Option('--profile <name>', 'credentials profile').env('REPORTING_PROFILE').default('default'),
+    new Option('--profile <name>', 'credentials profile').env('REPORTING_PROFILE').default('default')
+      .argParser((name: string) => {
+        // an unset shell variable must not quietly mean (and overwrite) the default profile
+        if (name.trim() === '') throw new InvalidArgumentError('a profile name, not an empty one (omit --profile for "default")');
+        return name;
+      }),
     new Option('--base-url <url>', 'API base URL (else REPORTING_BASE_URL, else the profile\'s)'));
   group(GROUPS.network,
     new Option('--timeout <duration>', 'per request: connect, headers, longest silence in a body')

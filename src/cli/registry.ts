@@ -25,7 +25,7 @@ import { BOUNDS } from '../duration.js';
 import { UsageError } from '../errors.js';
 import { MALFORMED, REPORT_STATUSES, parseBodyFault, parseErrorFault, type BodyFault, type ErrorFault, type Malformed } from '../sandbox/faults.js';
 import type { Layout } from '../sandbox/server.js';
-import { choiceArgument, choiceOption, count, duration, list } from './flags.js';
+import { choiceArgument, choiceOption, count, duration, list, path } from './flags.js';
 import {
   addChunkOptions, addJobOptions, addOutputOptions, addReportOptions, addWaitOptions, chunkFlagsOf, jobFlagsOf, outputFlagsOf, reportFlagsOf, waitFlagsOf, type Parsed,
 } from './options.js';
@@ -187,7 +187,7 @@ ${examples(
       command
         .optionsGroup('Output options:')
         .addOption(choiceOption('--format <format>', 'csv: one row per ad unit; default: from -o\'s extension, else table', CAMPAIGNS_FORMATS, 'format for campaigns'))
-        .option('-o, --output <file>', 'write to FILE (atomically) instead of stdout')
+        .option('-o, --output <file>', 'write to FILE (atomically) instead of stdout', path)
         .addHelpText('after', examples(
           'reporting campaigns',
           "reporting campaigns --json | jq -r '.[] | select(.adunits | length > 2) | .campaignName'",

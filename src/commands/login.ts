@@ -28,7 +28,8 @@ export async function run(opts: LoginOptions, f: Factory): Promise<void> {
   } else {
     token = opts.tokenStdin
       ? await readSecretFromStdin(f, 'token', '--token-stdin')
-      : await promptSecret(f, 'paste your token', '--token-stdin (or --email with --password-stdin)');
+      : await promptSecret(f, 'token', '--token-stdin (or --email with --password-stdin)', 'Paste your token');
+    if (token === '') throw new UsageError('no token was pasted', 'paste the token from the web console, or use --token-stdin');
     f.secrets.add(token);
     if (/\s/.test(token)) throw new UsageError('the token holds white space: paste only the token');
     // as a login with email and password, a pasted token is checked before it is stored: a typo

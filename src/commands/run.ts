@@ -3,7 +3,7 @@
 import { refuseTokenStore } from '../auth/store.js';
 import { statSync } from 'node:fs';
 import { CliError, InterruptedError, ReportFailedError, UsageError } from '../errors.js';
-import type { OutputOptions } from '../export/output.js';
+import type { OutputOptions, OutputPlan } from '../export/output.js';
 import { PLACEHOLDERS, expandTemplate, planOutput, refuseBinaryOnTerminal, resolveRequestedColumns } from '../export/output.js';
 import { WriteError, checkWritableTarget } from '../export/sink.js';
 import type { Factory } from '../factory.js';
@@ -87,7 +87,7 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
     if (jobs.logFormat === 'json' && error instanceof CliError) log.emit({ event: 'failed', window, reportId: remembered?.reportId, message: error.message });
     throw error;
   });
-  const resume = shellCommand(['reporting', 'download', id, '--wait', ...(target(id) ? ['-o', target(id) as string] : [])]);
+  const resume = shellCommand(['reporting', 'download', id, '--wait', ...pickUpFlags(opts.output, plan, f), ...(target(id) ? ['-o', target(id) as string] : [])]);
   const started = f.now();
   let polls = 0;
   try {
@@ -128,4 +128,23 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
   if (json && saved.path) {
     f.stdout.write(`${JSON.stringify({ side, reportId: id, rows: saved.rows, file: saved.path, format: plan.format, summary: saved.summary ?? null })}\n`);
   }
+}
+
+/**
+ * What `reporting download` needs to write the same file from the same server as this run: the
+ * profile and base URL given, the format and CSV options given, the columns (as names, since
+ * `download` does not know the request behind `requested`).
+ */
+export function pickUpFlags(output: OutputOptions, plan: OutputPlan, f: Pick<Factory, 'globals' | 'profileName'>): string[] {
+  const words: string[] = [];
+  if (f.profileName !== 'default') words.push('--profile', f.profileName);
+  if (f.globals.baseUrl) words.push('--base-url', f.globals.baseUrl);
+  if (output.format) words.push('--format', plan.format);
+  if (output.excel) words.push('--excel');
+  else {
+    if (output.bom) words.push('--bom');
+    if (output.delimiter !== undefined) words.push('--delimiter', output.delimiter);
+  }
+  if (plan.csv.columns?.length) words.push('--columns', plan.csv.columns.join(','));
+  return words;
 }

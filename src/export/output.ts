@@ -94,14 +94,18 @@ export function columnsOf(fields: readonly string[], given: readonly string[] | 
   const columns = given.flatMap((value) => value.split(',')).map((column) => column.trim()).filter(Boolean);
   if (columns.length === 0) throw new UsageError('--columns wants a comma-separated list of field names');
   // `requested` is resolved once the request is known (resolveRequestedColumns)
-  if (!validate || (columns.length === 1 && columns[0] === 'requested')) return columns;
-  return columns.map((column) => {
+  if (columns.length === 1 && columns[0] === 'requested') return columns;
+  const named = !validate ? columns : columns.map((column) => {
     const match = fields.find((field) => field.toLowerCase() === column.toLowerCase());
     if (match) return match;
     const renamed = metricField(column);
     const note = renamed !== column ? `; the metric ${column} arrives as the field ${renamed}` : didYouMean(column, fields);
     throw new UsageError(`--columns: no row has a field "${column}"${note}`, `fields: ${fields.join(', ')} (--no-validate lets any name through)`);
   });
+  // a column named twice would be two columns of one name, the first one empty (and invalid DDL)
+  const twice = named.find((column, i) => named.indexOf(column) !== i);
+  if (twice !== undefined) throw new UsageError(`--columns names ${twice} twice`, 'name each column once');
+  return named;
 }
 
 /** --delimiter's names (completion offers them); `\t` is understood too. */

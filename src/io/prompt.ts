@@ -23,14 +23,14 @@ export async function readSecretFromStdin(ctx: Context, what: string, flag: stri
 /** Asks for a secret without echoing it. `alternatives` names the flags to use without a terminal.
  * Node's readline does the line editing (backspace over any character, emoji included); what it
  * would echo goes nowhere. */
-export async function promptSecret(ctx: Context, label: string, alternatives: string): Promise<string> {
+export async function promptSecret(ctx: Context, label: string, alternatives: string, question = `${label[0]?.toUpperCase()}${label.slice(1)}`): Promise<string> {
   if (!ctx.stdin.isTTY) {
     throw new UsageError(`cannot prompt for the ${label}: standard input is not a terminal`, `use ${alternatives}`);
   }
   const silent = new Writable({ write: (_chunk, _encoding, done) => done() });
   const reader = createInterface({ input: ctx.stdin as NodeJS.ReadableStream, output: silent, terminal: true });
   // asked only once the terminal no longer echoes (readline set raw mode above)
-  ctx.stderr.write(`${label[0]?.toUpperCase()}${label.slice(1)}: `);
+  ctx.stderr.write(`${question}: `);
   try {
     return await new Promise<string>((resolve, reject) => {
       reader.once('line', (line) => resolve(line.trim()));

@@ -54,6 +54,8 @@ export function parseTime(input: string, role: Role, nowMs: number): number {
   const wall = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?$/.exec(text);
   if (wall) {
     const [, date = '', hour = '', minute = '', second = '00'] = wall;
+    // hour 24 (luxon reads it as the next midnight) and other clock values no day has
+    if (Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59) throw usage(role, text, 'is not a valid date and time');
     const local = DateTime.fromISO(`${date}T${hour}:${minute}:${second}`, { zone: PARIS });
     if (!local.isValid) throw usage(role, text, 'is not a valid date and time');
     // luxon moves a time that does not exist (the spring gap) forward: refuse it instead
@@ -67,6 +69,11 @@ export function parseTime(input: string, role: Role, nowMs: number): number {
   }
 
   if (/^\d{4}-\d{2}-\d{2}T.+(Z|[+-]\d{2}(:?\d{2})?)$/i.test(text)) {
+    // offsets run from -12:00 to +14:00 on Earth; luxon would take +25:00 and move the period
+    const offset = /([+-])(\d{2}):?(\d{2})?$/.exec(text);
+    if (offset && !/z$/i.test(text) && (Number(offset[2]) > 14 || Number(offset[3] ?? 0) > 59)) {
+      throw usage(role, text, 'has an offset no clock uses (from -12:00 to +14:00)');
+    }
     const instant = DateTime.fromISO(text, { setZone: true });
     if (!instant.isValid) throw usage(role, text, 'is not a valid ISO 8601 date-time');
     return Math.floor(instant.toSeconds());

@@ -110,3 +110,14 @@ describe('global flags', () => {
     expect(globals).toMatchObject({ timeoutMs: 5000, retries: 0, body: 'json', quiet: true, json: false, profile: 'default' });
   });
 });
+
+describe('values that are empty because a shell variable was unset', () => {
+  it('-o "" and --profile "" are usage errors, not stdout and the default profile', async () => {
+    for (const args of [['run', 'buyer', '-o', ''], ['download', 'abc', '-o', ''], ['campaigns', '-o', ''], ['whoami', '--profile', ''], ['login', '--profile', ' ']]) {
+      const { code, stderr } = await parseOptions(...args);
+      expect(code, args.join(' ')).toBe(2);
+      expect(stderr, args.join(' ')).toMatch(/^error: option '(-o, --output <file>|--profile <name>)' argument '\s*' is invalid\. a (file|profile) name, not an empty one/m);
+    }
+  });
+});
+

@@ -74,4 +74,18 @@ describe('time expressions, in Europe/Paris', () => {
       expect((error as UsageError).hint).toMatch(/accepted: Unix seconds, 2026-11-01/);
     }
   });
+
+  it('refuses offsets no clock uses and hour 24, instead of moving the period', () => {
+    for (const [text, message] of [
+      ['2026-11-01T08:30:00+25:00', /has an offset no clock uses/],
+      ['2026-11-01T08:30:00+99:99', /has an offset no clock uses/],
+      ['2026-11-01T24:00', /is not a valid date and time/],
+      ['2026-11-01T08:60', /is not a valid date and time/],
+    ] as const) {
+      expect(() => parseTime(text, 'since', NOW), text).toThrow(message);
+    }
+    expect(parseTime('2026-11-01T08:30:00+14:00', 'since', NOW)).toBe(Date.parse('2026-10-31T18:30:00Z') / 1000);
+    expect(parseTime('2026-11-01T08:30:00-12:00', 'since', NOW)).toBe(Date.parse('2026-11-01T20:30:00Z') / 1000);
+  });
 });
+
