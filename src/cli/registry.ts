@@ -3,7 +3,7 @@
 // ONE lazy boundary: a command's module, and what it needs, load only when that command runs, so
 // `--help` stays fast.
 
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { CampaignsOptions } from '../commands/campaigns.js';
 import type { CompletionOptions } from '../commands/completion.js';
 import type { DownloadOptions } from '../commands/download.js';
@@ -75,7 +75,7 @@ export const REGISTRY: AnyEntry[] = [
     summary: 'store a token for a profile: a console token, or email and password',
     define(command) {
       command
-        .option('--token-stdin', 'read a console token from standard input')
+        .addOption(new Option('--token-stdin', 'read a console token from standard input').conflicts('email'))
         .option('--email <email>', 'log in with email and password (POST /auth-reporting)')
         .option('--password-stdin', 'with --email: read the password from standard input (else REPORTING_PASSWORD, else a prompt)')
         .option('--no-verify', 'store a console token without checking it against the API (offline)')

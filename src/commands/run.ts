@@ -2,7 +2,7 @@
 
 import { refuseTokenStore } from '../auth/store.js';
 import { statSync } from 'node:fs';
-import { CliError, InterruptedError, ReportFailedError, UsageError } from '../errors.js';
+import { CliError, InterruptedError, NetworkError, ReportFailedError, UsageError } from '../errors.js';
 import type { OutputOptions, OutputPlan } from '../export/output.js';
 import { PLACEHOLDERS, expandTemplate, planOutput, refuseBinaryOnTerminal, resolveRequestedColumns } from '../export/output.js';
 import { WriteError, checkWritableTarget } from '../export/sink.js';
@@ -117,6 +117,9 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
   const saved = await saveReport(f, client, id, plan, file, f.globals.retries, reporter).catch((error: unknown) => {
     // the report is still on the server: say how to fetch it once the disk or the folder is fixed
     if (error instanceof WriteError) throw new WriteError(error.message, error.path, error.code, `${error.hint ? `${error.hint}; then ` : ''}pick it up later with: ${resume}`);
+    // interrupted or cut off while downloading: the report is ready, and stays so for a while
+    if (error instanceof InterruptedError) throw new InterruptedError(error.signal, `report ${id} is ready; pick it up with: ${resume}`);
+    if (error instanceof NetworkError) throw new NetworkError(error.message, `${error.hint ? `${error.hint}; ` : ''}report ${id} is ready; pick it up with: ${resume}`);
     throw error;
   });
   journal.forget(key);

@@ -37,7 +37,7 @@ export async function run(opts: SandboxCommandOptions, f: Factory): Promise<void
     // a second line, after the first: scripts that read only the first are not affected
     f.stdout.write(`${JSON.stringify({ stopped: true, stats })}\n`);
   } else if (!f.globals.quiet) {
-    f.stderr.write(`Sandbox stopped: ${stats.submitted} reports submitted, at most ${stats.peakInProgress} in progress at once` +
+    f.stderr.write(`Sandbox stopped: ${stats.submitted} report${stats.submitted === 1 ? '' : 's'} submitted, at most ${stats.peakInProgress} in progress at once` +
       `${stats.refused > 0 ? `, ${stats.refused} refused` : ''}.\n`);
   }
 }

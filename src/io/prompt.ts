@@ -15,8 +15,11 @@ export async function readAllStdin(ctx: Context): Promise<string> {
 /** The first line of stdin, trimmed: a secret piped in with `echo` or from a file. */
 export async function readSecretFromStdin(ctx: Context, what: string, flag: string): Promise<string> {
   if (ctx.stdin.isTTY) throw new UsageError(`${flag} reads the ${what} from standard input, which is a terminal`, `pipe it in: ... | reporting login ${flag}`);
-  const secret = (await readAllStdin(ctx)).split(/\r?\n/)[0]?.trim() ?? '';
+  const lines = (await readAllStdin(ctx)).split(/\r?\n/).map((line) => line.trim()).filter(Boolean);
+  const secret = lines[0] ?? '';
   if (!secret) throw new UsageError(`${flag}: standard input held no ${what}`);
+  // two lines: a file of several tokens, or the wrong file; storing the first would be a guess
+  if (lines.length > 1) throw new UsageError(`${flag}: standard input held ${lines.length} lines; give the ${what} alone, on one line`);
   return secret;
 }
 

@@ -3,6 +3,7 @@
 import { DateTime } from 'luxon';
 import { UsageError } from '../errors.js';
 import { PARIS } from './catalog.js';
+import { didYouMean } from '../suggest.js';
 
 export type Role = 'since' | 'until';
 
@@ -79,7 +80,7 @@ export function parseTime(input: string, role: Role, nowMs: number): number {
     return Math.floor(instant.toSeconds());
   }
 
-  throw usage(role, text, 'is not a time this tool understands');
+  throw usage(role, text, `is not a time this tool understands${/^[a-z]+$/i.test(text) ? didYouMean(lower, ['now', 'today', 'yesterday']) : ''}`);
 }
 
 export function parisDate(seconds: number): string {

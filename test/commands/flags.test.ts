@@ -121,3 +121,11 @@ describe('values that are empty because a shell variable was unset', () => {
   });
 });
 
+describe('login', () => {
+  it('--token-stdin and --email are one or the other', async () => {
+    const { code, stderr } = await parseOptions('login', '--token-stdin', '--email', 'a@b.example');
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^error: option '--token-stdin' cannot be used with option '--email <email>'/m);
+  });
+});
+

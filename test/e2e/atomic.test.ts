@@ -32,6 +32,8 @@ describe('failures leave the previous file untouched and no temporary file', () 
       const result = await runCli([...RUN, '-o', target, '--retries', '0'], { env });
       expect(result.code).toBe(5);
       expect(result.stderr).toMatch(/error: the download broke off after \d+ bytes/);
+      // the report is ready on the server: the hint says how to fetch it without a new one
+      expect(result.stderr).toMatch(/^hint: .*report [0-9a-f]+ is ready; pick it up with: reporting download [0-9a-f]+ --wait -o \S*out\.csv$/m);
       expect(readFileSync(target, 'utf8')).toBe(PREVIOUS);
       expect(files()).toEqual(['out.csv']);
     });

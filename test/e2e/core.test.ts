@@ -133,6 +133,11 @@ describe('login and logout', () => {
       const offline = await runCli(['login', '--token-stdin', '--no-verify'], { env, input: 'f'.repeat(40) });
       expect(offline.code).toBe(0);
       expect(sandbox.requests).toHaveLength(1);
+      // two tokens (a file of several, the wrong file): which one is meant is not guessed
+      const two = await runCli(['login', '--token-stdin'], { env, input: `${sandbox.token}\n${'e'.repeat(40)}\n` });
+      expect(two.code).toBe(2);
+      expect(two.stderr).toBe('error: --token-stdin: standard input held 2 lines; give the token alone, on one line\n');
+      expect(sandbox.requests).toHaveLength(1);
       const good = await runCli(['login', '--token-stdin'], { env, input: sandbox.token });
       expect(good.code).toBe(0);
       expect(storeOf(dir).profiles.default.token).toBe(sandbox.token);
