@@ -74,6 +74,12 @@ export function chooseFormat<F extends string>(
     if (options.json && !toFile && format !== 'json') {
       throw new UsageError(`--json prints the result as JSON on stdout, which contradicts --format ${format}`, 'drop one of them, or write a file with -o (then --json describes the file)');
     }
+    // Parquet in a .csv file: every loader that trusts the name would fail on it
+    const extension = toFile ? extensionOf(options.output as string) : undefined;
+    const owner = extension === undefined ? undefined : formats.find((f) => extensions[f]?.includes(extension));
+    if (owner !== undefined && owner !== format) {
+      throw new UsageError(`--format ${format} would write ${format} into a "${extension}" file (-o ${options.output})`, `name the file for its format (${(extensions[format] ?? []).map((e) => `*${e}`).join(', ')}), or drop --format`);
+    }
     return format;
   }
   if (toFile) {

@@ -167,3 +167,19 @@ describe('smaller things a user meets', () => {
     expect(result.stderr.match(/ready/g)).toHaveLength(1);
   });
 });
+
+describe('--format and the -o extension agree', () => {
+  it('a format written into a file named for another one is a usage error, before any request', async () => {
+    for (const args of [['run', 'buyer', ...DAY, '--format', 'parquet', '-o', 'mism.csv'], ['run', 'buyer', ...DAY, '--format', 'json', '-o', 'x.jsonl'], ['campaigns', '--format', 'json', '-o', 'c.csv']]) {
+      const result = await cli(...args);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr, args.join(' ')).toMatch(/^error: --format \w+ would write \w+ into a "\.\w+" file/m);
+      expect(result.requests).toBe(0);
+    }
+    // an extension no format owns takes the --format given; the same format's own extensions agree
+    for (const args of [['run', 'buyer', ...DAY, '--format', 'csv', '-o', 'out.txt', '-q'], ['run', 'buyer', ...DAY, '--format', 'csv', '-o', 'out.tsv', '-q']]) {
+      expect((await cli(...args)).code, args.join(' ')).toBe(0);
+    }
+  });
+});
+

@@ -125,7 +125,7 @@ describe('login and logout', () => {
   it('--token-stdin checks the token against the API before storing it (--no-verify: offline)', async () => {
     await withSandbox({}, async (sandbox, dir) => {
       const env = { REPORTING_CONFIG_DIR: dir, REPORTING_BASE_URL: sandbox.baseUrl };
-      const typo = await runCli(['login', '--token-stdin'], { env, input: `${sandbox.token.slice(0, -1)}0` });
+      const typo = await runCli(['login', '--token-stdin'], { env, input: `${sandbox.token.slice(0, -1)}${sandbox.token.endsWith('0') ? '1' : '0'}` });
       expect(typo.code).toBe(3);
       expect(typo.stderr).toBe(`error: the API rejected this token (HTTP 401: Invalid token)\nhint: paste the whole token from the web console of ${sandbox.baseUrl}; --no-verify stores it without checking\n`);
       expect(existsSync(join(dir, 'config.json'))).toBe(false);
