@@ -6,7 +6,7 @@ import type { CommanderError } from 'commander';
 import { CliError, EXIT } from '../errors.js';
 import type { Context } from '../factory.js';
 import { wantsColor } from '../io/color.js';
-import { safeText } from '../io/safe-text.js';
+import { safeText, withoutControls } from '../io/safe-text.js';
 
 function isCommanderError(error: unknown): error is CommanderError {
   return error instanceof Error && typeof (error as CommanderError).code === 'string'
@@ -43,8 +43,7 @@ export interface ExitOptions {
 function writeError(ctx: Context, options: ExitOptions, message: string, hint?: string, exitCode: number = EXIT.usage): void {
   const { noColor } = options;
   if (options.jsonLog) {
-    // eslint-disable-next-line no-control-regex
-    const plain = (text: string) => text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
+    const plain = (text: string) => withoutControls(text).trim();
     ctx.stderr.write(`${JSON.stringify({ v: 1, ts: new Date(ctx.now()).toISOString(), event: 'error', message: plain(message), ...(hint ? { hint: plain(hint) } : {}), exitCode })}\n`);
     return;
   }

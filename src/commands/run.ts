@@ -1,7 +1,7 @@
 // `run`: submit, wait, download and write — the main job.
 
-import { refuseTokenStore } from '../auth/store.js';
 import { statSync } from 'node:fs';
+import { configDir, refuseTokenStore } from '../auth/store.js';
 import { CliError, InterruptedError, NetworkError, ReportFailedError, UsageError } from '../errors.js';
 import type { OutputOptions, OutputPlan } from '../export/output.js';
 import { PLACEHOLDERS, expandTemplate, planOutput, refuseBinaryOnTerminal, resolveRequestedColumns } from '../export/output.js';
@@ -11,7 +11,6 @@ import { createReporter } from '../io/progress.js';
 import { shellCommand } from '../io/shell.js';
 import type { ChunkFlags } from '../jobs/chunked.js';
 import type { JobFlags } from '../cli/options.js';
-import { configDir } from '../auth/store.js';
 import { createLogger } from '../io/log.js';
 import { Journal, journalKey, journalRequestOf } from '../jobs/journal.js';
 import { startReport } from '../jobs/resume.js';

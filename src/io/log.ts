@@ -11,6 +11,7 @@ import { formatDuration } from '../duration.js';
 import { Secrets } from '../api/redact.js';
 import { parisIso, type Window } from '../jobs/state.js';
 import { formatBytes, type Reporter } from './progress.js';
+import { withoutControls } from './safe-text.js';
 import { describeWindow } from '../jobs/windows.js';
 
 export const LOG_VERSION = 1;
@@ -38,8 +39,6 @@ export type LogEvent =
 
 export type EventName = LogEvent['event'];
 
-// eslint-disable-next-line no-control-regex
-const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
 
 /** Token-like fields are masked even when no secret is known. */
 const NO_SECRETS = new Secrets();
@@ -51,7 +50,7 @@ const NO_SECRETS = new Secrets();
  * characters.
  */
 export function serverText(text: string, secrets: Secrets = NO_SECRETS): string {
-  const clean = secrets.redact(text.replace(CONTROLS, ' ')).replace(/ {2,}/g, ' ').trim();
+  const clean = secrets.redact(withoutControls(text)).replace(/ {2,}/g, ' ').trim();
   return clean.length > 300 ? `${clean.slice(0, 299)}…` : clean;
 }
 
@@ -64,7 +63,7 @@ export function eventJson(event: LogEvent, nowMs: number, secrets: Secrets = NO_
     if (name === 'event' || name === 'window' || value === undefined) continue;
     if (name === 'into') line.into = (value as readonly Window[]).map(windowJson);
     else if (name === 'message' || name === 'reportId' || name === 'replaces' || name === 'status' || name === 'replacedStatus') line[name] = serverText(String(value), secrets);
-    else if (typeof value === 'string') line[name] = secrets.redact(value.replace(CONTROLS, ' '));
+    else if (typeof value === 'string') line[name] = secrets.redact(withoutControls(value));
     else line[name] = value;
   }
   return line;

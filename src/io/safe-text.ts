@@ -21,6 +21,15 @@ export function safeText(text: string): string {
   return text.replace(UNSAFE, escape);
 }
 
+// eslint-disable-next-line no-control-regex
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f]+/g;
+
+/** `text` for one line of a machine log (JSON): runs of C0 and C1 control characters (escape
+ * sequences, line breaks) become one space. JSON would escape them; a log line reads better without. */
+export function withoutControls(text: string): string {
+  return text.replace(CONTROLS, ' ');
+}
+
 /** Like safeText, for a one-line display: runs of white space (line breaks included) become one space. */
 export function safeLine(text: string): string {
   return safeText(text.replace(/[\t\n\r\v\f\u2028\u2029 ]+/g, ' '));

@@ -13,13 +13,13 @@
 // the report of each window for an hour, so a run started again resumes instead of resubmitting.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
+import { createReadStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { refuseTokenStore } from '../auth/store.js';
+import { configDir, refuseTokenStore } from '../auth/store.js';
 import { sleepFor } from '../api/http.js';
-import { CliError, EXIT, InterruptedError, ReportError, ReportFailedError, UsageError } from '../errors.js';
+import { CliError, EXIT, InterruptedError, ReportError, UsageError } from '../errors.js';
 import { RowOutput } from '../export/export.js';
 import { type OutputPlan } from '../export/output.js';
 import { openFileSink, stdoutSink, type PlaceFile, type Sink } from '../export/sink.js';
@@ -30,7 +30,6 @@ import { collectGarbage } from '../gc.js';
 import { shellCommand } from '../io/shell.js';
 import { createWindowsView } from '../io/windows-view.js';
 import type { JobFlags } from '../cli/options.js';
-import { configDir } from '../auth/store.js';
 import type { Side } from '../report/catalog.js';
 import { pollOptionsFrom, waitUntilReady, type WaitFlags } from '../report/poll.js';
 import { requestParams, type ReportRequest } from '../report/request.js';
@@ -41,7 +40,7 @@ import { Journal, journalKey, journalRequestOf } from './journal.js';
 import { startReport, type Previous } from './resume.js';
 import { RunState, stateRequestOf, type Step } from './state.js';
 import { WindowMerger, mergePlan, type MergePlan } from './merge.js';
-import { TOO_LARGE, describeFailure, interruptedHint, isLastPiece, runWindows, type TaskContext, type WindowFailureReport } from './pool.js';
+import { describeFailure, interruptedHint, isLastPiece, isReportFailure, runWindows, type TaskContext, type WindowFailureReport } from './pool.js';
 import { checkChunk, checkDistinctTargets, formatChunk, parseChunk, planWindows, splitWindow, timeBreakdown, windowArgs, type Window } from './windows.js';
 
 export interface ChunkFlags {
@@ -371,7 +370,7 @@ async function runWindowsOf(run: ChunkedRun, f: Factory, state: RunState | undef
     const placed = open.whenPlaced();
     const reportId = open.reportIds.length === 1 ? open.reportIds[0] : undefined;
     const absolute = resolve(f.cwd, file);
-    const bytes = placed?.bytes ?? 0;
+    const bytes = placed?.bytes ?? statSync(absolute).size;
     if (placed?.outcome === 'unchanged') view.emit({ event: 'unchanged', window, reportId, file, rows, bytes, sha256: placed.sha256 });
     else view.emit({ event: 'written', window, reportId, file, rows, bytes, sha256: placed?.sha256 });
     for (const piece of covered) {
@@ -425,12 +424,12 @@ async function runWindowsOf(run: ChunkedRun, f: Factory, state: RunState | undef
           forget(event.window);
           void state?.split(event.window, event.into).catch(() => undefined);
         } else if (event.type === 'failed') {
-          view.emit({ event: 'failed', window: event.window, reportId: reportOf.get(keyOf(event.window)), message: messageOf(event.error) });
+          const reportId = reportOf.get(keyOf(event.window));
+          view.emit({ event: 'failed', window: event.window, reportId, message: messageOf(event.error) });
           // a report that ended in failure is not worth resuming; one that was still running when
           // the wait gave up (--max-wait, the network) is: the next run resumes it
-          const reportId = reportOf.get(keyOf(event.window));
           if (f.signal.aborted) return;
-          if (reportId !== undefined && !(event.error instanceof ReportFailedError) && !TOO_LARGE.test(messageOf(event.error))) {
+          if (reportId !== undefined && !isReportFailure(event.error)) {
             void state?.update(event.window, { error: messageOf(event.error) }).catch(() => undefined);
           } else {
             forget(event.window);

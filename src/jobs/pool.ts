@@ -32,7 +32,7 @@
 // The queue is kept in chronological order, so the earliest window always starts first.
 
 import { setMaxListeners } from 'node:events';
-import { ReportError, UsageError } from '../errors.js';
+import { ReportError, ReportFailedError, UsageError } from '../errors.js';
 import { backoffMs } from '../api/retry.js';
 import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY } from './limits.js';
 import { describeWindow, type Window } from './windows.js';
@@ -66,7 +66,14 @@ export class WindowFailure extends Error {
 }
 
 const TOO_MANY = /too many (reports|requests)|rate limit/i;
-export const TOO_LARGE = /too (large|big|much data|many rows)/i;
+const TOO_LARGE = /too (large|big|much data|many rows)/i;
+
+/** The report will never be ready: it ended in a failure status, or was refused as too large.
+ * (Not ready within --max-wait, or a network failure, is not this: the report may still come.) */
+export function isReportFailure(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  return error instanceof ReportFailedError || TOO_LARGE.test(error.message) || (error instanceof ReportError && /ended in status/.test(error.message));
+}
 
 /**
  * The default classification of the errors the CLI's client raises: HTTP 429 (after the client's
@@ -81,9 +88,7 @@ export function classifyFailure(error: unknown): Failure {
   const retryAfter = (error as { retryAfterMs?: unknown }).retryAfterMs;
   const retryAfterMs = typeof retryAfter === 'number' ? { retryAfterMs: retryAfter } : {};
   if (status === 429 || /\bHTTP 429\b/.test(error.message) || TOO_MANY.test(error.message)) return { kind: 'throttled', ...retryAfterMs };
-  if (TOO_LARGE.test(error.message)) return { kind: 'split' };
-  if (error instanceof ReportError && /ended in status/.test(error.message)) return { kind: 'split' };
-  return { kind: 'fatal' };
+  return isReportFailure(error) ? { kind: 'split' } : { kind: 'fatal' };
 }
 
 export interface TaskContext {
