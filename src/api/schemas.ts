@@ -38,6 +38,10 @@ export const reportId = id.superRefine((value, ctx) => {
   if (why) ctx.addIssue({ code: 'custom', message: `not a usable report ID (${why})` });
 });
 
+/** A report ID read back from a file of ours (state file, journal): the same safe shape, since it
+ * goes where the server's does (file names, printed commands, the terminal) and files get edited. */
+export const storedReportId = z.string().refine((value) => unsafeReportId(value) === undefined, { message: 'not a usable report ID' });
+
 export const authResponse = z.object({
   response: z.object({ status: z.string().optional(), token: z.string().min(1) }),
 });

@@ -10,6 +10,7 @@ import { mkdirSync, readdirSync, readFileSync, rmdirSync, unlinkSync } from 'nod
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { ReportRequest } from '../report/request.js';
+import { storedReportId } from '../api/schemas.js';
 import { writeFileAtomic } from './files.js';
 
 /** How long a submitted report is worth resuming. */
@@ -17,7 +18,7 @@ export const JOURNAL_TTL_MS = 60 * 60_000;
 
 const entrySchema = z.object({
   v: z.literal(1),
-  reportId: z.string().min(1),
+  reportId: storedReportId,
   /** ms since the epoch */
   submittedAt: z.number(),
 });

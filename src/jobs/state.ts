@@ -12,6 +12,7 @@ import { DateTime } from 'luxon';
 import { z } from 'zod';
 import { CliError, EXIT, UsageError } from '../errors.js';
 import { PARIS, SIDES } from '../report/catalog.js';
+import { storedReportId } from '../api/schemas.js';
 import type { ReportRequest } from '../report/request.js';
 import { writeFileAtomic } from './files.js';
 import { lockFile, type FileLock, type LockOptions } from './lock.js';
@@ -46,7 +47,7 @@ const entrySchema = z.object({
   sinceUnix: z.number().int(),
   untilUnix: z.number().int(),
   status: z.enum(WINDOW_STATUSES),
-  reportId: z.string().nullable(),
+  reportId: storedReportId.nullable(),
   submittedAt: z.string().nullable(),
   attempts: z.number().int().nonnegative(),
   rows: z.number().int().nonnegative().nullable(),

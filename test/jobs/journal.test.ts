@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { configDir } from '../../src/auth/store.js';
@@ -136,5 +136,16 @@ describe('the resume journal', () => {
     await journal.remember(key, 'x');
     writeFileSync(join(dir, 'journal', `${key}.json`), '{"v":1,"reportId":');
     expect(journal.recall(key)).toBeUndefined();
+  });
+
+  it('an entry edited to hold a report ID of an unsafe shape (a path, an option) is nothing to resume', async () => {
+    const dir = tempDir();
+    const journal = new Journal(dir, clock().now);
+    const key = journalKey(REQUEST);
+    mkdirSync(join(dir, 'journal'));
+    for (const reportId of ['../../etc', '-rf', 'a b', 'x\u001b]0;t']) {
+      writeFileSync(join(dir, 'journal', `${key}.json`), JSON.stringify({ v: 1, reportId, submittedAt: clock().now() }));
+      expect(journal.recall(key), reportId).toBeUndefined();
+    }
   });
 });

@@ -350,6 +350,7 @@ for w in doc["windows"]:
       ['[1,2,3]', /is not a reporting state file \(version 1\)/],
       [JSON.stringify({ ...doc([]), windows: [{ since: 'x' }] }), /windows\.0\.until/],
       [JSON.stringify({ ...doc([]), version: 2 }), /format version 2, written by a newer reporting; this one reads version 1/],
+      [JSON.stringify(doc([entry(day('2026-11-10'), 'submitted', '2026-11-11T06:00', { reportId: '../../etc' })])), /windows\.0\.reportId: not a usable report ID/],
       ['null', /is not a reporting state file/],
     ];
     for (const [text, message] of cases) {
