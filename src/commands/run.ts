@@ -1,7 +1,8 @@
 // `run`: submit, wait, download and write — the main job.
 
 import { statSync } from 'node:fs';
-import { configDir, refuseTokenStore } from '../auth/store.js';
+import { configDir } from '../auth/store.js';
+import { refuseSharedPaths, runFiles } from '../paths.js';
 import { CliError, InterruptedError, NetworkError, ReportFailedError, UsageError } from '../errors.js';
 import type { OutputOptions, OutputPlan } from '../export/output.js';
 import { PLACEHOLDERS, expandTemplate, planOutput, refuseBinaryOnTerminal, resolveRequestedColumns } from '../export/output.js';
@@ -44,7 +45,9 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
   const named = { side, since: parisDate(request.since), until: parisDate(request.until) };
   // a target known in full is checked first, even before its format (saveReport checks it again)
   const template = opts.output.output;
-  if (template && template !== '-' && !template.includes('{reportId}')) refuseTokenStore(expandTemplate(template, named), f.cwd, f.env);
+  // one path for two files loses one of them: the token store, the state, its lock, the output
+  const given = template && template !== '-' && !template.includes('{reportId}') ? [expandTemplate(template, named)] : [];
+  refuseSharedPaths(runFiles(jobs.state, given, configDir(f.env)), f.cwd);
   const plan = resolveRequestedColumns(planOutput({ ...opts.output, json, validate: opts.report.validate }, PLACEHOLDERS, columnNames([side])), request);
   refuseBinaryOnTerminal(plan, f.stdout);
   // a target that cannot be written is found now, not after the report was waited for (the

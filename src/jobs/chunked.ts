@@ -17,7 +17,8 @@ import { createReadStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { configDir, refuseTokenStore } from '../auth/store.js';
+import { configDir } from '../auth/store.js';
+import { refuseSharedPaths, runFiles } from '../paths.js';
 import { sleepFor } from '../api/http.js';
 import { CliError, EXIT, InterruptedError, ReportError, UsageError } from '../errors.js';
 import { RowOutput } from '../export/export.js';
@@ -165,7 +166,9 @@ export async function runChunked(run: ChunkedRun, f: Factory): Promise<void> {
   if (chunk) checkChunk(chunk, request.breakdowns);
   if (!jobs.state) return runWindowsOf(run, f, undefined, request.since, undefined);
   const path = resolve(f.cwd, jobs.state);
-  refuseTokenStore(path, f.cwd, f.env);
+  // the windows are known once the state is read (--since auto); those of the period given are
+  // checked before it is locked, and all of them again before the first request
+  refuseRunPaths(f, jobs.state, chunk ? planWindows(request.since, request.until, chunk) : [request], run);
   const output = plan.template === undefined ? undefined : resolve(f.cwd, plan.template);
   if (!flags && jobs.lookbackDays > 0 && plan.template !== undefined && PER_WINDOW.test(plan.template)) {
     // each run's period would be its own file, and a re-fetched day would sit in two of them
@@ -225,10 +228,8 @@ async function runWindowsOf(run: ChunkedRun, f: Factory, state: RunState | undef
     ? { mode: 'concat', time: timeBreakdown(request.breakdowns) }
     : mergePlan(side, request.metrics, request.breakdowns, { split: flags.split });
   const targetFor = (w: Window) => targetOf(plan, { side, since: parisDate(w.since), until: parisDate(w.until) }) as string;
-  if (perWindow) {
-    checkDistinctTargets(planned, targetFor);
-    for (const w of planned) refuseTokenStore(targetFor(w), f.cwd, f.env);
-  } else if (template) refuseTokenStore(template, f.cwd, f.env);
+  if (perWindow) checkDistinctTargets(planned, targetFor);
+  refuseRunPaths(f, jobs.state, planned, run);
 
   // the state's verdict on each window; one merged output is rewritten whole, so it skips all or none
   const steps = state?.plan(planned, { lookbackFrom, merged: !perWindow });
@@ -487,6 +488,15 @@ async function runWindowsOf(run: ChunkedRun, f: Factory, state: RunState | undef
     }
     rmSync(spoolDir, { recursive: true, force: true });
   }
+}
+
+/** Every file the run writes, the state and its lock, and the tool's own files: no two the same. */
+function refuseRunPaths(f: Factory, state: string | undefined, windows: readonly Window[], run: ChunkedRun): void {
+  const { plan, side } = run;
+  const targets = plan.template === undefined || plan.template.includes('{reportId}')
+    ? []
+    : [...new Set(windows.map((w) => targetOf(plan, { side, since: parisDate(w.since), until: parisDate(w.until) }) as string))];
+  refuseSharedPaths(runFiles(state, targets, configDir(f.env)), f.cwd);
 }
 
 const keyOfWindow = (window: Window) => `${window.since}-${window.until}`;

@@ -1,0 +1,87 @@
+// One path must never serve two purposes in a run: a report written over the state file (or the
+// state written over the report) loses data with exit 0. Every file a run reads or writes is named
+// here with what it is for, and two that are the same file, once symlinks and `..` are resolved,
+// are a usage error before the first request.
+
+import { realpathSync } from 'node:fs';
+import { platform as osPlatform } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
+import { UsageError } from './errors.js';
+
+export interface PathUse {
+  /** how the error names it: `-o`, `--state`, `the state's lock file`, `the token store` */
+  name: string;
+  path: string;
+  /** the flag the user gave for it, for the hint; none for the tool's own files */
+  flag?: string;
+  /** a folder the tool owns: any path inside it clashes (the journal) */
+  folder?: boolean;
+}
+
+/** The real path of `path`, which may not exist yet: its nearest existing ancestor's real path,
+ * then the rest of the path as written. */
+export function realTarget(path: string, cwd: string): string {
+  const absolute = resolve(cwd, path);
+  const rest: string[] = [];
+  let at = absolute;
+  for (;;) {
+    try {
+      return join(realpathSync(at), ...rest.reverse());
+    } catch {
+      const parent = dirname(at);
+      if (parent === at) return absolute;
+      rest.push(basename(at));
+      at = parent;
+    }
+  }
+}
+
+/**
+ * Throws a UsageError when two of `uses` are the same file (or one is inside a folder another
+ * owns). Case-insensitive file systems (macOS, Windows) fold case.
+ */
+export function refuseSharedPaths(uses: readonly PathUse[], cwd: string, platform: NodeJS.Platform = osPlatform()): void {
+  const fold = (path: string) => (platform === 'darwin' || platform === 'win32' ? path.toLowerCase() : path);
+  const seen: { use: PathUse; real: string }[] = [];
+  for (const use of uses) {
+    const real = fold(realTarget(use.path, cwd));
+    for (const earlier of seen) {
+      const same = earlier.real === real
+        || (earlier.use.folder && real.startsWith(`${earlier.real}/`))
+        || (use.folder && earlier.real.startsWith(`${real}/`));
+      if (!same || (earlier.use.name === use.name && earlier.use.path === use.path)) continue;
+      throw clash(earlier.use, use);
+    }
+    seen.push({ use, real });
+  }
+}
+
+function clash(a: PathUse, b: PathUse): UsageError {
+  const given = [a, b].filter((use) => use.flag);
+  const own = [a, b].find((use) => !use.flag);
+  if (own && given[0]) {
+    return new UsageError(`refusing to write over ${own.name} ${resolve(own.path)}: ${given[0].name} names it`, `choose another ${given[0].flag} path`);
+  }
+  if (own || !a.flag || !b.flag) return new UsageError(`${a.name} and ${b.name} are the same file: ${a.path}`);
+  return new UsageError(`${a.name} and ${b.name} name the same file (${a.path === b.path ? a.path : `${a.path}, ${b.path}`}): one would overwrite the other`, `give ${a.flag} and ${b.flag} different paths`);
+}
+
+/** The tool's own files under the configuration folder: the token store (conf's config.json), its
+ * lock, and the journal's folder. No output or state file may be one of them. */
+export function toolFiles(configDir: string): PathUse[] {
+  const store = join(configDir, 'config.json');
+  return [
+    { name: 'the token store', path: store },
+    { name: "the token store's lock file", path: `${store}.lock` },
+    { name: 'the journal', path: join(configDir, 'journal'), folder: true },
+  ];
+}
+
+/** What a run touches: its state file and that file's lock, its outputs, and the tool's own files. */
+export function runFiles(state: string | undefined, outputs: readonly string[], configDir: string): PathUse[] {
+  return [
+    ...(state ? [{ name: '--state', flag: '--state', path: state }, { name: "the state's lock file", path: `${state}.lock` }] : []),
+    ...outputs.map((path) => ({ name: '-o', flag: '-o', path })),
+    ...toolFiles(configDir),
+  ];
+}
