@@ -3,7 +3,7 @@
 
 import type { Side } from '../report/catalog.js';
 import { AuthError } from '../errors.js';
-import { Http, TokenRejectedError, type Answer } from './http.js';
+import { Http, TokenRejectedError, type Answer, type HttpHooks } from './http.js';
 import type { Params } from './encode.js';
 import { authResponse, campaignsResponse, statusResponse, submitResponse, type Campaign, type StatusResponse } from './schemas.js';
 
@@ -21,7 +21,13 @@ export interface Credentials {
 }
 
 export class ReportingClient {
-  constructor(readonly http: Http, private readonly credentials: Credentials) {}
+  constructor(readonly http: Http, private readonly credentials: Credentials, private readonly hooks?: HttpHooks) {}
+
+  /** The same client, whose requests tell `hooks` of their retries and throttles instead of the
+   * client-wide listeners (a window's task in a chunked run). */
+  scoped(hooks: HttpHooks): ReportingClient {
+    return new ReportingClient(this.http, this.credentials, hooks);
+  }
 
   async close(): Promise<void> {
     await this.http.close();
@@ -53,17 +59,17 @@ export class ReportingClient {
   }
 
   async submit(side: Side, params: Params): Promise<string> {
-    return this.authed((token) => this.http.json({ method: 'POST', path: `/${side}-reporting`, params, token }, submitResponse));
+    return this.authed((token) => this.http.json({ method: 'POST', path: `/${side}-reporting`, params, token, hooks: this.hooks }, submitResponse));
   }
 
   /** `signal` ends the request and its retries early (a --max-wait): its reason is thrown. */
   async status(id: string, signal?: AbortSignal): Promise<StatusResponse> {
-    return this.authed((token) => this.http.json({ method: 'POST', path: '/status-reporting', params: { id }, token, signal }, statusResponse));
+    return this.authed((token) => this.http.json({ method: 'POST', path: '/status-reporting', params: { id }, token, signal, hooks: this.hooks }, statusResponse));
   }
 
   /** POST /download-reporting: the answer's body is left unread, to be streamed. */
   async download(id: string): Promise<Answer> {
-    return this.authed((token) => this.http.send({ method: 'POST', path: '/download-reporting', params: { id }, token }));
+    return this.authed((token) => this.http.send({ method: 'POST', path: '/download-reporting', params: { id }, token, hooks: this.hooks }));
   }
 
   async campaigns(): Promise<Campaign[]> {

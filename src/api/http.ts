@@ -36,6 +36,16 @@ export interface Call {
   token?: string;
   /** ends the call (and its retries) early; its reason, if an Error, is what the call throws */
   signal?: AbortSignal;
+  /** this call's listeners, in place of the client-wide ones (a window's task: its own events) */
+  hooks?: HttpHooks;
+}
+
+export interface HttpHooks {
+  /** told of every 429 about to be retried, so a chunked run slows down at once (src/jobs/pool.ts) */
+  onThrottle?: (retryAfterMs?: number) => void;
+  /** told of every retry in one line for the user ("HTTP 503 (POST /buyer-reporting); retrying in
+   * 1.2s (retry 1 of 4)") */
+  onRetry?: (line: string, retry: { attempt: number; delayMs: number }) => void;
 }
 
 export interface Answer {
@@ -150,11 +160,10 @@ export class Http {
   private readonly now: () => number;
   private readonly random: () => number;
   private readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
-  /** told of every 429 about to be retried, so a chunked run slows down at once (src/jobs/pool.ts) */
-  onThrottle?: (retryAfterMs?: number) => void;
-  /** told of every retry in one line for the user ("HTTP 503 (POST /buyer-reporting); retrying in
-   * 1.2s (retry 1 of 4)"): the factory shows it on stderr, but with -q or -v (whose trace says it) */
-  onRetry?: (line: string, retry: { attempt: number; delayMs: number }) => void;
+  /** the client-wide listeners (a call's own `hooks` take their place): the factory shows each
+   * retry on stderr, but with -q or -v (whose trace says it) */
+  onThrottle?: HttpHooks['onThrottle'];
+  onRetry?: HttpHooks['onRetry'];
 
   constructor(readonly config: HttpConfig) {
     this.ownsDispatcher = config.dispatcher === undefined;
@@ -289,7 +298,7 @@ export class Http {
       const retryAfterMs = parseRetryAfter(headerText(answer.headers['retry-after']), this.now());
       const decision = decideRetry(attempt, this.config.retries, { status: answer.status, retryAfterMs }, this.random);
       if (decision.retry) {
-        if (answer.status === 429) this.onThrottle?.(retryAfterMs);
+        if (answer.status === 429) (call.hooks ?? this).onThrottle?.(retryAfterMs);
         await this.pause(attempt, decision, call, url.pathname, stop);
         continue;
       }
@@ -305,7 +314,7 @@ export class Http {
   private async pause(attempt: number, decision: RetryDecision, call: Call, path: string, stop: AbortSignal): Promise<void> {
     const delay = `${(decision.delayMs / 1000).toFixed(1)}s`;
     this.trace(`  retry ${attempt + 1} of ${this.config.retries} in ${delay} (${decision.reason})`);
-    this.onRetry?.(this.secrets.redact(`${decision.reason} (${call.method} ${path}); retrying in ${delay} (retry ${attempt + 1} of ${this.config.retries})`), { attempt: attempt + 2, delayMs: decision.delayMs });
+    (call.hooks ?? this).onRetry?.(this.secrets.redact(`${decision.reason} (${call.method} ${path}); retrying in ${delay} (retry ${attempt + 1} of ${this.config.retries})`), { attempt: attempt + 2, delayMs: decision.delayMs });
     try {
       await this.sleep(decision.delayMs, stop);
     } catch (error) {

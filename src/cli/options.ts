@@ -8,7 +8,7 @@ import type { WaitFlags } from '../report/poll.js';
 import type { ReportFlags } from '../report/request.js';
 import { BOUNDS } from '../duration.js';
 import { UsageError } from '../errors.js';
-import type { ChunkFlags } from '../jobs/chunked.js';
+import type { ChunkFlags, JobFlags } from '../jobs/job.js';
 import { DEFAULT_CONCURRENCY, LOG_FORMATS, MAX_CONCURRENCY, parseLookback, type LogFormat } from '../jobs/limits.js';
 import { choiceOption, count, duration, list, path, repeat } from './flags.js';
 
@@ -134,18 +134,6 @@ export function addJobOptions(command: Command): Command {
     .option('--full-refresh', 'with --state: ignore what the state file says and start it over')
     .option('--no-resume', 'submit a new report even if an interrupted run of the same request left one')
     .addOption(choiceOption('--log-format <format>', 'text, or json: one JSON object per event on stderr', LOG_FORMATS, 'log format').default('text'));
-}
-
-/** What a recurring run needs: --state and its companions, checked together. */
-export interface JobFlags {
-  state?: string;
-  /** --since auto: continue after the last window done in the state file */
-  sinceAuto: boolean;
-  lookbackDays: number;
-  fullRefresh: boolean;
-  /** false with --no-resume */
-  resume: boolean;
-  logFormat: LogFormat;
 }
 
 export function jobFlagsOf(parsed: Parsed): JobFlags {

@@ -1,4 +1,4 @@
-// Downloading a ready report into its output, shared by `run` and `download`: progress, and a
+// Downloading a ready report into its output, shared by `run` (the fetch stage) and `download`: progress, and a
 // download that breaks off retried from the start (SPEC section 4) into a fresh temporary file,
 // so nothing partial ever reaches the target.
 
@@ -9,12 +9,10 @@ import { refuseTokenStore } from '../auth/store.js';
 import { sleepFor } from '../api/http.js';
 import { backoffMs } from '../api/retry.js';
 import { InterruptedError } from '../errors.js';
-import { BodyBrokenError, stallGuarded, writeReport, type ExportResult, type Progress } from '../export/export.js';
-import type { Format } from '../export/output.js';
+import { sinkReceiver, type Receiver } from '../destinations/destination.js';
+import { BodyBrokenError, stallGuarded, type ExportResult, type Progress } from '../export/export.js';
 import { expandTemplate, type OutputPlan, type Placeholders } from '../export/output.js';
-import type { Sink } from '../export/sink.js';
 import { openFileSink, stdoutSink } from '../export/sink.js';
-import type { CsvOptions } from '../export/writers.js';
 import { formatBytes, type Reporter } from '../io/progress.js';
 
 export interface Saved extends ExportResult {
@@ -38,18 +36,18 @@ export async function saveReport(
   if (target) refuseTokenStore(target, ctx.cwd, ctx.env);
   const started = ctx.now();
   reporter.state(`downloading report ${id}${target ? ` to ${target}` : ''}`);
-  const result = await downloadReport(client, id, {
-    format: plan.format,
-    csv: plan.csv,
+  const { receiver, result } = await downloadInto(client, id, {
     retries,
     signal: ctx.signal,
     random: ctx.random,
-    openSink: () => (target ? openFileSink(target, ctx.cwd) : Promise.resolve(stdoutSink(ctx.stdout))),
+    open: async () => sinkReceiver(target ? await openFileSink(target, ctx.cwd) : stdoutSink(ctx.stdout), plan.format, plan.csv),
     progress: (rows, bytes) => reporter.downloading(rows, bytes),
     onRetry: (attempt, reason) => reporter.state(`${reason}; downloading again (retry ${attempt} of ${retries})`),
     // the progress line goes away on every path, so an error starts on its own line and the
     // terminal gets its cursor back
   }).finally(() => reporter.stop());
+  await receiver.sink.commit();
+  return { ...result, path: receiver.sink.path, elapsedMs: ctx.now() - started };
   return { ...result, elapsedMs: ctx.now() - started };
 }
 
@@ -62,40 +60,30 @@ export function describeSaved(saved: Saved, id: string, side: string | undefined
     `${saved.rows.toLocaleString('en-US')} row${saved.rows === 1 ? '' : 's'}, ${formatBytes(saved.bytes)} of JSON in ${formatDuration(saved.elapsedMs)} → ${where} (${format})`;
 }
 
-interface DownloadJob {
-  format: Format;
-  csv: CsvOptions;
+interface DownloadJob<R extends Receiver> {
   retries: number;
   signal: AbortSignal;
   random: () => number;
-  openSink: () => Promise<Sink>;
+  /** a fresh receiver for each attempt */
+  open: () => Promise<R>;
   progress?: Progress;
   /** told before a new attempt */
   onRetry?: (attempt: number, reason: string) => void;
 }
 
-/** Downloads a ready report into a sink, retrying broken downloads from the start. */
-export async function downloadReport(client: ReportingClient, id: string, options: DownloadJob): Promise<ExportResult & { path?: string }> {
+/** Downloads a ready report into a receiver, retrying broken downloads from the start into a new
+ * one. Answers the receiver that took the whole body (to be committed) and what it read. */
+export async function downloadInto<R extends Receiver>(client: ReportingClient, id: string, options: DownloadJob<R>): Promise<{ receiver: R; result: ExportResult }> {
   for (let attempt = 0; ; attempt++) {
-    const sink = await options.openSink();
-    let written = false;
-    const watched: Sink = {
-      path: sink.path,
-      rewrite: sink.rewrite?.bind(sink),
-      write: (chunk) => { written = true; return sink.write(chunk); },
-      commit: () => sink.commit(),
-      abort: () => sink.abort(),
-    };
+    const receiver = await options.open();
     try {
       const answer = await client.download(id);
-      const result = await writeReport(stallGuarded(answer.body, client.http.config.timeoutMs), watched, options.format, options.csv, options.progress);
-      await sink.commit();
-      return { ...result, path: sink.path };
+      const result = await receiver.take(stallGuarded(answer.body, client.http.config.timeoutMs), options.progress);
+      return { receiver, result };
     } catch (error) {
-      await sink.abort();
+      await receiver.abort();
       if (options.signal.aborted) throw new InterruptedError(String(options.signal.reason));
-      // a file starts again from nothing; stdout can only start again if nothing was written
-      const retryable = error instanceof BodyBrokenError && (sink.path !== undefined || !written);
+      const retryable = error instanceof BodyBrokenError && receiver.restartable;
       if (!retryable || attempt >= options.retries) throw error;
       options.onRetry?.(attempt + 1, (error as Error).message);
       await sleepFor(backoffMs(attempt, options.random), options.signal);

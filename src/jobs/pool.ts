@@ -35,7 +35,7 @@ import { setMaxListeners } from 'node:events';
 import { ReportError, ReportFailedError, UsageError } from '../errors.js';
 import { backoffMs } from '../api/retry.js';
 import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY } from './limits.js';
-import { describeWindow, type Window } from './windows.js';
+import { describeWindow, type Window } from '../report/windows.js';
 
 export { DEFAULT_CONCURRENCY, MAX_CONCURRENCY };
 /** a window throttled this many times in a row fails: the API is not letting anything through */

@@ -5,9 +5,9 @@
 
 import type { StatusResponse } from '../api/schemas.js';
 import { ApiRejectedError } from '../errors.js';
-import type { LogEvent, ResumeSource } from '../io/log.js';
+import type { LogEvent, ResumeSource } from './events.js';
 import { isFailed } from '../report/poll.js';
-import type { Window } from './state.js';
+import type { Window } from '../report/windows.js';
 
 /** The server answered 404 for a report ID: it never knew it, or forgot it. */
 export const isForgotten = (error: unknown): boolean => error instanceof ApiRejectedError && error.status === 404;

@@ -17,12 +17,8 @@ import type { ReportRequest } from '../report/request.js';
 import { writeFileAtomic } from './files.js';
 import { lockFile, type FileLock, type LockOptions } from './lock.js';
 import { parisIso } from '../report/time.js';
+import type { Window } from '../report/windows.js';
 
-/** A date window: Unix seconds, `until` inclusive (the same shape as the chunked runs' windows). */
-export interface Window {
-  since: number;
-  until: number;
-}
 
 export const STATE_VERSION = 1;
 export const WINDOW_STATUSES = ['pending', 'submitted', 'done', 'failed'] as const;
@@ -73,7 +69,6 @@ const REFRESH_HINT = 'use another --state file for this request, or add --full-r
 // ---------------------------------------------------------------------------------------------
 // Reading, and checking that the file belongs to this request
 
-export { parisIso };
 
 const instant = (ms: number) => new Date(ms).toISOString();
 

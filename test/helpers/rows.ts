@@ -7,7 +7,7 @@ import type { Side } from '../../src/report/catalog.js';
 import { parseTime } from '../../src/report/time.js';
 import { FactSource } from '../../src/sandbox/facts.js';
 import { buildRows, summaryOf } from '../../src/sandbox/report.js';
-import type { Window } from '../../src/jobs/windows.js';
+import type { Window } from '../../src/report/windows.js';
 
 const NOW = Date.parse('2026-11-21T11:00:00Z');
 const source = new FactSource(42);

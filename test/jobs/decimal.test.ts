@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DecimalError, DecimalSum, addDecimals, formatDecimal, parseDecimal } from '../../src/jobs/decimal.js';
+import { DecimalError, DecimalSum, addDecimals, formatDecimal, parseDecimal } from '../../src/destinations/decimal.js';
 
 /** A reference written differently: every value scaled to 10^-SCALE as a BigInt. */
 const SCALE = 40;

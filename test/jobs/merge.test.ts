@@ -5,8 +5,8 @@ import { Kind, type RowHandler } from '../../src/export/scanner.js';
 import { CsvWriter } from '../../src/export/writers.js';
 import { DEFAULT_METRICS } from '../../src/report/catalog.js';
 import type { Summary } from '../../src/api/schemas.js';
-import { RowSummer, WindowMerger, mergePlan, rowJson } from '../../src/jobs/merge.js';
-import { parseChunk, planWindows, splitWindow, type Window } from '../../src/jobs/windows.js';
+import { RowSummer, WindowMerger, mergePlan, rowJson } from '../../src/destinations/merge.js';
+import { parseChunk, planWindows, splitWindow, type Window } from '../../src/report/windows.js';
 import { METRIC_FIELDS, byKey, collector, period, reportText, scan, type Query } from '../helpers/rows.js';
 
 /** What a chunked run writes: each window downloaded and fed to the merger, in order. */

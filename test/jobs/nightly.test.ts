@@ -10,12 +10,15 @@ import { parse } from 'csv-parse/sync';
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_GLOBALS, createFactory, type Factory } from '../../src/factory.js';
-import { createLogger, type LogEvent } from '../../src/io/log.js';
-import { downloadReport } from '../../src/jobs/download.js';
+import { createLogger } from '../../src/jobs/log.js';
+import type { LogEvent } from '../../src/jobs/events.js';
+import { sinkReceiver } from '../../src/destinations/destination.js';
+import { downloadInto } from '../../src/jobs/download.js';
 import { openFileSink } from '../../src/export/sink.js';
 import { replaceIfChanged } from '../../src/jobs/files.js';
 import { startReport } from '../../src/jobs/resume.js';
-import { RunState, stateRequestOf, type Window } from '../../src/jobs/state.js';
+import { RunState, stateRequestOf } from '../../src/jobs/state.js';
+import type { Window } from '../../src/report/windows.js';
 import { waitUntilReady } from '../../src/report/poll.js';
 import { buildReportRequest, requestParams, type ReportRequest } from '../../src/report/request.js';
 import type { Sandbox } from '../../src/sandbox/server.js';
@@ -89,10 +92,11 @@ async function nightlyRun(sandbox: Sandbox, dir: string, night: Night): Promise<
       expect(ready.status).toBe('ready');
       // downloaded beside the target, then put in its place only if the content changed
       const fetched = `${target}.fetched`;
-      const saved = await downloadReport(f.client(), started.reportId, {
-        format: 'csv', csv: { delimiter: ',', bom: false, excel: false }, retries: 0, signal: f.signal, random: f.random,
-        openSink: () => openFileSink(fetched, dir),
+      const { receiver, result: saved } = await downloadInto(f.client(), started.reportId, {
+        retries: 0, signal: f.signal, random: f.random,
+        open: async () => sinkReceiver(await openFileSink(fetched, dir), 'csv', { delimiter: ',', bom: false, excel: false }),
       });
+      await receiver.sink.commit();
       const placed = await replaceIfChanged(fetched, target);
       emit({ event: placed.outcome, window, reportId: started.reportId, file: target, rows: saved.rows, bytes: placed.bytes, sha256: placed.sha256 });
       await state.done(window, { rows: saved.rows, bytes: placed.bytes, sha256: placed.sha256, file: target });

@@ -5,7 +5,7 @@ import {
   WindowFailure, classifyFailure, describeFailure, interruptedHint, isLastPiece, parseConcurrency, runWindows,
   type PoolEvent, type PoolOptions, type TaskContext,
 } from '../../src/jobs/pool.js';
-import { describeWindow, parseChunk, planWindows, splitWindow, type Window } from '../../src/jobs/windows.js';
+import { describeWindow, parseChunk, planWindows, splitWindow, type Window } from '../../src/report/windows.js';
 import { FakeClock } from '../helpers/clock.js';
 
 const NOW = Date.parse('2026-11-21T11:00:00Z');

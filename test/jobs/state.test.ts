@@ -6,8 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { EXIT, UsageError } from '../../src/errors.js';
 import {
   RunState, autoSince, daysBefore, parseLookback, planSteps, readState, resolveStart, requestDifferences,
-  STATE_VERSION, type StateDoc, type StateEntry, type StateRequest, type Step, type Window,
+  STATE_VERSION, type StateDoc, type StateEntry, type StateRequest, type Step,
 } from '../../src/jobs/state.js';
+import type { Window } from '../../src/report/windows.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const PARIS = 'Europe/Paris';

@@ -5,7 +5,7 @@ import { parseTime } from '../../src/report/time.js';
 import {
   checkChunk, checkDistinctTargets, describeWindow, parseChunk, planWindows, splitWindow, windowArgs,
   type Window,
-} from '../../src/jobs/windows.js';
+} from '../../src/report/windows.js';
 
 const NOW = Date.parse('2026-11-21T11:00:00Z');
 /** the since/until the CLI sends for these dates */

@@ -23,7 +23,7 @@ import { Kind, type RowHandler } from '../export/scanner.js';
 import { ROW_FIELDS, SIDES, metricField, metricsOf, type Side, type TimeDimension } from '../report/catalog.js';
 import type { Summary } from '../api/schemas.js';
 import { DecimalSum } from './decimal.js';
-import { describeWindow, timeBreakdown, type Window } from './windows.js';
+import { describeWindow, timeBreakdown, type Window } from '../report/windows.js';
 
 /** Every metric the contract lists: counts and amounts, all additive. */
 const ADDITIVE_METRICS = new Set(SIDES.flatMap((side) => metricsOf(side)));

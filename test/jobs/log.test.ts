@@ -2,9 +2,10 @@ import { DateTime } from 'luxon';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Secrets } from '../../src/api/redact.js';
-import { createLogger, eventText, LOG_VERSION, serverText, type LogEvent } from '../../src/io/log.js';
+import { createLogger, eventText, LOG_VERSION, serverText } from '../../src/jobs/log.js';
+import type { LogEvent } from '../../src/jobs/events.js';
 import type { Reporter } from '../../src/io/progress.js';
-import type { Window } from '../../src/jobs/state.js';
+import type { Window } from '../../src/report/windows.js';
 import { FakeOutput, FIXED_NOW } from '../helpers/ctx.js';
 
 const TOKEN = '0123456789abcdef0123456789abcdef01234567';

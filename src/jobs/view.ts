@@ -1,18 +1,23 @@
-// What a chunked run shows while it works (issue 13). On a terminal: one live line of windows done /
-// running / waiting, rows and bytes, with failures, splits and throttles printed above it. Elsewhere:
-// one line per window state change (the log's text lines, each prefixed with its window). With
-// `--log-format json`: the log's JSON lines. -q silences the text forms.
+// The views of a run's events (events.ts): what a run shows while it works. A chunked run, on a
+// terminal: one live line of windows done / running / waiting, rows and bytes, with failures,
+// splits and throttles printed above it; elsewhere: one line per window state change (the log's
+// text lines, each prefixed with its window). A run of one report: the lines `run` always printed
+// (progress.ts's Reporter). With `--log-format json`: the log's JSON lines. -q silences the text.
 
 import type { Context } from '../factory.js';
 import type { Secrets } from '../api/redact.js';
 import { formatDuration } from '../duration.js';
-import type { PoolEvent } from '../jobs/pool.js';
-import { describeWindow, type Window } from '../jobs/windows.js';
-import { eventJson, eventText, type LogEvent, type LogFormat } from './log.js';
-import { formatBytes } from './progress.js';
-import { safeText } from './safe-text.js';
+import type { PoolEvent } from './pool.js';
+import { describeWindow, type Window } from '../report/windows.js';
+import type { EventName, LogEvent } from './events.js';
+import type { Shape } from './job.js';
+import { createReporter } from '../io/progress.js';
+import type { LogFormat } from './limits.js';
+import { eventJson, eventText, serverText } from './log.js';
+import { formatBytes } from '../io/progress.js';
+import { safeText } from '../io/safe-text.js';
 
-export interface WindowsView {
+export interface RunView {
   /** a run event (submitted, ready, written, ...) */
   emit(event: LogEvent): void;
   /** a scheduling event of the pool (start, done, split, throttled, failed) */
@@ -33,6 +38,29 @@ interface ViewOptions {
   total: number;
   secrets?: Secrets;
 }
+
+/** The view of a run: JSON lines, a run of one report's lines, or the windows' view. */
+export async function createView(ctx: Context, options: ViewOptions & { shape: Shape; retries: number }): Promise<RunView> {
+  if (options.format === 'json' || options.shape === 'windows') return createWindowsView(ctx, options);
+  const reporter = await createReporter(ctx, options.quiet);
+  const secrets = options.secrets;
+  return {
+    emit(event) {
+      if (event.event === 'polled') reporter.waiting(serverText(event.status, secrets), event.polls, event.durationMs);
+      // a broken download started again (the client's own retries are the factory's lines)
+      else if (event.event === 'retried') reporter.state(`${event.message}; downloading again (retry ${event.attempt - 1} of ${options.retries})`);
+      else if (!QUIET_IN_REPORT.has(event.event)) reporter.state(eventText(event, { side: options.side, period: false, secrets }) as string);
+    },
+    pool() {},
+    skip() {},
+    progress: (_window, rows, bytes) => reporter.downloading(rows, bytes),
+    note: (line) => reporter.note(line),
+    stop: () => reporter.stop(),
+  };
+}
+
+/** what a run of one report leaves to its closing line (or to the error) */
+const QUIET_IN_REPORT: ReadonlySet<EventName> = new Set(['download_done', 'written', 'unchanged', 'failed', 'skipped', 'split']);
 
 /** Counts from the pool's events: what the live view shows. */
 export class Tally {
@@ -77,7 +105,7 @@ const poolLine = (event: PoolEvent): string | undefined => event.type === 'throt
   ? `${describeWindow(event.window)}: too many reports in progress; at most ${event.limit} at once now, waiting ${formatDuration(event.waitMs)}`
   : undefined;
 
-export async function createWindowsView(ctx: Pick<Context, 'stderr' | 'now'>, options: ViewOptions): Promise<WindowsView> {
+export async function createWindowsView(ctx: Pick<Context, 'stderr' | 'now'>, options: ViewOptions): Promise<RunView> {
   const tally = new Tally(options.total);
   const write = (line: string) => { ctx.stderr.write(`${safeText(line)}\n`); };
   const text = (event: LogEvent) => eventText(event, { side: options.side, secrets: options.secrets });

@@ -9,35 +9,15 @@
 
 import { formatDuration } from '../duration.js';
 import { Secrets } from '../api/redact.js';
-import { parisIso, type Window } from '../jobs/state.js';
-import { formatBytes, type Reporter } from './progress.js';
-import { withoutControls } from './safe-text.js';
-import { describeWindow } from '../jobs/windows.js';
+import { formatBytes, type Reporter } from '../io/progress.js';
+import { withoutControls } from '../io/safe-text.js';
+import { parisIso } from '../report/time.js';
+import type { LogEvent } from './events.js';
+import type { LogFormat } from './limits.js';
+import { describeWindow, type Window } from '../report/windows.js';
 
 export const LOG_VERSION = 1;
-import { LOG_FORMATS, type LogFormat } from '../jobs/limits.js';
 
-export { LOG_FORMATS, type LogFormat };
-
-/** Where a resumed report ID came from. */
-export type ResumeSource = 'state' | 'journal';
-export type SkipReason = 'done';
-
-export type LogEvent =
-  | { event: 'submitted'; window: Window; reportId: string; attempt: number; /** the report ID it replaces, forgotten by the server */ replaces?: string; /** or ended in this status */ replacedStatus?: string }
-  | { event: 'resumed'; window: Window; reportId: string; source: ResumeSource }
-  | { event: 'polled'; window: Window; reportId: string; status: string; polls: number; durationMs: number }
-  | { event: 'ready'; window: Window; reportId: string; polls: number; durationMs: number }
-  | { event: 'failed'; window: Window; reportId?: string; attempt?: number; message: string; durationMs?: number }
-  | { event: 'split'; window: Window; reportId?: string; into: readonly [Window, Window]; message: string }
-  | { event: 'retried'; window: Window; reportId?: string; attempt: number; message: string; delayMs?: number }
-  | { event: 'download_started'; window: Window; reportId: string; attempt: number; file?: string }
-  | { event: 'download_done'; window: Window; reportId: string; rows: number; bytes: number; durationMs: number }
-  | { event: 'written'; window: Window; reportId?: string; file?: string; rows: number; /** of the file (unknown for stdout) */ bytes?: number; sha256?: string }
-  | { event: 'unchanged'; window: Window; reportId?: string; file: string; rows: number; bytes: number; sha256: string }
-  | { event: 'skipped'; window: Window; reportId?: string; file?: string; reason: SkipReason };
-
-export type EventName = LogEvent['event'];
 
 
 /** Token-like fields are masked even when no secret is known. */

@@ -1,7 +1,7 @@
 // The live view's counts (src/io/windows-view.ts): what a run with windows done already shows.
 
 import { describe, expect, it } from 'vitest';
-import { Tally } from '../../src/io/windows-view.js';
+import { Tally } from '../../src/jobs/view.js';
 
 const day = (n: number) => ({ since: n * 86_400, until: n * 86_400 + 86_399 });
 

@@ -1,0 +1,95 @@
+// Opening an output: a file (atomic; with a state file, left untouched when its content did not
+// change) or stdout. Shared by the file destinations.
+
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Summary } from '../api/schemas.js';
+import { RowOutput } from '../export/export.js';
+import type { Format } from '../export/output.js';
+import { openFileSink, stdoutSink, type PlaceFile, type Sink } from '../export/sink.js';
+import type { CsvOptions } from '../export/writers.js';
+import type { Output } from '../factory.js';
+import { replaceIfChanged, type Replaced } from '../jobs/files.js';
+import type { Window } from '../report/windows.js';
+import type { Committed } from './destination.js';
+import { WindowMerger, type MergePlan } from './merge.js';
+
+export interface OutputSpec {
+  format: Format;
+  csv: CsvOptions;
+  merge: MergePlan;
+  cwd: string;
+  stdout: Output;
+  /** with --state: a file whose content did not change is left untouched (`unchanged`) */
+  keepUnchanged: boolean;
+}
+
+export interface Opened {
+  sink: Sink;
+  /** how the file was put in place, once it is (with keepUnchanged) */
+  placed(): Replaced | undefined;
+}
+
+/** `file` (undefined: stdout). */
+export async function openTarget(file: string | undefined, spec: OutputSpec): Promise<Opened> {
+  if (file === undefined) return { sink: stdoutSink(spec.stdout), placed: () => undefined };
+  let placed: Replaced | undefined;
+  const place: PlaceFile | undefined = spec.keepUnchanged ? async (temp, path) => { placed = await replaceIfChanged(temp, path); } : undefined;
+  return { sink: await openFileSink(file, spec.cwd, place), placed: () => placed };
+}
+
+/** Rows of several windows (or pieces) into one output, merged by the plan (summed for RANGE). */
+export class MergedRows {
+  rows = 0;
+  readonly reportIds: string[] = [];
+  readonly pieces: Window[] = [];
+  readonly covered: { window: Window; rows: number }[] = [];
+  private constructor(readonly opened: Opened, readonly output: RowOutput, readonly merger: WindowMerger) {}
+
+  static async open(file: string | undefined, spec: OutputSpec): Promise<MergedRows> {
+    const opened = await openTarget(file, spec);
+    const output = await RowOutput.open(opened.sink, spec.format, spec.csv);
+    let merged: MergedRows | undefined;
+    // rows counted as written: summing (RANGE) writes fewer than it reads
+    const merger = new WindowMerger(spec.merge, {
+      row(keys, values, kinds, raw) {
+        (merged as MergedRows).rows++;
+        output.writer.row(keys, values, kinds, raw);
+      },
+    });
+    merged = new MergedRows(opened, output, merger);
+    return merged;
+  }
+
+  /** a piece's body replayed into the output */
+  async take(piece: Window, origin: Window, body: AsyncIterable<Uint8Array>): Promise<{ rows: number; bytes: number; summary?: Summary }> {
+    const before = this.rows;
+    const scanner = await this.output.replay(body as AsyncIterable<Buffer>, this.merger.begin(piece, origin));
+    const summary = scanner.members.summary as Summary | undefined;
+    this.merger.end(piece, summary);
+    return { rows: this.rows - before, bytes: 0, summary };
+  }
+
+  /** the piece is in: remembered for the commit */
+  record(piece: Window, rows: number, reportId: string): void {
+    this.reportIds.push(reportId);
+    this.pieces.push(piece);
+    this.covered.push({ window: piece, rows });
+  }
+
+  /** what summing held, then the tail, then the file appears */
+  async close(window: Window, file: string | undefined, covered: readonly { window: Window; rows: number }[], holdsOnly: boolean, cwd: string): Promise<Committed> {
+    this.merger.finish();
+    const summary = this.merger.summary();
+    await this.output.close(summary);
+    return placedOutput({ window, file, covered, pieces: this.pieces, holdsOnly, rows: this.rows, reportIds: this.reportIds, summary }, this.opened, cwd);
+  }
+}
+
+/** What a committed output says of itself: the file's size and sha256, written or unchanged. */
+export function placedOutput(base: Omit<Committed, 'path' | 'bytes' | 'sha256' | 'outcome'>, opened: Opened, cwd: string): Committed {
+  if (base.file === undefined) return { ...base, outcome: 'written' };
+  const placed = opened.placed();
+  const path = resolve(cwd, base.file);
+  return { ...base, path, bytes: placed?.bytes ?? statSync(path).size, sha256: placed?.sha256, outcome: placed?.outcome ?? 'written' };
+}

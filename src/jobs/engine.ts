@@ -1,0 +1,229 @@
+// A run, whatever its size, is one pipeline of named stages: plan (plan.ts: which windows, and
+// why) -> fetch (fetch.ts: start or resume, wait, download, under the pool) -> deliver (here: the
+// windows' reports into the destination, in order) -> record (record.ts: state, journal, events).
+// A run of one report is a plan of one window, streamed straight into its output.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
+import { unlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { ReportingClient } from '../api/client.js';
+import { sleepFor } from '../api/http.js';
+import { configDir } from '../auth/store.js';
+import { chooseDestination, type Committed, type Destination } from '../destinations/index.js';
+import type { Factory } from '../factory.js';
+import { collectGarbage } from '../gc.js';
+import { defaultResumeHint, pollOptionsFrom } from '../report/poll.js';
+import { parisDate } from '../report/time.js';
+import { checkChunk, formatChunk, parseChunk, splitWindow, type Chunk, type Window } from '../report/windows.js';
+import { GC_AFTER_BYTES, MAX_DOWNLOADS, Slots, WINDOW_FIRST_POLL_MS, fetchWindow, type FetchDeps, type Fetched } from './fetch.js';
+import type { Job } from './job.js';
+import { Journal, journalKey, journalRequestOf } from './journal.js';
+import { closing, interrupted, mergedFailure, partialFailure, pickUpCommand, reportError, upToDate } from './outcome.js';
+import { planRun, precheck, type RunPlan } from './plan.js';
+import { runWindows, type PoolOutcome, type TaskContext } from './pool.js';
+import { Recorder } from './record.js';
+import { RunState, stateRequestOf } from './state.js';
+import { createView, type RunView } from './view.js';
+
+/** Runs `job`: with --state, against its state file (locked for the run). */
+export async function runJob(job: Job, f: Factory): Promise<void> {
+  const chunk = job.chunk ? parseChunk(job.chunk.chunk) : undefined;
+  if (chunk) checkChunk(chunk, job.request.breakdowns);
+  const where = { chunk, configDir: configDir(f.env), cwd: f.cwd };
+  if (!job.flags.state) return runPlanned(job, f, { ...where, since: job.request.since });
+  // what can be checked is, before the state file is locked
+  precheck(job, { ...where, since: job.request.since });
+  const output = job.output.template === undefined ? undefined : resolve(f.cwd, job.output.template);
+  const state = RunState.open(resolve(f.cwd, job.flags.state), stateRequestOf(job.request, job.output.format, output, chunk ? formatChunk(chunk) : null), { now: f.now, fullRefresh: job.flags.fullRefresh });
+  try {
+    const start = state.start(job.flags.sinceAuto ? 'auto' : job.request.since, job.request.until, job.flags.lookbackDays);
+    // a start inside a recorded window (the lookback's days, a --since in mid-week) starts at that
+    // window, so that windows stay on the grid they were recorded on: no day in two files
+    const since = state.windowStartOf(start.since);
+    if (start.upToDate) return await nothingToFetch(job, f);
+    await runPlanned(job, f, { ...where, since, state, lookbackFrom: start.lookbackFrom });
+  } finally {
+    await state.close();
+  }
+}
+
+async function nothingToFetch(job: Job, f: Factory): Promise<void> {
+  const view = await createView(f, { shape: 'windows', format: job.flags.logFormat, quiet: f.globals.quiet, side: job.side, total: 0, secrets: f.secrets, retries: f.globals.retries });
+  view.note(`${job.side}: nothing to fetch: every window up to ${parisDate(job.request.until)} is done (${job.flags.state})`);
+  if (f.globals.json) f.stdout.write(`${JSON.stringify(upToDate(job, false))}\n`);
+}
+
+interface Where {
+  chunk?: Chunk;
+  since: number;
+  state?: RunState;
+  lookbackFrom?: number;
+  configDir: string;
+  cwd: string;
+}
+
+async function runPlanned(job: Job, f: Factory, where: Where): Promise<void> {
+  const journal = where.state ? undefined : { journal: new Journal(where.configDir, f.now), keyOf: journalKeyOf(job, f) };
+  const plan = planRun(job, { ...where, recall: (w) => recall(journal, w) });
+  const view = await createView(f, { shape: plan.shape, format: job.flags.logFormat, quiet: f.globals.quiet, side: job.side, total: plan.windows.length, secrets: f.secrets, retries: f.globals.retries });
+  const recorder = new Recorder(view, where.state, journal, (line) => f.trace?.(line), f.signal);
+  await recorder.planned(plan.windows);
+  const toFetch = plan.windows.filter((p) => p.step !== 'skip');
+  if (toFetch.length === 0 && !plan.perWindow) {
+    // one merged output, every window done already: the file stands as it is
+    if (!f.globals.quiet) view.note(`${job.side}: nothing to fetch: every window is done (${job.output.template ?? 'stdout'})`);
+    if (f.globals.json) f.stdout.write(`${JSON.stringify(upToDate(job, false))}\n`);
+    return;
+  }
+  const run = new PlannedRun(job, f, plan, view, recorder, where);
+  await run.go(toFetch.map((p) => p.window));
+}
+
+const recall = (journal: { journal: Journal; keyOf(w: Window): string } | undefined, window: Window) => {
+  const remembered = journal?.journal.recall(journal.keyOf(window));
+  return remembered ? { reportId: remembered.reportId, source: 'journal' as const } : undefined;
+};
+
+const journalKeyOf = (job: Job, f: Factory) => (window: Window) =>
+  journalKey(journalRequestOf({ ...job.request, since: window.since, until: window.until }, f.baseUrl().url, f.profileName));
+
+/** The fetch, deliver and record stages over the windows to fetch, under the pool. */
+class PlannedRun {
+  private readonly destination: Destination;
+  private readonly client: ReportingClient;
+  private readonly spoolDir?: string;
+  private readonly committed: Committed[] = [];
+  private readonly downloading = new Set<number>();
+  private fetched?: Fetched;
+  private fetchedWindows = 0;
+
+  constructor(private readonly job: Job, private readonly f: Factory, private readonly plan: RunPlan, private readonly view: RunView, private readonly recorder: Recorder, private readonly where: Where) {
+    this.client = f.client();
+    this.destination = chooseDestination({
+      format: job.output.format, csv: job.output.csv, merge: plan.merge, cwd: f.cwd, stdout: f.stdout,
+      keepUnchanged: where.state !== undefined, fileOf: plan.fileOf, perWindow: plan.perWindow, whole: plan.shape === 'report', period: plan.period,
+    });
+    if (plan.shape === 'windows') this.spoolDir = mkdtempSync(join(tmpdir(), 'reporting-spool-'));
+  }
+
+  async go(windows: Window[]): Promise<void> {
+    let failed = true;
+    try {
+      const outcome = await runWindows(windows, (window, ctx) => fetchWindow(window, ctx, this.fetchDeps()), this.poolOptions());
+      this.view.stop();
+      this.throwIfFailed(outcome);
+      for (const output of await this.destination.finish()) await this.commit(output);
+      failed = false;
+      this.close();
+    } catch (error) {
+      throw this.plan.shape === 'report' ? reportError(error, this.fetched?.reportId ?? this.recorder.reportIdOf(this.plan.period), this.downloading.size > 0 || this.fetched !== undefined, this.pickUp()) : error;
+    } finally {
+      this.view.stop();
+      // unfinished outputs leave nothing behind; finished per-window files stay
+      if (failed) await this.destination.abort();
+      if (this.spoolDir) rmSync(this.spoolDir, { recursive: true, force: true });
+    }
+  }
+
+  private pickUp(): string | undefined {
+    const id = this.fetched?.reportId ?? this.recorder.reportIdOf(this.plan.period);
+    return id === undefined ? undefined : pickUpCommand(this.job, this.plan, this.f, id);
+  }
+
+  private poolOptions(): Parameters<typeof runWindows<Fetched>>[2] {
+    const chunk = this.job.chunk;
+    return {
+      concurrency: chunk?.concurrency ?? 1,
+      split: chunk?.split ? (w) => splitWindow(w, this.job.request.breakdowns) : undefined,
+      delivery: this.plan.perWindow ? 'per-window' : 'merged',
+      failFast: !this.plan.perWindow,
+      // one report: a 429 after the client's retries is the run's error, as any other
+      ...(this.plan.shape === 'report' ? { maxThrottles: 0 } : {}),
+      signal: this.f.signal, now: this.f.now, sleep: sleepFor, random: this.f.random,
+      deliver: (window, fetched, origin) => this.deliver(window, fetched, origin),
+      onEvent: (event) => this.recorder.pool(event),
+    };
+  }
+
+  private fetchDeps(): FetchDeps {
+    const { job, f, plan } = this;
+    const report = plan.shape === 'report';
+    return {
+      job, retries: f.globals.retries, random: f.random, now: f.now,
+      poll: { ...pollOptionsFrom(job.wait, f), ...(report ? {} : { firstMs: WINDOW_FIRST_POLL_MS }) },
+      emit: (event) => {
+        if (event.event === 'download_started') this.downloading.add(event.window.since);
+        this.view.emit(event);
+      },
+      progress: (window, rows, bytes) => this.view.progress(window, rows, bytes),
+      clientFor: (window, ctx) => this.clientFor(window, ctx),
+      attemptOf: (window) => (this.where.state?.entry(window)?.attempts ?? 0) + 1,
+      previousOf: (window) => {
+        const previous = plan.windows.find((p) => p.window.since === window.since && p.window.until === window.until)?.previous;
+        // known before the status check: if the network fails there, the window keeps its report
+        if (previous) this.recorder.knows(window, previous.reportId);
+        return previous;
+      },
+      submitted: (window, id) => this.recorder.submitted(window, id),
+      resumeHint: report ? (id) => `pick it up later with: ${pickUpCommand(job, plan, f, id)}` : defaultResumeHint,
+      into: this.spoolDir ? { spoolDir: this.spoolDir, cwd: f.cwd } : { begin: (w, o, id) => this.destination.begin(w, o, id), file: (id) => plan.fileOf?.(plan.period, id) },
+      slots: this.slots,
+    };
+  }
+
+  private readonly slots = new Slots(MAX_DOWNLOADS);
+
+  /** A client whose retries are this window's events, and whose 429s slow the pool at once. */
+  private clientFor(window: Window, ctx: TaskContext): ReportingClient {
+    const json = this.job.flags.logFormat === 'json';
+    const textRetry = this.client.http.onRetry;
+    return this.client.scoped({
+      onThrottle: this.plan.shape === 'windows' ? (retryAfterMs) => ctx.throttled(retryAfterMs) : undefined,
+      onRetry: json
+        ? (line, retry) => this.view.emit({ event: 'retried', window, reportId: this.recorder.reportIdOf(window), attempt: retry.attempt, message: line, delayMs: retry.delayMs })
+        : textRetry,
+    });
+  }
+
+  /** Stage 3, deliver: a window's report into the destination (replayed from its spool), then
+   * recorded; called by the pool in order, one at a time. */
+  private async deliver(window: Window, fetched: Fetched, origin: Window): Promise<void> {
+    this.fetchedWindows += window.until === origin.until ? 1 : 0;
+    this.fetched = fetched;
+    let output = fetched.output;
+    if (!output) {
+      output = await this.destination.begin(window, origin, fetched.reportId);
+      await output.take(createReadStream(fetched.spool as string));
+      await unlink(fetched.spool as string).catch(() => undefined);
+      if (fetched.bytes >= GC_AFTER_BYTES) collectGarbage();
+    }
+    for (const committed of await output.commit()) await this.commit(committed);
+  }
+
+  private async commit(output: Committed): Promise<void> {
+    this.committed.push(output);
+    await this.recorder.committed(output);
+  }
+
+  private throwIfFailed(outcome: PoolOutcome): void {
+    const { job, f, plan } = this;
+    if (outcome.aborted) {
+      const again = this.where.state ? `the next run with this --state resumes ${plan.shape === 'report' ? 'it' : 'them'}; or `
+        : job.flags.resume ? `the same command run again within the hour resumes ${plan.shape === 'report' ? 'it' : 'them'}; or ` : '';
+      throw interrupted(String(f.signal.reason ?? 'SIGINT'), plan, outcome, again, (id) => pickUpCommand(job, plan, f, id), (w) => this.downloading.has(w.since));
+    }
+    const first = outcome.failures[0];
+    if (!first) return;
+    if (plan.shape === 'report') throw first.error;
+    throw plan.perWindow ? partialFailure(outcome.failures, this.committed.length, job.argv, job.flags.logFormat === 'json' ? undefined : f.stderr) : mergedFailure(first);
+  }
+
+  private close(): void {
+    const { job, f, plan } = this;
+    const { note, result } = closing(job, plan, { committed: this.committed, fetched: this.fetched, fetchedWindows: this.fetchedWindows }, this.where.state !== undefined);
+    if (!f.globals.quiet) this.view.note(note);
+    if (f.globals.json && result) f.stdout.write(`${JSON.stringify(result)}\n`);
+  }
+}

@@ -1,0 +1,25 @@
+// What a run tells about itself: one typed union, consumed by the views (src/jobs/view.ts: the
+// terminal's live line, plain text lines, the JSON log of src/jobs/log.ts). Stages emit events;
+// they never format a line themselves.
+
+import type { Window } from '../report/windows.js';
+
+/** Where a resumed report ID came from. */
+export type ResumeSource = 'state' | 'journal';
+export type SkipReason = 'done';
+
+export type LogEvent =
+  | { event: 'submitted'; window: Window; reportId: string; attempt: number; /** the report ID it replaces, forgotten by the server */ replaces?: string; /** or ended in this status */ replacedStatus?: string }
+  | { event: 'resumed'; window: Window; reportId: string; source: ResumeSource }
+  | { event: 'polled'; window: Window; reportId: string; status: string; polls: number; durationMs: number }
+  | { event: 'ready'; window: Window; reportId: string; polls: number; durationMs: number }
+  | { event: 'failed'; window: Window; reportId?: string; attempt?: number; message: string; durationMs?: number }
+  | { event: 'split'; window: Window; reportId?: string; into: readonly [Window, Window]; message: string }
+  | { event: 'retried'; window: Window; reportId?: string; attempt: number; message: string; delayMs?: number }
+  | { event: 'download_started'; window: Window; reportId: string; attempt: number; file?: string }
+  | { event: 'download_done'; window: Window; reportId: string; rows: number; bytes: number; durationMs: number }
+  | { event: 'written'; window: Window; reportId?: string; file?: string; rows: number; /** of the file (unknown for stdout) */ bytes?: number; sha256?: string }
+  | { event: 'unchanged'; window: Window; reportId?: string; file: string; rows: number; bytes: number; sha256: string }
+  | { event: 'skipped'; window: Window; reportId?: string; file?: string; reason: SkipReason };
+
+export type EventName = LogEvent['event'];

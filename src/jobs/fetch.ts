@@ -1,0 +1,169 @@
+// Stage 2, fetch: a window's report started (or resumed), waited for, and downloaded: into a spool
+// file (bytes as received, checked by the scanner on the way) that the deliver stage replays in
+// order, or, for a run of one report, straight into the destination. Runs under the pool
+// (pool.ts: concurrency, throttling, bisection) and the download slots.
+
+import { join } from 'node:path';
+import type { ReportingClient } from '../api/client.js';
+import type { Summary } from '../api/schemas.js';
+import { sinkReceiver, type Receiver, type WindowOutput } from '../destinations/destination.js';
+import { InterruptedError } from '../errors.js';
+import { openFileSink } from '../export/sink.js';
+import { collectGarbage } from '../gc.js';
+import type { PollOptions } from '../report/poll.js';
+import { waitUntilReady } from '../report/poll.js';
+import { requestParams } from '../report/request.js';
+import type { Window } from '../report/windows.js';
+import { downloadInto } from './download.js';
+import type { LogEvent } from './events.js';
+import type { Job } from './job.js';
+import type { TaskContext } from './pool.js';
+import { startReport, type Previous } from './resume.js';
+
+/** A window's report, downloaded: into its spool, or into the destination's output (uncommitted). */
+export interface Fetched {
+  reportId: string;
+  rows: number;
+  /** bytes of JSON received */
+  bytes: number;
+  summary?: Summary;
+  /** how long the download took */
+  elapsedMs: number;
+  spool?: string;
+  output?: WindowOutput;
+}
+
+/**
+ * A window's report is a fraction of the period's, often ready in well under a second: its backoff
+ * starts at 250 ms (250, 500 ms, 1, 2, 4, 7.5 s) rather than one report's 1 s. Measured with
+ * `npm run bench:chunks` (test/bench/RESULTS.md, "Chunked runs"): 90 one-day windows at
+ * concurrency 8 went from 0.21x to 0.16x the time of one 90-day report.
+ */
+export const WINDOW_FIRST_POLL_MS = 250;
+
+/**
+ * Reports run on the server --concurrency at a time, but their downloads are CPU-bound here
+ * (scanning JSON) and each holds its buffers: at most two at once. Measured on 1,000,000 rows in
+ * 10 windows (test/bench/RESULTS.md, "Chunked runs"): the same wall time as eight at once, and the
+ * peak RSS of concurrency 2 instead of growing with --concurrency.
+ */
+export const MAX_DOWNLOADS = 2;
+
+/** After a window this large is downloaded, and after it is replayed, a full collection: V8 leaves
+ * the garbage of a large scan for later, and later is when the next scan adds its own (measured in
+ * the same section: 157 MiB without, 142-145 MiB with, for 1,000,000 rows). Small windows skip it. */
+export const GC_AFTER_BYTES = 8 << 20;
+
+export interface FetchDeps {
+  job: Job;
+  poll: PollOptions;
+  retries: number;
+  random: () => number;
+  now: () => number;
+  emit(event: LogEvent): void;
+  progress(window: Window, rows: number, bytes: number): void;
+  /** the client for this task (its retries are this window's events) */
+  clientFor(window: Window, ctx: TaskContext): ReportingClient;
+  attemptOf(window: Window): number;
+  previousOf(window: Window): Previous | undefined;
+  /** a report ID is known: recorded (state, journal) before any wait */
+  submitted(window: Window, reportId: string): Promise<void>;
+  resumeHint(reportId: string): string;
+  /** where the download goes; `into.spool` names a spool file, else the destination takes it */
+  into: { spoolDir: string; cwd: string } | { begin(window: Window, origin: Window, reportId: string): Promise<WindowOutput>; file(reportId: string): string | undefined };
+  slots: Slots;
+}
+
+export async function fetchWindow(window: Window, ctx: TaskContext, deps: FetchDeps): Promise<Fetched> {
+  const { job } = deps;
+  const client = deps.clientFor(window, ctx);
+  const previous = deps.previousOf(window);
+  if (previous) ctx.reportId(previous.reportId); // known before the status check: the window keeps it if that fails
+  const { reportId } = await startReport(window, previous, deps.attemptOf(window), {
+    submit: () => client.submit(job.side, requestParams({ ...job.request, since: window.since, until: window.until })),
+    status: (id) => client.status(id),
+    emit: deps.emit,
+    onSubmitted: (id) => deps.submitted(window, id),
+  });
+  ctx.reportId(reportId);
+  const started = deps.now();
+  let polls = 0;
+  await waitUntilReady(client, reportId, {
+    ...deps.poll,
+    signal: ctx.signal,
+    resumeHint: deps.resumeHint,
+    onStatus: (status, count, elapsed) => {
+      polls = count;
+      deps.emit({ event: 'polled', window, reportId, status: status.status, polls: count, durationMs: elapsed });
+    },
+  });
+  deps.emit({ event: 'ready', window, reportId, polls, durationMs: deps.now() - started });
+  return download(window, ctx, reportId, client, deps);
+}
+
+async function download(window: Window, ctx: TaskContext, reportId: string, client: ReportingClient, deps: FetchDeps): Promise<Fetched> {
+  const { into } = deps;
+  const spool = 'spoolDir' in into ? join(into.spoolDir, `${window.since}-${window.until}.json`) : undefined;
+  let output: WindowOutput | undefined;
+  let commitSpool = async () => undefined as void;
+  const open = async (): Promise<Receiver> => {
+    if ('begin' in into) return (output = await into.begin(window, ctx.origin, reportId));
+    const receiver = sinkReceiver(await openFileSink(spool as string, into.cwd), 'json', deps.job.output.csv);
+    commitSpool = () => receiver.sink.commit();
+    return receiver;
+  };
+  const release = await deps.slots.acquire(ctx.signal);
+  const started = deps.now();
+  deps.emit({ event: 'download_started', window, reportId, attempt: 1, file: 'spoolDir' in into ? undefined : into.file(reportId) });
+  const { result } = await downloadInto(client, reportId, {
+    retries: deps.retries,
+    signal: ctx.signal,
+    random: deps.random,
+    open,
+    progress: (rows, bytes) => deps.progress(window, rows, bytes),
+    onRetry: (again, reason) => deps.emit({ event: 'retried', window, reportId, attempt: again + 1, message: reason }),
+  }).finally(release);
+  await commitSpool();
+  if (result.bytes >= GC_AFTER_BYTES) collectGarbage();
+  const elapsedMs = deps.now() - started;
+  deps.emit({ event: 'download_done', window, reportId, rows: result.rows, bytes: result.bytes, durationMs: elapsedMs });
+  return { reportId, rows: result.rows, bytes: result.bytes, summary: result.summary, elapsedMs, spool, output };
+}
+
+/** At most `size` holders at once; the others wait in order (or until their signal aborts). */
+export class Slots {
+  private free: number;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(size: number) {
+    this.free = size;
+  }
+
+  async acquire(signal: AbortSignal): Promise<() => void> {
+    if (this.free > 0) this.free--;
+    else {
+      await new Promise<void>((resolvePromise, reject) => {
+        const onAbort = () => {
+          const at = this.waiting.indexOf(granted);
+          if (at >= 0) this.waiting.splice(at, 1);
+          reject(new InterruptedError(String(signal.reason ?? 'SIGINT')));
+        };
+        const granted = () => {
+          signal.removeEventListener('abort', onAbort);
+          resolvePromise();
+        };
+        if (signal.aborted) return onAbort();
+        this.waiting.push(granted);
+        signal.addEventListener('abort', onAbort, { once: true });
+      });
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free++;
+    };
+  }
+}

@@ -1,0 +1,53 @@
+// What a run is asked to do, as the stages read it: the request, the output, the waiting, the
+// windows (--chunk) and the recurring job's flags (--state and its companions). The CLI maps its
+// flags into these types (the types of a stage live with the stage).
+
+import type { OutputOptions, OutputPlan } from '../export/output.js';
+import type { Side } from '../report/catalog.js';
+import type { WaitFlags } from '../report/poll.js';
+import type { ReportRequest } from '../report/request.js';
+import type { LogFormat } from './limits.js';
+
+export interface ChunkFlags {
+  chunk: string;
+  concurrency: number;
+  /** false with --no-split */
+  split: boolean;
+}
+
+/** --state, --since auto, --lookback, --full-refresh, --no-resume, --log-format */
+export interface JobFlags {
+  state?: string;
+  /** --since auto: continue after the last window done in the state file */
+  sinceAuto: boolean;
+  lookbackDays: number;
+  fullRefresh: boolean;
+  /** false with --no-resume */
+  resume: boolean;
+  logFormat: LogFormat;
+}
+
+export const DEFAULT_JOB_FLAGS: JobFlags = { sinceAuto: false, lookbackDays: 0, fullRefresh: false, resume: true, logFormat: 'text' };
+
+export interface Job {
+  side: Side;
+  request: ReportRequest;
+  /** the output flags as given (the pick-up command repeats them) */
+  given: OutputOptions;
+  output: OutputPlan;
+  wait: WaitFlags;
+  /** undefined: the period is one window */
+  chunk?: ChunkFlags;
+  flags: JobFlags;
+  /** the command line after `reporting`, for the command that retries failed windows */
+  argv: readonly string[];
+}
+
+/**
+ * The two shapes of a run, one pipeline: `report` (no --chunk, no --state) streams its one report
+ * straight into the output and reads as `run` always did; `windows` spools each window's report
+ * and replays them in order, with the windows' live view.
+ */
+export type Shape = 'report' | 'windows';
+
+export const shapeOf = (job: Pick<Job, 'chunk' | 'flags'>): Shape => (job.chunk || job.flags.state ? 'windows' : 'report');

@@ -1,0 +1,178 @@
+// How a run ends, in one place: the commands that pick a report up or retry windows, the error a
+// failure or an interruption becomes, the closing line on stderr and the --json result on stdout.
+
+import type { Summary } from '../api/schemas.js';
+import type { Committed } from '../destinations/destination.js';
+import { formatDuration } from '../duration.js';
+import { CliError, EXIT, InterruptedError, NetworkError, ReportError } from '../errors.js';
+import type { OutputOptions, OutputPlan } from '../export/output.js';
+import { WriteError } from '../export/sink.js';
+import type { Factory } from '../factory.js';
+import { formatBytes } from '../io/progress.js';
+import { safeText } from '../io/safe-text.js';
+import { shellCommand } from '../io/shell.js';
+import { parisDate } from '../report/time.js';
+import { windowArgs, type Window } from '../report/windows.js';
+import type { Fetched } from './fetch.js';
+import type { Job } from './job.js';
+import type { RunPlan } from './plan.js';
+import { describeFailure, interruptedHint, type PoolOutcome, type WindowFailureReport } from './pool.js';
+
+/**
+ * What `reporting download` needs to write the same file from the same server as this run: the
+ * profile and base URL given, the format and CSV options given, the columns (as names, since
+ * `download` does not know the request behind `requested`).
+ */
+export function pickUpFlags(output: OutputOptions, plan: OutputPlan, f: Pick<Factory, 'globals' | 'profileName'>): string[] {
+  const words: string[] = [];
+  if (f.profileName !== 'default') words.push('--profile', f.profileName);
+  if (f.globals.baseUrl) words.push('--base-url', f.globals.baseUrl);
+  if (output.format) words.push('--format', plan.format);
+  if (output.excel) words.push('--excel');
+  else {
+    if (output.bom) words.push('--bom');
+    if (output.delimiter !== undefined) words.push('--delimiter', output.delimiter);
+  }
+  if (plan.csv.columns?.length) words.push('--columns', plan.csv.columns.join(','));
+  return words;
+}
+
+/** The command that fetches a run of one report's report into the same output. */
+export function pickUpCommand(job: Job, plan: RunPlan, f: Pick<Factory, 'globals' | 'profileName'>, reportId: string): string {
+  const file = plan.fileOf?.(plan.period, reportId);
+  return shellCommand(['reporting', 'download', reportId, '--wait', ...pickUpFlags(job.given, job.output, f), ...(file ? ['-o', file] : [])]);
+}
+
+/** The command line that retries only `window`: the same arguments, its --since and --until. */
+export function retryCommand(argv: readonly string[], window: Window): string {
+  const args = windowArgs(window);
+  const words: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i] as string;
+    const flag = /^--(since|until)(=.*)?$/.exec(word);
+    if (!flag) {
+      words.push(word);
+      continue;
+    }
+    if (flag[2] === undefined) i++; // its value is the next word
+  }
+  return shellCommand(['reporting', ...words, '--since', args.since, '--until', args.until]);
+}
+
+/** A run of one report that failed: its error, with how to pick the report up where it helps. */
+export function reportError(error: unknown, reportId: string | undefined, downloading: boolean, resume: string | undefined): unknown {
+  if (reportId === undefined || resume === undefined) return error;
+  if (!downloading) return error;
+  // the report is still on the server: say how to fetch it once the disk or the folder is fixed
+  if (error instanceof WriteError) return new WriteError(error.message, error.path, error.code, `${error.hint ? `${error.hint}; then ` : ''}pick it up later with: ${resume}`);
+  if (error instanceof NetworkError) return new NetworkError(error.message, `${error.hint ? `${error.hint}; ` : ''}report ${reportId} is ready; pick it up with: ${resume}`);
+  return error;
+}
+
+/** Ctrl-C: what goes on without the run, and how to come back to it. */
+export function interrupted(signal: string, plan: RunPlan, outcome: PoolOutcome, again: string, pickUp: (reportId: string) => string, downloading: (window: Window) => boolean): InterruptedError {
+  if (plan.shape === 'report') {
+    const running = outcome.interrupted[0];
+    const id = running?.reportId;
+    if (running && id) {
+      return new InterruptedError(signal, downloading(running.window) ? `report ${id} is ready; pick it up with: ${pickUp(id)}` : `report ${id} goes on without you: ${again}${pickUp(id)}`);
+    }
+    return new InterruptedError(signal);
+  }
+  return new InterruptedError(signal, `${again}${interruptedHint(outcome)}`);
+}
+
+export function mergedFailure(failure: WindowFailureReport): CliError {
+  if (failure.error instanceof CliError && !(failure.error instanceof ReportError)) return failure.error;
+  return new ReportError(describeFailure(failure), failure.reportId ?? '', 'nothing was written: the merged output needs every window');
+}
+
+/** Per-window files: what failed, and the commands that retry only those windows, one per run of
+ * adjacent failed windows (one line each: an error message is one line, and these are meant to be
+ * copied). Written to `stderr` as text lines; with JSON logs (no `stderr`), the failed windows are
+ * the log's `failed` events and the commands go in the hint. The exit code is the failures' own
+ * when they all share one (a refused token is 3 for every window), else 6. */
+export function partialFailure(failures: readonly WindowFailureReport[], written: number, argv: readonly string[], stderr: Factory['stderr'] | undefined): CliError {
+  const sorted = [...failures].sort((a, b) => a.window.since - b.window.since);
+  const spans: Window[] = [];
+  for (const { origin } of sorted) {
+    const last = spans.at(-1);
+    if (last && origin.since <= last.until) continue; // another piece of the same window
+    if (last && origin.since === last.until + 1) last.until = origin.until;
+    else spans.push({ ...origin });
+  }
+  const retries = spans.map((span) => retryCommand(argv, span));
+  if (stderr) {
+    for (const failure of sorted) stderr.write(`${safeText(`failed: ${describeFailure(failure)}`)}\n`);
+    for (const command of retries) stderr.write(`${safeText(`retry: ${command}`)}\n`);
+  }
+  const codes = new Set(failures.map(({ error }) => (error instanceof CliError ? error.exitCode : EXIT.report)));
+  const shared = codes.size === 1 ? [...codes][0] as number : EXIT.report;
+  const cause = shared !== EXIT.report ? failures.find(({ error }) => error instanceof CliError)?.error as CliError | undefined : undefined;
+  const count = `${failures.length} window${failures.length === 1 ? '' : 's'}`;
+  const kept = written > 0 ? 'the files written are complete; ' : '';
+  const how = stderr
+    ? `the retry command${spans.length === 1 ? '' : 's'} above request${spans.length === 1 ? 's' : ''} only the windows that failed`
+    : `retry only the windows that failed with: ${retries.join(' ; ')}`;
+  return new CliError(`${count} failed, ${written} written${stderr ? ' (listed above)' : ''}${cause ? `: ${cause.message}` : ''}`, shared, `${cause?.hint ? `${cause.hint}; ` : ''}${kept}${how}`);
+}
+
+/** The closing line on stderr: period, breakdowns, rows, where. */
+export function describeSaved(saved: { rows: number; bytes: number; summary?: Summary; path?: string; elapsedMs: number }, id: string, side: string | undefined, format: string): string {
+  const period = saved.summary ? `${saved.summary.since} → ${saved.summary.until}` : 'period unknown';
+  const breakdowns = saved.summary?.breakdowns.length ? saved.summary.breakdowns.join(',') : 'none';
+  const where = saved.path ?? 'stdout';
+  return `${side ? `${side} report` : 'report'} ${id}: ${period} (Europe/Paris), breakdowns ${breakdowns}: ` +
+    `${saved.rows.toLocaleString('en-US')} row${saved.rows === 1 ? '' : 's'}, ${formatBytes(saved.bytes)} of JSON in ${formatDuration(saved.elapsedMs)} → ${where} (${format})`;
+}
+
+function describeCounts(written: number, unchanged: number, skipped: number): string {
+  const windows = (n: number) => `${n} window${n === 1 ? '' : 's'}`;
+  const parts = [`${windows(written - unchanged)} written`];
+  if (unchanged) parts.push(`${unchanged} unchanged`);
+  if (skipped) parts.push(`${skipped} skipped (done already)`);
+  return parts.join(', ');
+}
+
+export interface Finished {
+  committed: readonly Committed[];
+  /** the one report of a run of one report */
+  fetched?: Fetched;
+  /** windows fetched (not skipped) */
+  fetchedWindows: number;
+}
+
+/** The closing line (stderr) and the --json result (stdout) of a run that succeeded. */
+export function closing(job: Job, plan: RunPlan, done: Finished, withState: boolean): { note: string; result?: Record<string, unknown> } {
+  const { side } = job;
+  const format = job.output.format;
+  const template = job.output.template;
+  if (plan.shape === 'report') {
+    const one = done.committed[0] as Committed;
+    const fetched = done.fetched as Fetched;
+    const id = one.reportIds[0] as string;
+    const note = describeSaved({ ...fetched, path: one.path }, id, side, format);
+    return { note, result: one.path ? { side, reportId: id, rows: fetched.rows, file: one.path, format, summary: fetched.summary ?? null } : undefined };
+  }
+  if (plan.perWindow) {
+    const files = [...done.committed].sort((a, b) => a.window.since - b.window.since);
+    const skipped = plan.windows.length - done.fetchedWindows;
+    return {
+      note: `${side}: ${describeCounts(files.length, files.filter((w) => w.outcome === 'unchanged').length, skipped)} (${template})`,
+      result: { side, format, files: files.map((w) => ({ since: parisDate(w.window.since), until: parisDate(w.window.until), file: w.file, rows: w.rows, reportIds: w.reportIds, ...(withState ? { outcome: w.outcome } : {}) })) },
+    };
+  }
+  const merged = done.committed[0] as Committed;
+  const windows = done.fetchedWindows;
+  return {
+    note: `${side} report: ${windows} window${windows === 1 ? '' : 's'} merged: ${merged.rows.toLocaleString('en-US')} row${merged.rows === 1 ? '' : 's'} → ${template ?? 'stdout'} (${format})`,
+    result: template ? { side, reportIds: merged.reportIds, rows: merged.rows, file: template, format, summary: merged.summary ?? null } : undefined,
+  };
+}
+
+/** The --json result of a run with nothing to fetch: the shape of the run's own result line. */
+export function upToDate(job: Job, perWindow: boolean): Record<string, unknown> {
+  const { side } = job;
+  const { format, template } = job.output;
+  return perWindow ? { side, format, upToDate: true, files: [] } : { side, format, upToDate: true, file: template ?? null, rows: 0 };
+}

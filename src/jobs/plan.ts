@@ -1,0 +1,121 @@
+// Stage 1, plan: the request, --chunk, the state file and the journal -> the windows of the run,
+// each with its step (skip, resume, retry, submit) and why. Nothing is requested here; every check
+// that can refuse the run before its first request is made here.
+
+import { mergePlan, type MergePlan } from '../destinations/merge.js';
+import { UsageError } from '../errors.js';
+import { expandTemplate } from '../export/output.js';
+import { refuseSharedPaths, runFiles } from '../paths.js';
+import { parisDate } from '../report/time.js';
+import { checkDistinctTargets, planWindows, timeBreakdown, type Chunk, type Window } from '../report/windows.js';
+import { shapeOf, type Job, type Shape } from './job.js';
+import type { Previous } from './resume.js';
+import type { RunState, StateEntry, Step } from './state.js';
+
+export type StepKind = 'skip' | 'resume' | 'retry' | 'submit';
+
+export interface PlannedWindow {
+  window: Window;
+  step: StepKind;
+  /** done, submitted, failed, new, lookback, incomplete, missing-file, full-refresh, merged */
+  why: string;
+  /** what the state file recorded for it (skip: the file it is in) */
+  entry?: StateEntry;
+  /** resume: the report an earlier run submitted, and where that was remembered */
+  previous?: Previous;
+}
+
+export interface RunPlan {
+  shape: Shape;
+  /** every window of the period, chronological */
+  windows: PlannedWindow[];
+  /** the run's period (a merged output stands for it) */
+  period: Window;
+  /** one file per planned window (-o with {since} or {until}) */
+  perWindow: boolean;
+  merge: MergePlan;
+  /** -o expanded for a window and a report ID; undefined: stdout */
+  fileOf?: (window: Window, reportId: string) => string;
+}
+
+export interface PlanInput {
+  chunk?: Chunk;
+  since: number;
+  state?: RunState;
+  lookbackFrom?: number;
+  /** the config folder (the journal and the token store live there) */
+  configDir: string;
+  cwd: string;
+  /** a report this window's request had an hour ago (the journal), when resuming */
+  recall(window: Window): Previous | undefined;
+}
+
+const PER_WINDOW = /\{(since|until)\}/;
+
+export function planRun(job: Job, input: PlanInput): RunPlan {
+  const shape = shapeOf(job);
+  const { request, side } = job;
+  const { period, windows, perWindow, fileOf } = layout(job, input);
+  checkTargets(job, shape, windows, perWindow, fileOf, input);
+  const split = Boolean(job.chunk?.split);
+  // the pieces of a split window go to one output, summed back where they cut a bucket
+  const merge = perWindow && !split ? { mode: 'concat' as const, time: timeBreakdown(request.breakdowns) } : mergePlan(side, request.metrics, request.breakdowns, { split });
+  // the state's verdict on each window; one merged output is rewritten whole, so it skips all or none
+  const steps = input.state?.plan(windows, { lookbackFrom: input.lookbackFrom, merged: !perWindow });
+  const planned = windows.map((window) => decide(window, steps, job.flags.resume, input.recall));
+  return { shape, windows: planned, period, perWindow, merge, fileOf };
+}
+
+/** The windows from `since` to the request's end, and the file of each. */
+function layout(job: Job, input: Pick<PlanInput, 'chunk' | 'since'>) {
+  const template = job.output.template;
+  const period = { since: input.since, until: job.request.until };
+  const windows = input.chunk ? planWindows(input.since, job.request.until, input.chunk) : [period];
+  const fileOf = template === undefined ? undefined
+    : (w: Window, reportId: string) => expandTemplate(template, { side: job.side, since: parisDate(w.since), until: parisDate(w.until), reportId });
+  // a run of one report writes one file, whatever its name holds
+  const perWindow = shapeOf(job) === 'windows' && template !== undefined && PER_WINDOW.test(template);
+  return { period, windows, perWindow, fileOf };
+}
+
+/** A window split by an earlier run is skipped if all its pieces are done, resumed if it is one
+ * submitted report, submitted whole otherwise. */
+function decide(window: Window, steps: readonly Step[] | undefined, resume: boolean, recall: (window: Window) => Previous | undefined): PlannedWindow {
+  const mine = steps?.filter((step) => step.window.since >= window.since && step.window.until <= window.until) ?? [];
+  const first = mine[0];
+  if (first && mine.every((step) => step.action === 'skip')) return { window, step: 'skip', why: 'done', entry: first.entry };
+  const only = mine.length === 1 ? first : undefined;
+  const exact = only && only.window.since === window.since && only.window.until === window.until;
+  if (exact && only.action === 'resume') {
+    if (!resume) return { window, step: 'submit', why: 'no-resume', entry: only.entry };
+    return { window, step: 'resume', why: 'submitted', entry: only.entry, previous: { reportId: only.reportId, source: 'state' } };
+  }
+  if (exact && only.action === 'retry') return { window, step: 'retry', why: 'failed', entry: only.entry };
+  const remembered = steps || !resume ? undefined : recall(window);
+  if (remembered) return { window, step: 'resume', why: 'journal', previous: remembered };
+  return { window, step: 'submit', why: only?.action === 'submit' ? only.reason : 'new', entry: only?.entry };
+}
+
+/** The checks of planRun that need no state file, made before it is locked: the windows of the
+ * period as given (--since auto: its end) are known, all of them again once the state is read. */
+export function precheck(job: Job, input: Omit<PlanInput, 'state' | 'lookbackFrom' | 'recall'>): void {
+  const { windows, perWindow, fileOf } = layout(job, input);
+  checkTargets(job, shapeOf(job), windows, perWindow, fileOf, input);
+}
+
+/** {reportId} in a file of many windows, two windows into one file, one path for two things. */
+function checkTargets(job: Job, shape: Shape, windows: readonly Window[], perWindow: boolean, fileOf: RunPlan['fileOf'], input: Pick<PlanInput, 'configDir' | 'cwd'>): void {
+  const template = job.output.template;
+  if (shape === 'windows' && template?.includes('{reportId}')) {
+    throw job.chunk
+      ? new UsageError('with --chunk, -o takes {side}, {since} and {until}, not {reportId} (a window may take several reports)', "write one file per window with -o 'out-{since}.csv'")
+      : new UsageError('with --state, -o takes {side}, {since} and {until}, not {reportId} (a window may take several reports)', "name the file by its period, e.g. -o 'buyer-{since}.csv'");
+  }
+  if (!job.chunk && job.flags.lookbackDays > 0 && perWindow && job.flags.state) {
+    // each run's period would be its own file, and a re-fetched day would sit in two of them
+    throw new UsageError('--lookback with one file per run period would write the days it re-fetches into two files', 'add --chunk day, so that each day has one file, or write one file without {since}/{until}');
+  }
+  const files = fileOf && !template?.includes('{reportId}') ? windows.map((w) => fileOf(w, '')) : [];
+  if (perWindow && fileOf) checkDistinctTargets(windows, (w) => fileOf(w, ''));
+  refuseSharedPaths(runFiles(job.flags.state, [...new Set(files)], input.configDir), input.cwd);
+}

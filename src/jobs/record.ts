@@ -1,0 +1,91 @@
+// Stage 4, record: what happened to each window goes into the state file (--state) or the journal
+// (without it), and out as events to the view. Only what a destination committed is recorded done.
+
+import type { Committed } from '../destinations/destination.js';
+import type { Window } from '../report/windows.js';
+import type { Journal } from './journal.js';
+import type { PlannedWindow } from './plan.js';
+import { isReportFailure, type PoolEvent } from './pool.js';
+import type { RunState } from './state.js';
+import type { RunView } from './view.js';
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+export class Recorder {
+  /** the report of each window, for the events of the pool (split, failed) */
+  private readonly reportOf = new Map<string, string>();
+
+  constructor(
+    private readonly view: RunView,
+    private readonly state: RunState | undefined,
+    /** without a state file: each window's report, remembered for an hour */
+    private readonly journal: { journal: Journal; keyOf(window: Window): string } | undefined,
+    private readonly trace: (line: string) => void,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  reportIdOf(window: Window): string | undefined {
+    return this.reportOf.get(`${window.since}-${window.until}`);
+  }
+
+  knows(window: Window, reportId: string): void {
+    this.reportOf.set(`${window.since}-${window.until}`, reportId);
+  }
+
+  async planned(windows: readonly PlannedWindow[]): Promise<void> {
+    for (const p of windows) {
+      if (p.step !== 'skip') continue;
+      this.view.skip(p.window);
+      this.view.emit({ event: 'skipped', window: p.window, reportId: p.entry?.reportId ?? undefined, file: p.entry?.file ?? undefined, reason: 'done' });
+    }
+    await this.state?.pending(windows.filter((p) => p.step !== 'skip').map((p) => p.window));
+  }
+
+  async submitted(window: Window, reportId: string): Promise<void> {
+    this.knows(window, reportId);
+    await this.state?.submitted(window, reportId);
+    // the journal is a convenience: a run does not fail because it cannot write it
+    await this.journal?.journal.remember(this.journal.keyOf(window), reportId).catch((error: unknown) => this.trace(`  journal not written: ${messageOf(error)}`));
+  }
+
+  /** An output is in place: say how, and record the windows it holds. */
+  async committed(output: Committed): Promise<void> {
+    const { window, file, rows, bytes, sha256 } = output;
+    const reportId = output.reportIds.length === 1 ? output.reportIds[0] : undefined;
+    if (output.outcome === 'unchanged' && file !== undefined) this.view.emit({ event: 'unchanged', window, reportId, file, rows, bytes: bytes ?? 0, sha256: sha256 ?? '' });
+    else this.view.emit({ event: 'written', window, reportId, file, rows, bytes, sha256 });
+    for (const piece of output.covered) {
+      await this.state?.done(piece.window, { rows: piece.rows, bytes: bytes ?? null, sha256: sha256 ?? null, file: output.path ?? null });
+      this.forget(piece.window);
+    }
+    for (const piece of output.pieces) this.forget(piece);
+    // one file rewritten whole: the windows recorded in it before and not now are not in it
+    if (output.holdsOnly && output.path) await this.state?.rewritten(output.path, output.covered.map((piece) => piece.window));
+  }
+
+  /** A scheduling event of the pool: a window split in two, or failed for good. */
+  pool(event: PoolEvent): void {
+    this.view.pool(event);
+    if (event.type === 'split') {
+      this.view.emit({ event: 'split', window: event.window, reportId: this.reportIdOf(event.window), into: event.into, message: messageOf(event.error) });
+      this.forget(event.window);
+      void this.state?.split(event.window, event.into).catch(() => undefined);
+    } else if (event.type === 'failed') {
+      const reportId = this.reportIdOf(event.window);
+      this.view.emit({ event: 'failed', window: event.window, reportId, message: messageOf(event.error) });
+      // a report that ended in failure is not worth resuming; one that was still running when
+      // the wait gave up (--max-wait, the network) is: the next run resumes it
+      if (this.signal.aborted) return;
+      if (reportId !== undefined && !isReportFailure(event.error)) {
+        void this.state?.update(event.window, { error: messageOf(event.error) }).catch(() => undefined);
+      } else {
+        this.forget(event.window);
+        void this.state?.failed(event.window, messageOf(event.error)).catch(() => undefined);
+      }
+    }
+  }
+
+  private forget(window: Window): void {
+    this.journal?.journal.forget(this.journal.keyOf(window));
+  }
+}
