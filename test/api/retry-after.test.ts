@@ -108,7 +108,9 @@ describe('Retry-After from a real server', () => {
       const h = await serve(503, header);
       const error = await call(h).catch((thrown: unknown) => thrown);
       expect(error, header).toBeInstanceOf(NetworkError);
-      expect((error as Error).message, header).toMatch(/HTTP 503/);
+      // saying why: more --retries would not help
+      expect((error as Error).message, header).toMatch(/HTTP 503: busy \(BUSY\); it asks to retry in (5m01s|24h) \(Retry-After\), longer than the 5m this tool waits/);
+      expect((error as NetworkError).hint, header).toBe('try again later');
       expect(h.waits, header).toEqual([]);
       expect(h.requests(), header).toBe(1);
     }
