@@ -8,7 +8,7 @@ import { formatDuration } from '../duration.js';
 import { AuthError, ApiRejectedError, CliError, InterruptedError, NetworkError, UnexpectedResponseError, UsageError } from '../errors.js';
 import { encodeBody, type BodyEncoding, type Params } from './encode.js';
 import { Secrets } from './redact.js';
-import { decideRetry, parseRetryAfter, type RetryDecision } from './retry.js';
+import { RETRY_AFTER_CAP_MS, decideRetry, parseRetryAfter, type RetryDecision } from './retry.js';
 import { errorEnvelope } from './schemas.js';
 
 export interface HttpConfig {
@@ -303,6 +303,13 @@ export class Http {
         continue;
       }
       const what = `${call.method} ${url.pathname}: HTTP ${answer.status}${failure.message ? `: ${failure.message}` : ''}${failure.errorId ? ` (${failure.errorId})` : ''}`;
+      if (decision.waitTooLong && retryAfterMs !== undefined) {
+        // more --retries would not help: say what the server asked for
+        throw new NetworkError(
+          `${what}; it asks to retry in ${formatDuration(retryAfterMs)} (Retry-After), longer than the ${formatDuration(RETRY_AFTER_CAP_MS)} this tool waits`,
+          'try again later',
+        );
+      }
       if (answer.status >= 500 || answer.status === 408 || answer.status === 429) {
         throw new NetworkError(`${what}, after ${attempt + 1} attempt${attempt ? 's' : ''}`, 'the server is failing; try again later, or raise --retries');
       }

@@ -48,6 +48,8 @@ export interface RetryDecision {
   retry: boolean;
   delayMs: number;
   reason: string;
+  /** not retried only because the server's Retry-After is beyond RETRY_AFTER_CAP_MS */
+  waitTooLong?: boolean;
 }
 
 export function decideRetry(
@@ -60,7 +62,7 @@ export function decideRetry(
   if (cause.status !== undefined && !isRetryableStatus(cause.status)) return { retry: false, delayMs: 0, reason };
   if (attempt >= retries) return { retry: false, delayMs: 0, reason };
   if (cause.retryAfterMs !== undefined) {
-    if (cause.retryAfterMs > RETRY_AFTER_CAP_MS) return { retry: false, delayMs: 0, reason: `${reason}, Retry-After too long` };
+    if (cause.retryAfterMs > RETRY_AFTER_CAP_MS) return { retry: false, delayMs: 0, reason: `${reason}, Retry-After too long`, waitTooLong: true };
     const delayMs = Math.max(cause.retryAfterMs, backoffFloorMs(attempt));
     return { retry: true, delayMs, reason: `${reason}, Retry-After ${Math.round(cause.retryAfterMs / 1000)}s` };
   }

@@ -4,7 +4,7 @@ import { DateTime } from 'luxon';
 import { PARIS } from '../report/catalog.js';
 import { UsageError } from '../errors.js';
 import type { BodyFault, ErrorFault, Faults, Malformed } from './faults.js';
-import type { Layout, SandboxOptions } from './server.js';
+import type { Layout, SandboxOptions } from './state.js';
 
 /** The `reporting sandbox` flags, parsed at the edge (src/cli/registry.ts). */
 export interface SandboxFlags {

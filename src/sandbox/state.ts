@@ -1,0 +1,173 @@
+// What the sandbox holds between requests: its settings, clock, tokens, reports and ledger. The
+// handlers (handlers/) read and change it; the server (server.ts) only routes to them.
+
+import { randomBytes } from 'node:crypto';
+import { FactSource, type Restatement } from './facts.js';
+import { FaultPlan, noFaults, type EndpointName, type Faults } from './faults.js';
+import { HttpError } from './http.js';
+import { Ledger } from './ledger.js';
+import type { ReportQuery } from './report.js';
+import type { WorkModel } from './work.js';
+
+export type Layout = 'compact' | 'pretty' | 'summary-first';
+
+export interface SandboxOptions {
+  host?: string;
+  port?: number;
+  seed?: number;
+  /** the least time a report stays in `progress` (1 s by default; 0 by default with workMsPerDay) */
+  readyDelayMs?: number;
+  /** the work model: time in `progress` per day of period, times 1.1 for each breakdown other than
+   * RANGE, DAILY and MONTHLY; a report stays in progress max(readyDelayMs, this) */
+  workMsPerDay?: number;
+  /** submits beyond this many reports in progress for one token are answered 429 with Retry-After */
+  maxRunning?: number;
+  /** a report touching more Paris calendar days than this ends in `failed`, "too much data" */
+  failOverDays?: number;
+  /** the numbers of the Paris days that this time before "now" touches (and later ones) change
+   * with every submission, as late conversions do; older days never change */
+  restateMs?: number;
+  /** a report ID is forgotten this long after its submission: status and download answer 404 */
+  reportTtlMs?: number;
+  /** the sandbox's clock in ms since the epoch (Date.now by default): progress, TTL and restate
+   * follow it, so a frozen clock keeps reports in progress; see Sandbox.advance */
+  now?: () => number;
+  email?: string;
+  password?: string;
+  faults?: Partial<Faults>;
+  /** every download returns this many rows, generated as they are sent */
+  scaleRows?: number;
+  layout?: Layout;
+  /** one line per request (method, path, status, ms) */
+  log?: (line: string) => void;
+}
+
+export interface RequestRecord {
+  endpoint: EndpointName | 'other';
+  status: number;
+  at: number;
+}
+
+export interface StoredReport {
+  id: string;
+  query: ReportQuery;
+  submittedAt: number;
+  doneAt: number;
+  failure?: string;
+  restated?: Restatement;
+}
+
+const newToken = () => randomBytes(20).toString('hex');
+
+/** The tokens handed out, each with the uses it has left (Infinity when tokens never expire). */
+export class Tokens {
+  private readonly usesLeft = new Map<string, number>();
+
+  constructor(private readonly uses: number) {}
+
+  issue(): string {
+    const token = newToken();
+    this.usesLeft.set(token, this.uses);
+    return token;
+  }
+
+  /** The token a request's Authorization header carries, bare as the contract wants, spending one
+   * of its uses; anything else is a 401. */
+  authorize(header: string | undefined): string {
+    if (!header) throw new HttpError(401, 'NOAUTH', 'Missing Authorization header');
+    if (/^(bearer|basic|token)\s/i.test(header)) {
+      throw new HttpError(401, 'NOAUTH', 'The Authorization header takes the bare token, without a scheme word');
+    }
+    const uses = this.usesLeft.get(header);
+    if (uses === undefined) throw new HttpError(401, 'NOAUTH', 'Invalid token');
+    if (uses <= 0) throw new HttpError(401, 'NOAUTH', 'Token expired');
+    this.usesLeft.set(header, uses - 1);
+    return header;
+  }
+}
+
+/** The reports accepted, in submission order, until they expire. */
+export class Reports {
+  private readonly byId = new Map<string, StoredReport>();
+  private revisions = 0;
+
+  constructor(private readonly ledger: Ledger, private readonly ttlMs: number | undefined, private readonly endState: string | undefined) {}
+
+  /** Each submission is a revision of the data (1, 2, ...), which restating folds into recent numbers. */
+  nextRevision(): number {
+    return ++this.revisions;
+  }
+
+  add(report: StoredReport): void {
+    this.byId.set(report.id, report);
+  }
+
+  get(id: string): StoredReport | undefined {
+    return this.byId.get(id);
+  }
+
+  /** Reports are stored in submission order: the expired ones are at the front. */
+  forgetExpired(at: number): void {
+    for (const report of this.byId.values()) {
+      if (!this.expired(report, at)) break;
+      this.byId.delete(report.id);
+      this.ledger.expired(report.id);
+    }
+  }
+
+  /** The state a report ends in: `ready`, `failed` (too much data) or the --report-status fault. */
+  outcomeOf(report: StoredReport): string {
+    return report.failure === undefined ? this.endState ?? 'ready' : 'failed';
+  }
+
+  stateOf(report: StoredReport, at: number): string {
+    return at < report.doneAt ? 'progress' : this.outcomeOf(report);
+  }
+
+  private expired(report: StoredReport, at: number): boolean {
+    return this.ttlMs !== undefined && at - report.submittedAt >= this.ttlMs;
+  }
+}
+
+export class SandboxState {
+  readonly email: string;
+  readonly password: string;
+  readonly faults: Faults;
+  readonly plan: FaultPlan;
+  readonly source: FactSource;
+  readonly layout: Layout;
+  readonly model: WorkModel;
+  readonly ledger = new Ledger();
+  readonly tokens: Tokens;
+  readonly reports: Reports;
+  /** every request answered, in order (the most recent 100,000) */
+  readonly requests: RequestRecord[] = [];
+  /** stalled downloads waiting for the sandbox to close */
+  readonly pending = new Set<() => void>();
+  closing = false;
+  private readonly clock: () => number;
+  private skew = 0;
+
+  constructor(readonly options: SandboxOptions) {
+    const seed = options.seed ?? 42;
+    this.email = options.email ?? 'demo@sandbox.test';
+    this.password = options.password ?? 'sandbox-password';
+    // with a work model, the work decides unless a minimum is asked for
+    const readyDelayMs = options.readyDelayMs ?? (options.workMsPerDay === undefined ? 1000 : 0);
+    this.model = { readyDelayMs, workMsPerDay: options.workMsPerDay ?? 0, failOverDays: options.failOverDays };
+    this.clock = options.now ?? Date.now;
+    this.faults = { ...noFaults(), ...options.faults };
+    this.plan = new FaultPlan(this.faults, seed);
+    this.source = new FactSource(seed);
+    this.layout = options.layout ?? 'compact';
+    this.tokens = new Tokens(this.faults.tokenUses ?? Number.POSITIVE_INFINITY);
+    this.reports = new Reports(this.ledger, options.reportTtlMs, this.faults.reportStatus);
+  }
+
+  /** The sandbox clock (ms since the epoch): the given clock, moved forward by `advance`. */
+  readonly now = (): number => this.clock() + this.skew;
+
+  advance(ms: number): void {
+    this.skew += ms;
+  }
+}
