@@ -7,7 +7,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { WindowFailure, runWindows, type PoolEvent } from '../../src/jobs/pool.js';
-import type { Window } from '../../src/jobs/windows.js';
+import type { Window } from '../../src/report/windows.js';
 
 const DAY = 86_400;
 const windows: Window[] = Array.from({ length: 30 }, (_, i) => ({ since: i * DAY, until: (i + 1) * DAY - 1 }));

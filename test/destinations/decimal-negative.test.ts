@@ -4,7 +4,7 @@
 // -2^53 as it does past +2^53, or the merged file is off by a few units with nothing to show it.
 
 import { describe, expect, it } from 'vitest';
-import { DecimalSum } from '../../src/jobs/decimal.js';
+import { DecimalSum } from '../../src/destinations/decimal.js';
 
 /** 15-digit negative integers, odd and varied, so that a double losing a unit shows in the total */
 const values = Array.from({ length: 5_000 }, (_, i) => `-${999_999_999_999_999 - i * 7_919_113}`);
