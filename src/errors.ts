@@ -50,6 +50,13 @@ export class NetworkError extends CliError {
   }
 }
 
+/** HTTP 429 still, after the client's retries: the API is refusing more work for now. */
+export class ThrottledError extends NetworkError {
+  constructor(message: string, readonly retryAfterMs?: number, hint?: string) {
+    super(message, hint);
+  }
+}
+
 export class UnexpectedResponseError extends CliError {
   constructor(message: string, readonly excerpt?: string) {
     super(message, EXIT.network, 'run again with -v to see what the server answered');

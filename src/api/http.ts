@@ -5,7 +5,7 @@ import { Agent, buildConnector, errors, request, type Dispatcher } from 'undici'
 import type { z } from 'zod';
 import { isLoopbackAddress } from '../auth/resolve.js';
 import { formatDuration } from '../duration.js';
-import { AuthError, ApiRejectedError, CliError, InterruptedError, NetworkError, UnexpectedResponseError, UsageError } from '../errors.js';
+import { AuthError, ApiRejectedError, CliError, InterruptedError, NetworkError, ThrottledError, UnexpectedResponseError, UsageError } from '../errors.js';
 import { encodeBody, type BodyEncoding, type Params } from './encode.js';
 import { Secrets } from './redact.js';
 import { RETRY_AFTER_CAP_MS, decideRetry, parseRetryAfter, type RetryDecision } from './retry.js';
@@ -305,12 +305,13 @@ export class Http {
       const what = `${call.method} ${url.pathname}: HTTP ${answer.status}${failure.message ? `: ${failure.message}` : ''}${failure.errorId ? ` (${failure.errorId})` : ''}`;
       if (decision.waitTooLong && retryAfterMs !== undefined) {
         // more --retries would not help: say what the server asked for
-        throw new NetworkError(
-          `${what}; it asks to retry in ${formatDuration(retryAfterMs)} (Retry-After), longer than the ${formatDuration(RETRY_AFTER_CAP_MS)} this tool waits`,
-          'try again later',
-        );
+        const message = `${what}; it asks to retry in ${formatDuration(retryAfterMs)} (Retry-After), longer than the ${formatDuration(RETRY_AFTER_CAP_MS)} this tool waits`;
+        throw answer.status === 429 ? new ThrottledError(message, undefined, 'try again later') : new NetworkError(message, 'try again later');
       }
-      if (answer.status >= 500 || answer.status === 408 || answer.status === 429) {
+      if (answer.status === 429) {
+        throw new ThrottledError(`${what}, after ${attempt + 1} attempt${attempt ? 's' : ''}`, retryAfterMs, 'the server is failing; try again later, or raise --retries');
+      }
+      if (answer.status >= 500 || answer.status === 408) {
         throw new NetworkError(`${what}, after ${attempt + 1} attempt${attempt ? 's' : ''}`, 'the server is failing; try again later, or raise --retries');
       }
       throw new ApiRejectedError(what, answer.status, failure.errorId);

@@ -32,7 +32,7 @@
 // The queue is kept in chronological order, so the earliest window always starts first.
 
 import { setMaxListeners } from 'node:events';
-import { ReportError, ReportFailedError, UsageError } from '../errors.js';
+import { ApiRejectedError, ReportFailedError, ThrottledError, UsageError } from '../errors.js';
 import { backoffMs } from '../api/retry.js';
 import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY } from './limits.js';
 import { describeWindow, type Window } from '../report/windows.js';
@@ -65,29 +65,29 @@ export class WindowFailure extends Error {
   }
 }
 
-const TOO_MANY = /too many (reports|requests)|rate limit/i;
-const TOO_LARGE = /too (large|big|much data|many rows)/i;
+/** What the API answers, in its `error_id`, when too many reports are running (the platform's
+ * word, as the sandbox answers it with its 429). */
+const THROTTLE_IDS: ReadonlySet<string> = new Set(['TOO_MANY_REPORTS']);
 
-/** The report will never be ready: it ended in a failure status, or was refused as too large.
- * (Not ready within --max-wait, or a network failure, is not this: the report may still come.) */
+/** The report will never be ready: it ended in a failure status, or the request was refused as
+ * too large (HTTP 413). (Not ready within --max-wait, or a network failure, is not this: the
+ * report may still come.) */
 export function isReportFailure(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  return error instanceof ReportFailedError || TOO_LARGE.test(error.message) || (error instanceof ReportError && /ended in status/.test(error.message));
+  return error instanceof ReportFailedError || (error instanceof ApiRejectedError && error.status === 413);
 }
 
 /**
- * The default classification of the errors the CLI's client raises: HTTP 429 (after the client's
- * own retries) or a message about too many reports is a throttle; a report that ended in a failure
- * status, or a message saying too large or too much data, is split; everything else (not ready
- * within --max-wait, authentication, network) is fatal.
+ * The classification of the errors the CLI's client raises, by their type: HTTP 429 after the
+ * client's own retries (ThrottledError), or a refusal whose error_id says too many reports, is a
+ * throttle; a report that ended in a failure status, or a request refused as too large, is split;
+ * everything else (not ready within --max-wait, authentication, network) is fatal.
  */
 export function classifyFailure(error: unknown): Failure {
   if (error instanceof WindowFailure) return error.failure;
-  if (!(error instanceof Error)) return { kind: 'fatal' };
-  const status = (error as { status?: unknown }).status;
-  const retryAfter = (error as { retryAfterMs?: unknown }).retryAfterMs;
+  const retryAfter = (error as { retryAfterMs?: unknown } | null)?.retryAfterMs;
   const retryAfterMs = typeof retryAfter === 'number' ? { retryAfterMs: retryAfter } : {};
-  if (status === 429 || /\bHTTP 429\b/.test(error.message) || TOO_MANY.test(error.message)) return { kind: 'throttled', ...retryAfterMs };
+  if (error instanceof ThrottledError) return { kind: 'throttled', ...retryAfterMs };
+  if (error instanceof ApiRejectedError && (error.status === 429 || THROTTLE_IDS.has(error.errorId ?? ''))) return { kind: 'throttled', ...retryAfterMs };
   return isReportFailure(error) ? { kind: 'split' } : { kind: 'fatal' };
 }
 

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { CsvWriter } from '../../src/export/writers.js';
 import { DEFAULT_METRICS } from '../../src/report/catalog.js';
-import { ReportError } from '../../src/errors.js';
+import { ReportFailedError } from '../../src/errors.js';
 import { WindowMerger, mergePlan } from '../../src/destinations/merge.js';
 import { runWindows, type PoolEvent } from '../../src/jobs/pool.js';
 import { checkChunk, parseChunk, planWindows, splitWindow, type Window } from '../../src/report/windows.js';
@@ -28,7 +28,7 @@ async function chunkedRun(query: Query, whole: Window, chunkText: string, out: R
     const days = (window.until - window.since + 1) / 86400;
     context.reportId(`r${window.since}`);
     await clock.sleep(days * 500, context.signal);
-    if (days > maxDays) throw new ReportError(`report r${window.since} ended in status "failed": too much data`, `r${window.since}`);
+    if (days > maxDays) throw new ReportFailedError(`report r${window.since} ended in status "failed": too much data`, `r${window.since}`);
     return reportText(query, window); // stands for the downloaded body, spooled
   }, {
     concurrency: 8,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiRejectedError, NetworkError, ReportError, UsageError } from '../../src/errors.js';
+import { ApiRejectedError, NetworkError, ReportError, ReportFailedError, ThrottledError, UsageError } from '../../src/errors.js';
 import { parseTime } from '../../src/report/time.js';
 import {
   WindowFailure, classifyFailure, describeFailure, interruptedHint, isLastPiece, parseConcurrency, runWindows,
@@ -130,7 +130,7 @@ describe('delivery', () => {
 
   it('a bug in an injected function stops the run with its error instead of hanging', async () => {
     const run = simulate(days('2026-11-01', '2026-11-10', 'week'), { split: () => { throw new Error('split broke'); } }, () => {
-      throw new ReportError('report r ended in status "failed"', 'r');
+      throw new ReportFailedError('report r ended in status "failed"', 'r');
     });
     await expect(run).rejects.toThrow('split broke');
   });
@@ -221,7 +221,7 @@ describe('bisection', () => {
   const failOn29 = (window: Window, context: TaskContext) => {
     context.reportId(`r-${label(window)}`);
     if (window.since <= sick && window.until >= sick) {
-      throw new ReportError(`report r-${label(window)} ended in status "failed": too much data`, `r-${label(window)}`);
+      throw new ReportFailedError(`report r-${label(window)} ended in status "failed": too much data`, `r-${label(window)}`);
     }
   };
   const split = (window: Window) => splitWindow(window, ['DAILY', 'COUNTRY']);
@@ -257,7 +257,7 @@ describe('bisection', () => {
       // the later pieces are quicker: they finish first
       duration: (window) => 100_000 - (window.since - (week[0] as Window).since) / 10,
     }, (window) => {
-      if (window.until - window.since > 2.5 * 86400) throw new ReportError('report r ended in status "failed"', 'r');
+      if (window.until - window.since > 2.5 * 86400) throw new ReportFailedError('report r ended in status "failed"', 'r');
     });
     expect(delivered.map((d) => label(d.window))).toEqual(['2026-11-02..2026-11-03', '2026-11-04..2026-11-05', '2026-11-06..2026-11-07', '2026-11-08']);
     expect(events.filter((e) => e.type === 'done').map((e) => label(e.window))).not.toEqual(delivered.map((d) => label(d.window)));
@@ -268,7 +268,7 @@ describe('bisection', () => {
     const month = days('2026-10-01', '2026-10-31', 'month');
     const { outcome, delivered } = await simulate(month, { split, delivery: 'merged', concurrency: 4 }, (window) => {
       // 4 days fit, even with the 25-hour day
-      if (window.until - window.since > 4.5 * 86400) throw new ApiRejectedError('POST /buyer-reporting: HTTP 400: report too large', 400);
+      if (window.until - window.since > 4.5 * 86400) throw new ApiRejectedError('POST /buyer-reporting: HTTP 413: report too large', 413);
     });
     expect(outcome.failures).toEqual([]);
     expect(delivered.map((d) => label(d.window))).toEqual([
@@ -327,16 +327,16 @@ describe('Ctrl-C', () => {
 
 describe('what a task error means', () => {
   it('classifies the CLI\'s own errors', () => {
-    expect(classifyFailure(new NetworkError('POST /buyer-reporting: HTTP 429, after 5 attempts'))).toEqual({ kind: 'throttled' });
-    expect(classifyFailure(new ApiRejectedError('POST /buyer-reporting: HTTP 400: too many reports running', 400))).toEqual({ kind: 'throttled' });
+    expect(classifyFailure(new ThrottledError('POST /buyer-reporting: HTTP 429, after 5 attempts'))).toEqual({ kind: 'throttled' });
+    expect(classifyFailure(new ApiRejectedError('POST /buyer-reporting: HTTP 400: too many reports running (TOO_MANY_REPORTS)', 400, 'TOO_MANY_REPORTS'))).toEqual({ kind: 'throttled' });
     expect(classifyFailure(Object.assign(new ApiRejectedError('HTTP 429', 429), { retryAfterMs: 7000 }))).toEqual({ kind: 'throttled', retryAfterMs: 7000 });
-    expect(classifyFailure(new ReportError('report r1 ended in status "error"', 'r1'))).toEqual({ kind: 'split' });
+    expect(classifyFailure(new ReportFailedError('report r1 ended in status "error"', 'r1'))).toEqual({ kind: 'split' });
     expect(classifyFailure(new ApiRejectedError('HTTP 413: request too large', 413))).toEqual({ kind: 'split' });
     expect(classifyFailure(new ReportError('report r1 was not ready within 30m (--max-wait)', 'r1'))).toEqual({ kind: 'fatal' });
     expect(classifyFailure(new NetworkError('POST /status-reporting: ECONNREFUSED'))).toEqual({ kind: 'fatal' });
     expect(classifyFailure('a string')).toEqual({ kind: 'fatal' });
     // as the sandbox's --max-running and --fail-over-days word them (sandbox branch), through the client
-    expect(classifyFailure(new NetworkError('POST /buyer-reporting: HTTP 429: too many reports in progress: 8 of at most 8; retry in 2 s (TOO_MANY_REPORTS), after 5 attempts'))).toEqual({ kind: 'throttled' });
-    expect(classifyFailure(new ReportError('report ab12 ended in status "failed": too much data: the report covers 90 days, more than the limit of 31; request a shorter period', 'ab12'))).toEqual({ kind: 'split' });
+    expect(classifyFailure(new ThrottledError('POST /buyer-reporting: HTTP 429: too many reports in progress: 8 of at most 8; retry in 2 s (TOO_MANY_REPORTS), after 5 attempts'))).toEqual({ kind: 'throttled' });
+    expect(classifyFailure(new ReportFailedError('report ab12 ended in status "failed": too much data: the report covers 90 days, more than the limit of 31; request a shorter period', 'ab12'))).toEqual({ kind: 'split' });
   });
 });
