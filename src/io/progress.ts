@@ -2,6 +2,7 @@
 // waiting; rows and bytes while downloading. Elsewhere, one plain line per change of state (no
 // carriage returns, no colour). -q: nothing.
 
+import { loadProgressBars } from '../lazy.js';
 import type { Context } from '../factory.js';
 import { formatDuration } from '../duration.js';
 import { safeText } from './safe-text.js';
@@ -53,7 +54,7 @@ export async function createReporter(ctx: Context, quiet: boolean): Promise<Repo
       note: write,
     };
   }
-  const { SingleBar } = (await import('cli-progress')).default;
+  const { SingleBar } = await loadProgressBars();
   let bar: Bar | undefined;
   let mode: 'wait' | 'download' | undefined;
   let phaseStarted = ctx.now();

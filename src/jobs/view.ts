@@ -4,6 +4,7 @@
 // text lines, each prefixed with its window). A run of one report: the lines `run` always printed
 // (progress.ts's Reporter). With `--log-format json`: the log's JSON lines. -q silences the text.
 
+import { loadProgressBars } from '../lazy.js';
 import type { Context } from '../factory.js';
 import type { Secrets } from '../api/redact.js';
 import { formatDuration } from '../duration.js';
@@ -141,7 +142,7 @@ export async function createWindowsView(ctx: Pick<Context, 'stderr' | 'now'>, op
       stop() {},
     };
   }
-  const { MultiBar } = (await import('cli-progress')).default;
+  const { MultiBar } = await loadProgressBars();
   const started = ctx.now();
   const multi = new MultiBar({
     format: 'windows {done}/{planned} done  {running} running  {waiting} waiting  {rows} rows  {bytes}  {elapsed}',

@@ -1,0 +1,9 @@
+// The optional heavy dependencies, loaded when first needed and nowhere else (the commands'
+// modules load at the registry, the Parquet and XLSX writers at the format table of
+// export/export.ts). Measured on this project's 2-core machine: importing `conf` takes 80-90 ms,
+// `cli-progress` 12-30 ms; a run with REPORTING_TOKEN never reads the token store, and a run off a
+// terminal never draws a bar, so neither pays for them.
+
+export const loadConf = async () => (await import('conf')).default;
+
+export const loadProgressBars = async () => (await import('cli-progress')).default;
