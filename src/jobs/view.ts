@@ -107,41 +107,51 @@ const poolLine = (event: PoolEvent): string | undefined => event.type === 'throt
   : undefined;
 
 export async function createWindowsView(ctx: Pick<Context, 'stderr' | 'now'>, options: ViewOptions): Promise<RunView> {
+  if (options.format === 'json') return jsonView(ctx, options.secrets);
+  if (options.quiet) return { emit() {}, pool() {}, skip() {}, progress() {}, note() {}, stop() {} };
+  if (!ctx.stderr.isTTY) return linesView(ctx, options);
+  return terminalView(ctx, options);
+}
+
+/** The log's JSON lines: every event, whatever -q says (asking for a machine log is asking for it). */
+function jsonView(ctx: Pick<Context, 'stderr' | 'now'>, secrets: Secrets | undefined): RunView {
+  const line = (event: LogEvent) => { ctx.stderr.write(`${JSON.stringify(eventJson(event, ctx.now(), secrets))}\n`); };
+  return {
+    emit: line,
+    pool(event) {
+      if (event.type === 'throttled') line({ event: 'retried', window: event.window, attempt: 1, message: poolLine(event) ?? '', delayMs: event.waitMs });
+    },
+    skip() {},
+    progress() {},
+    note() {},
+    stop() {},
+  };
+}
+
+/** Off a terminal: one line per window state change. */
+function linesView(ctx: Pick<Context, 'stderr'>, options: ViewOptions): RunView {
+  const write = (line: string) => { ctx.stderr.write(`${safeText(line)}\n`); };
+  return {
+    emit(event) {
+      const line = event.event === 'polled' ? undefined : eventText(event, { side: options.side, secrets: options.secrets });
+      if (line) write(line);
+    },
+    pool(event) {
+      const line = poolLine(event);
+      if (line) write(line);
+    },
+    skip() {},
+    progress() {},
+    note: write,
+    stop() {},
+  };
+}
+
+/** On a terminal: the live line, and trouble printed above it. */
+async function terminalView(ctx: Pick<Context, 'stderr' | 'now'>, options: ViewOptions): Promise<RunView> {
   const tally = new Tally(options.total);
   const write = (line: string) => { ctx.stderr.write(`${safeText(line)}\n`); };
   const text = (event: LogEvent) => eventText(event, { side: options.side, secrets: options.secrets });
-  if (options.format === 'json') {
-    return {
-      emit: (event) => { ctx.stderr.write(`${JSON.stringify(eventJson(event, ctx.now(), options.secrets))}\n`); },
-      pool(event) {
-        if (event.type === 'throttled') {
-          const line = { event: 'retried', window: event.window, attempt: 1, message: poolLine(event) ?? '', delayMs: event.waitMs } as const;
-          ctx.stderr.write(`${JSON.stringify(eventJson(line, ctx.now(), options.secrets))}\n`);
-        }
-      },
-      skip() {},
-      progress() {},
-      note() {},
-      stop() {},
-    };
-  }
-  if (options.quiet) return { emit() {}, pool() {}, skip() {}, progress() {}, note() {}, stop() {} };
-  if (!ctx.stderr.isTTY) {
-    return {
-      emit(event) {
-        const line = event.event === 'polled' ? undefined : text(event);
-        if (line) write(line);
-      },
-      pool(event) {
-        const line = poolLine(event);
-        if (line) write(line);
-      },
-      skip() {},
-      progress() {},
-      note: write,
-      stop() {},
-    };
-  }
   const { MultiBar } = await loadProgressBars();
   const started = ctx.now();
   const multi = new MultiBar({
