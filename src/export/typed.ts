@@ -5,8 +5,8 @@
 
 import { CliError, EXIT } from '../errors.js';
 import { fieldType, timeOfDateValue, type ColumnType } from '../report/schema.js';
-import { Kind, ReportFormatError } from './scanner.js';
-import { NewFieldError, sameKeys } from './writers.js';
+import { NewFieldError } from './row-writer.js';
+import { Kind, ReportFormatError, sameKeys } from './scanner.js';
 
 export interface TypedColumn {
   name: string;

@@ -15,7 +15,8 @@ import { DateTime } from 'luxon';
 import { PARIS } from '../report/catalog.js';
 import type { Kind } from './scanner.js';
 import { RowLayout, type TypedColumn } from './typed.js';
-import type { CsvOptions, RowWriter } from './writers.js';
+import type { RowWriter } from './row-writer.js';
+import type { CsvOptions } from './writers.js';
 
 /** Excel's rows per sheet, the header included. */
 export const SHEET_ROWS = 1_048_576;

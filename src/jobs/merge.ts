@@ -19,7 +19,7 @@
 // for a deterministic server, and with one window it is exactly the server's order.
 
 import { UnexpectedResponseError, UsageError } from '../errors.js';
-import { Kind, type RowHandler } from '../export/scanner.js';
+import { Kind, sameKeys, type RowHandler } from '../export/scanner.js';
 import { ROW_FIELDS, SIDES, metricField, metricsOf, type Side, type TimeDimension } from '../report/catalog.js';
 import type { Summary } from '../api/schemas.js';
 import { DecimalSum } from './decimal.js';
@@ -90,12 +90,6 @@ function layoutOf(keys: readonly string[]): Layout {
   });
   dimensions.sort((a, b) => ((keys[a] as string) < (keys[b] as string) ? -1 : 1));
   return { dimensions, metrics, unknown, prefix: JSON.stringify(dimensions.map((i) => keys[i])) };
-}
-
-function sameKeys(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 interface Group {
