@@ -52,7 +52,7 @@ export async function run(options: CampaignsOptions, f: Factory): Promise<void> 
     );
   }
 
-  const sink = options.output && options.output !== '-' ? await openFileSink(options.output, f.cwd) : stdoutSink(f.stdout);
+  const sink = options.output && options.output !== '-' ? await openFileSink(options.output, f) : stdoutSink(f.stdout);
   try {
     await sink.write(text);
     await sink.commit();

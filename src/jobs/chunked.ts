@@ -316,7 +316,7 @@ async function runWindowsOf(run: ChunkedRun, f: Factory, state: RunState | undef
       retries: f.globals.retries,
       signal: ctx.signal,
       random: f.random,
-      openSink: () => openFileSink(spool, f.cwd),
+      openSink: () => openFileSink(spool, f),
       progress: (rows, bytes) => view.progress(window, rows, bytes),
       onRetry: (again, reason) => view.emit({ event: 'retried', window, reportId, attempt: again + 1, message: reason }),
     }).finally(release);
@@ -330,7 +330,7 @@ async function runWindowsOf(run: ChunkedRun, f: Factory, state: RunState | undef
   const openTarget = async (target: string): Promise<{ sink: Sink; placed: () => Replaced | undefined }> => {
     let placed: Replaced | undefined;
     const place: PlaceFile | undefined = state ? async (temp, path) => { placed = await replaceIfChanged(temp, path); } : undefined;
-    return { sink: await openFileSink(target, f.cwd, place), placed: () => placed };
+    return { sink: await openFileSink(target, f, place), placed: () => placed };
   };
   const openOutput = async (target: string | undefined): Promise<Open> => {
     const { sink, placed } = target ? await openTarget(target) : { sink: stdoutSink(f.stdout), placed: () => undefined };

@@ -44,7 +44,7 @@ export async function saveReport(
     retries,
     signal: ctx.signal,
     random: ctx.random,
-    openSink: () => (target ? openFileSink(target, ctx.cwd) : Promise.resolve(stdoutSink(ctx.stdout))),
+    openSink: () => (target ? openFileSink(target, ctx) : Promise.resolve(stdoutSink(ctx.stdout))),
     progress: (rows, bytes) => reporter.downloading(rows, bytes),
     onRetry: (attempt, reason) => reporter.state(`${reason}; downloading again (retry ${attempt} of ${retries})`),
     // the progress line goes away on every path, so an error starts on its own line and the

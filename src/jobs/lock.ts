@@ -13,8 +13,18 @@ import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { CliError, EXIT } from '../errors.js';
-import { tempPathFor } from '../export/sink.js';
-import { isAlive } from './files.js';
+import { tempPathFor } from '../fs/atomic.js';
+
+/** Whether a process of this machine is alive (EPERM: it is, but belongs to someone else). */
+function isAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
 
 /** how often a holder touches its lock, and how long a lock of another host may stay untouched */
 export const HEARTBEAT_MS = 30_000;
@@ -124,7 +134,7 @@ function isStale(lockPath: string, current: Holder, me: Holder, alive: (pid: num
 }
 
 function tryCreate(lockPath: string, holder: Holder): boolean {
-  const temp = tempPathFor(lockPath);
+  const temp = tempPathFor(lockPath, process.pid);
   const fd = openSync(temp, 'wx', 0o600);
   try {
     writeSync(fd, `${JSON.stringify(holder)}\n`);

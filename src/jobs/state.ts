@@ -14,7 +14,7 @@ import { CliError, EXIT, UsageError } from '../errors.js';
 import { PARIS, SIDES } from '../report/catalog.js';
 import { storedReportId } from '../api/schemas.js';
 import type { ReportRequest } from '../report/request.js';
-import { writeFileAtomic } from './files.js';
+import { writeFileAtomic } from '../fs/atomic.js';
 import { lockFile, type FileLock, type LockOptions } from './lock.js';
 import { parisIso } from '../report/time.js';
 

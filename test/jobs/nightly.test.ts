@@ -91,7 +91,7 @@ async function nightlyRun(sandbox: Sandbox, dir: string, night: Night): Promise<
       const fetched = `${target}.fetched`;
       const saved = await downloadReport(f.client(), started.reportId, {
         format: 'csv', csv: { delimiter: ',', bom: false, excel: false }, retries: 0, signal: f.signal, random: f.random,
-        openSink: () => openFileSink(fetched, dir),
+        openSink: () => openFileSink(fetched, { cwd: dir, host: f.host }),
       });
       const placed = await replaceIfChanged(fetched, target);
       emit({ event: placed.outcome, window, reportId: started.reportId, file: target, rows: saved.rows, bytes: placed.bytes, sha256: placed.sha256 });
