@@ -107,7 +107,7 @@ export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
     profileName,
     trace,
     store() {
-      store ??= new TokenStore(configDir(ctx.env));
+      store ??= new TokenStore(configDir(ctx.env, ctx.host.platform), ctx.host);
       return store;
     },
     profile() {

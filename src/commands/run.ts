@@ -44,7 +44,7 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
   const named = { side, since: parisDate(request.since), until: parisDate(request.until) };
   // a target known in full is checked first, even before its format (saveReport checks it again)
   const template = opts.output.output;
-  if (template && template !== '-' && !template.includes('{reportId}')) refuseTokenStore(expandTemplate(template, named), f.cwd, f.env);
+  if (template && template !== '-' && !template.includes('{reportId}')) refuseTokenStore(expandTemplate(template, named), f.cwd, f.env, f.host.platform);
   const plan = resolveRequestedColumns(planOutput({ ...opts.output, json, validate: opts.report.validate }, PLACEHOLDERS, columnNames([side])), request);
   refuseBinaryOnTerminal(plan, f.stdout);
   // a target that cannot be written is found now, not after the report was waited for (the
@@ -73,7 +73,7 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
   }
   // an interrupted run started again within the hour resumes its report (src/jobs/journal.ts);
   // with --no-resume the report submitted now still replaces the one remembered
-  const journal = new Journal(configDir(f.env), f.now);
+  const journal = new Journal(configDir(f.env, f.host.platform), f.now);
   const key = journalKey(journalRequestOf(request, f.baseUrl().url, f.profileName));
   const remembered = jobs.resume ? journal.recall(key) : undefined;
   const { reportId: id } = await startReport(window, remembered && { reportId: remembered.reportId, source: 'journal' }, 1, {

@@ -165,13 +165,13 @@ export async function runChunked(run: ChunkedRun, f: Factory): Promise<void> {
   if (chunk) checkChunk(chunk, request.breakdowns);
   if (!jobs.state) return runWindowsOf(run, f, undefined, request.since, undefined);
   const path = resolve(f.cwd, jobs.state);
-  refuseTokenStore(path, f.cwd, f.env);
+  refuseTokenStore(path, f.cwd, f.env, f.host.platform);
   const output = plan.template === undefined ? undefined : resolve(f.cwd, plan.template);
   if (!flags && jobs.lookbackDays > 0 && plan.template !== undefined && PER_WINDOW.test(plan.template)) {
     // each run's period would be its own file, and a re-fetched day would sit in two of them
     throw new UsageError('--lookback with one file per run period would write the days it re-fetches into two files', 'add --chunk day, so that each day has one file, or write one file without {since}/{until}');
   }
-  const state = RunState.open(path, stateRequestOf(request, plan.format, output, chunk ? formatChunk(chunk) : null), { now: f.now, fullRefresh: jobs.fullRefresh });
+  const state = RunState.open(path, stateRequestOf(request, plan.format, output, chunk ? formatChunk(chunk) : null), { now: f.now, host: f.host, fullRefresh: jobs.fullRefresh });
   try {
     const start = state.start(jobs.sinceAuto ? 'auto' : request.since, request.until, jobs.lookbackDays);
     // a start inside a recorded window (the lookback's days, a --since in mid-week) starts at that
@@ -227,8 +227,8 @@ async function runWindowsOf(run: ChunkedRun, f: Factory, state: RunState | undef
   const targetFor = (w: Window) => targetOf(plan, { side, since: parisDate(w.since), until: parisDate(w.until) }) as string;
   if (perWindow) {
     checkDistinctTargets(planned, targetFor);
-    for (const w of planned) refuseTokenStore(targetFor(w), f.cwd, f.env);
-  } else if (template) refuseTokenStore(template, f.cwd, f.env);
+    for (const w of planned) refuseTokenStore(targetFor(w), f.cwd, f.env, f.host.platform);
+  } else if (template) refuseTokenStore(template, f.cwd, f.env, f.host.platform);
 
   // the state's verdict on each window; one merged output is rewritten whole, so it skips all or none
   const steps = state?.plan(planned, { lookbackFrom, merged: !perWindow });
@@ -248,7 +248,7 @@ async function runWindowsOf(run: ChunkedRun, f: Factory, state: RunState | undef
   if (state) await state.pending(windows);
   // without a state file, the journal remembers each window's report for an hour
   // (with --no-resume it is still written: the report submitted now replaces an older one)
-  const journal = !state ? new Journal(configDir(f.env), f.now) : undefined;
+  const journal = !state ? new Journal(configDir(f.env, f.host.platform), f.now) : undefined;
   const journalKeyOf = (window: Window) => journalKey(journalRequestOf({ ...request, since: window.since, until: window.until }, f.baseUrl().url, f.profileName));
   const recall = (window: Window): Previous | undefined => {
     if (!jobs.resume) return undefined;

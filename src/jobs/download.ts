@@ -35,7 +35,7 @@ export async function saveReport(
   retries: number,
   reporter: Reporter,
 ): Promise<Saved> {
-  if (target) refuseTokenStore(target, ctx.cwd, ctx.env);
+  if (target) refuseTokenStore(target, ctx.cwd, ctx.env, ctx.host.platform);
   const started = ctx.now();
   reporter.state(`downloading report ${id}${target ? ` to ${target}` : ''}`);
   const result = await downloadReport(client, id, {

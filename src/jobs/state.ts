@@ -15,7 +15,7 @@ import { PARIS, SIDES } from '../report/catalog.js';
 import { storedReportId } from '../api/schemas.js';
 import type { ReportRequest } from '../report/request.js';
 import { writeFileAtomic } from '../fs/atomic.js';
-import { lockFile, type FileLock, type LockOptions } from './lock.js';
+import { lockFile, type FileLock, type LockHost, type LockOptions } from '../fs/lock.js';
 import { parisIso } from '../report/time.js';
 
 /** A date window: Unix seconds, `until` inclusive (the same shape as the chunked runs' windows). */
@@ -343,6 +343,8 @@ export function planSteps(doc: StateDoc | undefined, windows: readonly Window[],
 
 export interface OpenOptions {
   now: () => number;
+  /** the process holding the lock (the Context's host) */
+  host: LockHost;
   fullRefresh?: boolean;
   lock?: LockOptions;
 }
@@ -400,7 +402,7 @@ export class RunState {
    * starts the file over).
    */
   static open(path: string, request: StateRequest, options: OpenOptions): RunState {
-    const lock = lockFile(path, { now: options.now, ...options.lock });
+    const lock = lockFile(path, options.host, { now: options.now, ...options.lock });
     try {
       const read = options.fullRefresh ? undefined : readState(path);
       if (read) checkRequest(path, read.request, request);
