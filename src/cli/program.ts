@@ -17,7 +17,7 @@ import type { Parsed } from './options.js';
 /** Runs a command instead of loading its module: the seam for flags-only tests (gh's runF). */
 export type RunF = (name: string, opts: unknown, f: Factory) => Promise<void>;
 
-export function buildProgram(ctx: Context, settings: { runF?: RunF } = {}): Command {
+function buildProgram(ctx: Context, settings: { runF?: RunF } = {}): Command {
   class ReportingCommand extends Command {
     override createCommand(name?: string): Command {
       return new ReportingCommand(name);

@@ -27,7 +27,7 @@ export class ReportFormatError extends Error {}
 
 /** The largest single row (or other member of the report) read: beyond it the body is refused
  * rather than held in memory. Documented in the README (Security). */
-export const ROW_CAP_CHARS = 64 * 1024 * 1024;
+const ROW_CAP_CHARS = 64 * 1024 * 1024;
 
 const enum State { Start, FirstKey, Key, Colon, Value, DataFirst, Row, DataAfter, AfterValue, Done }
 

@@ -24,7 +24,7 @@ export interface Sink {
 }
 
 /** The reader went away (`reporting ... | head`): not an error, stop writing quietly. */
-export class PipeClosedError extends CliError {
+class PipeClosedError extends CliError {
   constructor() {
     super('the output pipe was closed', EXIT.ok);
   }

@@ -16,7 +16,7 @@ export interface Replaced {
   bytes: number;
 }
 
-export function sha256Of(content: string | Uint8Array): string {
+function sha256Of(content: string | Uint8Array): string {
   return createHash('sha256').update(content).digest('hex');
 }
 

@@ -29,7 +29,7 @@ import { describeWindow, timeBreakdown, type Window } from './windows.js';
 const ADDITIVE_METRICS = new Set(SIDES.flatMap((side) => metricsOf(side)));
 
 /** Row fields that hold an additive metric: the contract's number fields, and each metric's field. */
-export const ADDITIVE_FIELDS: ReadonlySet<string> = new Set([
+const ADDITIVE_FIELDS: ReadonlySet<string> = new Set([
   ...SIDES.flatMap((side) => ROW_FIELDS[side].filter((field) => field.type === 'number').map((field) => field.name)),
   ...[...ADDITIVE_METRICS].flatMap((metric) => [metric, metricField(metric)]),
 ]);

@@ -25,8 +25,7 @@ export interface Window {
 }
 
 export const STATE_VERSION = 1;
-export const WINDOW_STATUSES = ['pending', 'submitted', 'done', 'failed'] as const;
-export type WindowStatus = (typeof WINDOW_STATUSES)[number];
+const WINDOW_STATUSES = ['pending', 'submitted', 'done', 'failed'] as const;
 
 const requestSchema = z.object({
   side: z.enum(SIDES),
@@ -169,7 +168,7 @@ export function requestDifferences(stored: StateRequest, wanted: StateRequest): 
   return differences;
 }
 
-export function checkRequest(path: string, stored: StateRequest, wanted: StateRequest): void {
+function checkRequest(path: string, stored: StateRequest, wanted: StateRequest): void {
   const differences = requestDifferences(stored, wanted);
   if (differences.length) {
     throw new UsageError(`the state file ${path} was written for another request: ${differences.join('; ')}`, REFRESH_HINT);
@@ -184,7 +183,7 @@ export { parseLookback } from './limits.js';
 const unixOf = (iso: string | null) => (iso === null ? Number.NaN : Math.floor(Date.parse(iso) / 1000));
 
 /** Fetched after its period ended: its numbers were complete when fetched (late conversions aside). */
-export function isComplete(entry: StateEntry): boolean {
+function isComplete(entry: StateEntry): boolean {
   return unixOf(entry.submittedAt) > entry.untilUnix;
 }
 
@@ -192,7 +191,7 @@ const isSettled = (entry: StateEntry, fileExists: (path: string) => boolean = ex
   entry.status === 'done' && isComplete(entry) && (entry.file === null || fileExists(entry.file));
 
 /** The second after the last window done (with complete numbers), or undefined when none is. */
-export function afterLastDone(doc: StateDoc): number | undefined {
+function afterLastDone(doc: StateDoc): number | undefined {
   const settled = doc.windows.filter((entry) => entry.status === 'done' && isComplete(entry));
   return settled.length ? Math.max(...settled.map((entry) => entry.untilUnix)) + 1 : undefined;
 }

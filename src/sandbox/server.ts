@@ -17,7 +17,7 @@ import { buildRows, isFilterParam, scaledRowTexts, summaryOf, type ReportQuery }
 import type { Restatement } from './facts.js';
 import { planWork, restatedFrom } from './work.js';
 
-export type { ReportEvent, ReportEventKind, ReportLog, SandboxStats } from './ledger.js';
+export type { ReportEventKind, ReportLog, SandboxStats } from './ledger.js';
 
 export type Layout = 'compact' | 'pretty' | 'summary-first';
 
@@ -382,7 +382,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 }
 
 /** Validates a report request as the API would, into a query; every problem is a 400. */
-export function validate(side: Side, params: ReceivedParams): ReportQuery {
+function validate(side: Side, params: ReceivedParams): ReportQuery {
   const since = timestamp(params, 'since');
   const until = timestamp(params, 'until');
   if (since > until) throw new HttpError(400, 'INVALID_PARAMETER', `since (${since}) is after until (${until})`);
