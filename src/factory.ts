@@ -11,6 +11,7 @@ import { Http } from './api/http.js';
 import { Secrets } from './api/redact.js';
 import { resolveBaseUrl, resolveToken, type BaseUrlSource } from './auth/resolve.js';
 import { StoreError, TokenStore, configDir, type Profile } from './auth/store.js';
+import type { Host } from './host.js';
 import { safeText } from './io/safe-text.js';
 import { shellCommand } from './io/shell.js';
 
@@ -42,6 +43,8 @@ export interface Context {
   /** the HTTP dispatcher; tests may hand in their own */
   dispatcher?: Dispatcher;
   version: string;
+  /** this process: its pid and platform, liveness of others, cleanups run on any exit */
+  host: Host;
 }
 
 /** The program's global flags, parsed and typed at the edge (src/cli/program.ts). */
@@ -104,7 +107,7 @@ export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
     profileName,
     trace,
     store() {
-      store ??= new TokenStore(configDir(ctx.env));
+      store ??= new TokenStore(configDir(ctx.env, ctx.host.platform), ctx.host);
       return store;
     },
     profile() {
@@ -131,7 +134,7 @@ export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
         timeoutMs: globals.timeoutMs,
         retries: globals.retries,
         encoding: globals.body,
-        userAgent: `reporting/${ctx.version} (node ${process.versions.node})`,
+        userAgent: `reporting/${ctx.version} (node ${ctx.host.nodeVersion})`,
         signal: ctx.signal,
         dispatcher: ctx.dispatcher,
         trace,

@@ -5,6 +5,27 @@ import { readFileSync } from 'node:fs';
 import { EXIT, whyWriteFailed } from './errors.js';
 import { flushed } from './io/flush.js';
 import type { Context } from './factory.js';
+import { ExitCleanups, type Host } from './host.js';
+
+/** This process as the code below sees it (src/host.ts); `cleanups` are run by main() on exit. */
+export function processHost(cleanups: ExitCleanups): Host {
+  return {
+    pid: process.pid,
+    platform: process.platform,
+    nodeVersion: process.versions.node,
+    isAlive(pid) {
+      if (!Number.isInteger(pid) || pid <= 0) return false;
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch (error) {
+        // EPERM: it is alive, but belongs to someone else
+        return (error as NodeJS.ErrnoException).code === 'EPERM';
+      }
+    },
+    atExit: (cleanup) => cleanups.add(cleanup),
+  };
+}
 
 function readVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -47,6 +68,10 @@ export function main(argv: string[]): void {
   });
   // a closed stderr (`2>&1 | grep -m1 submitted`) loses the messages, never the job or its output
   process.stderr.on('error', () => {});
+  // locks and temporary files are released even on an exit that skips `finally` (a forced exit
+  // on a second Ctrl-C, EPIPE); SIGKILL cannot be helped, which is what stale detection is for
+  const cleanups = new ExitCleanups();
+  process.once('exit', () => cleanups.run());
   const ctx: Context = {
     stdout: process.stdout,
     stderr: process.stderr,
@@ -57,6 +82,7 @@ export function main(argv: string[]): void {
     random: Math.random,
     signal: controller.signal,
     version: readVersion(),
+    host: processHost(cleanups),
   };
   void import('./cli/program.js').then(({ runCli }) => runCli(argv, ctx)).then(async (code) => {
     // never leave with writes pending: piped output (or the last message) would be cut short

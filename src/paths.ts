@@ -4,7 +4,6 @@
 // are a usage error before the first request.
 
 import { realpathSync } from 'node:fs';
-import { platform as osPlatform } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { UsageError } from './errors.js';
 
@@ -40,7 +39,7 @@ export function realTarget(path: string, cwd: string): string {
  * Throws a UsageError when two of `uses` are the same file (or one is inside a folder another
  * owns). Case-insensitive file systems (macOS, Windows) fold case.
  */
-export function refuseSharedPaths(uses: readonly PathUse[], cwd: string, platform: NodeJS.Platform = osPlatform()): void {
+export function refuseSharedPaths(uses: readonly PathUse[], cwd: string, platform: NodeJS.Platform): void {
   const fold = (path: string) => (platform === 'darwin' || platform === 'win32' ? path.toLowerCase() : path);
   const seen: { use: PathUse; real: string }[] = [];
   for (const use of uses) {

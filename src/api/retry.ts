@@ -2,8 +2,8 @@
 // 408, 429 and 5xx except 501 are retried with exponential backoff and full jitter, honouring
 // Retry-After. Pure functions, so the decisions are tested without a network.
 
-export const BACKOFF_BASE_MS = 500;
-export const BACKOFF_CAP_MS = 30_000;
+const BACKOFF_BASE_MS = 500;
+const BACKOFF_CAP_MS = 30_000;
 /** a Retry-After longer than this is not waited for: the request fails instead */
 export const RETRY_AFTER_CAP_MS = 5 * 60_000;
 

@@ -16,7 +16,7 @@ export const REPORT_ID_MAX = 128;
  * 1 to REPORT_ID_MAX printable ASCII characters, no space, no path separator (`/`, `\`), no
  * placeholder brace (`{`, `}`), not `.` or `..`, not starting with `-` (it would read as an option).
  */
-export function unsafeReportId(id: string): string | undefined {
+function unsafeReportId(id: string): string | undefined {
   if (id.length === 0) return 'it is empty';
   if (id.length > REPORT_ID_MAX) return `it is longer than ${REPORT_ID_MAX} characters`;
   if (!/^[\x21-\x7e]+$/.test(id)) return 'it holds a space, a control character or a character outside printable ASCII';
@@ -33,7 +33,7 @@ export function checkReportIdArgument(id: string): void {
 }
 
 /** A report ID from the server: a string (or a number) of the safe shape, else an unexpected answer. */
-export const reportId = id.superRefine((value, ctx) => {
+const reportId = id.superRefine((value, ctx) => {
   const why = unsafeReportId(value);
   if (why) ctx.addIssue({ code: 'custom', message: `not a usable report ID (${why})` });
 });
@@ -76,7 +76,7 @@ export const errorEnvelope = z.object({
   }),
 });
 
-export const adUnit = z.object({ adunitName: z.string(), adunitId: id });
+const adUnit = z.object({ adunitName: z.string(), adunitId: id });
 export const campaign = z.object({
   advertiserId: id,
   advertiserName: z.string(),

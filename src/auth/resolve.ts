@@ -47,7 +47,7 @@ export function isLoopbackAddress(address: string | undefined): boolean {
 /** A host that may be loopback: a loopback address, or a `localhost` name. Only a first check,
  * before any connection: a name resolves through /etc/hosts and DNS, so the HTTP client checks the
  * address it actually connected to (http.ts loopbackOnly). */
-export function isLoopback(hostname: string): boolean {
+function isLoopback(hostname: string): boolean {
   const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
   return host === 'localhost' || host.endsWith('.localhost') || isLoopbackAddress(host);
 }

@@ -1,13 +1,17 @@
 // The token store: profiles in a `conf` file (project `reporting`, no `-nodejs` suffix), owner-only
-// (file 0600, folder 0700), never a password. Every change is a locked read-modify-write, so
-// parallel processes neither corrupt the file (conf writes atomically) nor lose each other's updates.
+// (file 0600, folder 0700), never a password. Every change is a locked read-modify-write (the
+// project's one file lock, src/fs/lock.ts), so parallel processes neither corrupt the file (conf
+// writes atomically) nor lose each other's updates.
 
-import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, realpathSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { loadConf } from '../lazy.js';
+import { chmodSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import type Conf from 'conf';
 import { z } from 'zod';
 import { CliError, EXIT, UsageError } from '../errors.js';
+import { CannotLockError, LockedError, waitForLock, type LockHost } from '../fs/lock.js';
+import type { Host } from '../host.js';
 
 export const profileSchema = z.object({
   baseUrl: z.string().optional(),
@@ -22,24 +26,24 @@ export type Profile = z.infer<typeof profileSchema>;
 const storeSchema = z.object({ profiles: z.record(z.string(), profileSchema).default({}) });
 type StoreShape = z.infer<typeof storeSchema>;
 
+/** the lock is held for one synchronous write: one whose holder cannot be checked (another host's,
+ * or left by an older version) is stale once this old, or when dated in the future */
 const LOCK_STALE_MS = 10_000;
 const LOCK_GIVE_UP_MS = 15_000;
-/** a lock dated further ahead than this is taken over at once */
-const LOCK_FUTURE_SLACK_MS = 2_000;
 
 export class TokenStore {
   private conf?: Conf<StoreShape>;
   /** conf's file: `config.json` in the folder */
   readonly path: string;
 
-  constructor(private readonly configDir: string) {
+  constructor(private readonly configDir: string, private readonly host: LockHost) {
     this.path = join(configDir, 'config.json');
   }
 
   /** conf (and the ajv it loads, 14 MB) is only needed to write: reading is a JSON file. */
   private async writer(): Promise<Conf<StoreShape>> {
     if (this.conf) return this.conf;
-    const { default: Conf } = await import('conf');
+    const Conf = await loadConf();
     try {
       // created owner-only before conf can create it with the default mode
       mkdirSync(this.configDir, { recursive: true, mode: 0o700 });
@@ -102,38 +106,19 @@ export class TokenStore {
   }
 
   private async withLock(body: () => void): Promise<void> {
-    const lock = `${this.path}.lock`;
-    const started = Date.now();
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const fd = openSync(lock, 'wx', 0o600);
-        writeSync(fd, String(process.pid));
-        closeSync(fd);
-        break;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw storeError(error, lock);
-        try {
-          // a lock left by a killed process is taken over once it is clearly stale; so is one dated
-          // in the future (a clock set back, a copied folder): its age cannot be trusted
-          const age = Date.now() - statSync(lock).mtimeMs;
-          if (age > LOCK_STALE_MS || age < -LOCK_FUTURE_SLACK_MS) unlinkSync(lock);
-        } catch {
-          // it went away meanwhile: try again
-        }
-        if (Date.now() - started > LOCK_GIVE_UP_MS) {
-          throw new StoreError(`the token store is locked by another process (${lock})`, 'if no other reporting is running, delete the lock file');
-        }
-        await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * Math.min(100, 5 * 2 ** attempt)));
+    let lock;
+    try {
+      lock = await waitForLock(this.path, this.host, { timeoutMs: LOCK_GIVE_UP_MS, maxHoldMs: LOCK_STALE_MS });
+    } catch (error) {
+      if (error instanceof LockedError) {
+        throw new StoreError(`the token store is locked by another process (${this.path}.lock)`, 'if no other reporting is running, delete the lock file');
       }
+      throw storeError(error instanceof CannotLockError ? error.fsError : error, `${this.path}.lock`);
     }
     try {
       body();
     } finally {
-      try {
-        unlinkSync(lock);
-      } catch {
-        // already gone
-      }
+      lock.release();
     }
   }
 }
@@ -163,7 +148,7 @@ function storeError(error: unknown, where: string): CliError {
 }
 
 /** Refuses an output path that is the token store (or its lock): -o must never replace it. */
-export function refuseTokenStore(target: string, cwd: string, env: Record<string, string | undefined>): void {
+export function refuseTokenStore(target: string, cwd: string, env: Record<string, string | undefined>, platform: NodeJS.Platform): void {
   const real = (path: string) => {
     // the file may not exist yet: its folder's real path, and its name
     try {
@@ -172,8 +157,8 @@ export function refuseTokenStore(target: string, cwd: string, env: Record<string
       return path;
     }
   };
-  const fold = (path: string) => (process.platform === 'darwin' || process.platform === 'win32' ? path.toLowerCase() : path);
-  const store = join(resolve(configDir(env)), 'config.json');
+  const fold = (path: string) => (platform === 'darwin' || platform === 'win32' ? path.toLowerCase() : path);
+  const store = join(resolve(configDir(env, platform)), 'config.json');
   const wanted = fold(real(resolve(cwd, target)));
   if ([store, `${store}.lock`].some((path) => fold(real(path)) === wanted)) {
     throw new UsageError(`refusing to write over the token store ${store}`, 'choose another -o path');
@@ -181,7 +166,7 @@ export function refuseTokenStore(target: string, cwd: string, env: Record<string
 }
 
 /** Where the store lives: REPORTING_CONFIG_DIR, else the platform's configuration folder. */
-export function configDir(env: Record<string, string | undefined>, platform: NodeJS.Platform = process.platform): string {
+export function configDir(env: Record<string, string | undefined>, platform: Host['platform']): string {
   if (env.REPORTING_CONFIG_DIR) return env.REPORTING_CONFIG_DIR;
   const home = env.HOME ?? homedir();
   if (platform === 'darwin') return join(home, 'Library', 'Preferences', 'reporting');

@@ -17,15 +17,15 @@ import type { Parsed } from './options.js';
 /** Runs a command instead of loading its module: the seam for flags-only tests (gh's runF). */
 export type RunF = (name: string, opts: unknown, f: Factory) => Promise<void>;
 
-export function buildProgram(ctx: Context, settings: { noColor?: boolean; runF?: RunF } = {}): Command {
-  const bold = wantsColor(ctx.env, ctx.stdout, settings.noColor);
+function buildProgram(ctx: Context, settings: { runF?: RunF } = {}): Command {
   class ReportingCommand extends Command {
     override createCommand(name?: string): Command {
       return new ReportingCommand(name);
     }
 
     override createHelp() {
-      return Object.assign(new GroupedHelp(bold), this.configureHelp());
+      // help is drawn once the command line is parsed: --no-color anywhere in it holds
+      return Object.assign(new GroupedHelp(wantsColor(ctx.env, ctx.stdout, parsedFlags(program).noColor)), this.configureHelp());
     }
   }
   const output = {
@@ -35,52 +35,65 @@ export function buildProgram(ctx: Context, settings: { noColor?: boolean; runF?:
     getOutHelpWidth: () => Math.min(ctx.stdout.columns ?? 100, 100),
     getErrHelpWidth: () => Math.min(ctx.stderr.columns ?? 100, 100),
   };
-  const program = new ReportingCommand('reporting')
+  const program: Command = new ReportingCommand('reporting')
     .description('Request and export advertising performance reports from the Reporting API.')
     .version(ctx.version, '-V, --version', 'print the version')
     .addHelpOption(new Option('-h, --help', 'show help').helpGroup(GROUPS.messages))
     // `reporting help run` is `reporting run --help`, as in git and gh
     .helpCommand('help [command]', 'show help for a command')
     .showSuggestionAfterError(true)
+    // the program's options are read before the command's name only; after it, the command reads
+    // them itself (hidden copies, below), in order with its own options, so that `--param -v`
+    // gives -v to --param and does not turn the trace on
+    .enablePositionalOptions()
     .exitOverride()
     .configureOutput(output);
-  const group = (heading: string, ...options: Option[]) => {
-    for (const option of options) program.addOption(option.helpGroup(heading));
-  };
-  group(GROUPS.credentials,
-    new Option('--profile <name>', 'credentials profile').env('REPORTING_PROFILE').default('default')
-      .argParser((name: string) => {
-        // an unset shell variable must not quietly mean (and overwrite) the default profile
-        if (name.trim() === '') throw new InvalidArgumentError('a profile name, not an empty one (omit --profile for "default")');
-        return name;
-      }),
-    new Option('--base-url <url>', 'API base URL (else REPORTING_BASE_URL, else the profile\'s)'));
-  group(GROUPS.network,
-    new Option('--timeout <duration>', 'per request: connect, headers, longest silence in a body')
-      .argParser(duration('--timeout', BOUNDS.timeout)).default(60_000, '60s'),
-    new Option('--retries <n>', 'retries after the first attempt').argParser(count('--retries', 0, 100)).default(4),
-    choiceOption('--body <encoding>', 'request body encoding', ['form', 'json'], 'encoding').default('form'),
-    new Option('-v, --verbose', 'HTTP trace on stderr (secrets redacted)'));
-  group(GROUPS.messages,
-    new Option('--json', 'print the result as JSON on stdout'),
-    new Option('-q, --quiet', 'no progress or summary on stderr'),
-    new Option('--no-color', 'no colour (also NO_COLOR)'));
+  for (const option of globalOptions()) program.addOption(option);
 
   for (const entry of REGISTRY) addCommand(program, entry, ctx, settings.runF);
   program.addHelpText('after', '\nEvery command has its own --help. The README (shipped with the package) covers time\nexpressions, output formats, exit codes and cron recipes.\n');
   return program;
 }
 
+/** The program's options, grouped for help; built afresh for the program and for each command. */
+function globalOptions(): Option[] {
+  const group = (heading: string, ...options: Option[]) => options.map((option) => option.helpGroup(heading));
+  return [
+    ...group(GROUPS.credentials,
+      new Option('--profile <name>', 'credentials profile').env('REPORTING_PROFILE').default('default')
+        .argParser((name: string) => {
+          // an unset shell variable must not quietly mean (and overwrite) the default profile
+          if (name.trim() === '') throw new InvalidArgumentError('a profile name, not an empty one (omit --profile for "default")');
+          return name;
+        }),
+      new Option('--base-url <url>', 'API base URL (else REPORTING_BASE_URL, else the profile\'s)')),
+    ...group(GROUPS.network,
+      new Option('--timeout <duration>', 'per request: connect, headers, longest silence in a body')
+        .argParser(duration('--timeout', BOUNDS.timeout)).default(60_000, '60s'),
+      new Option('--retries <n>', 'retries after the first attempt').argParser(count('--retries', 0, 100)).default(4),
+      choiceOption('--body <encoding>', 'request body encoding', ['form', 'json'], 'encoding').default('form'),
+      new Option('-v, --verbose', 'HTTP trace on stderr (secrets redacted)')),
+    ...group(GROUPS.messages,
+      new Option('--json', 'print the result as JSON on stdout'),
+      new Option('-q, --quiet', 'no progress or summary on stderr'),
+      new Option('--no-color', 'no colour (also NO_COLOR)')),
+  ];
+}
+
 function addCommand(program: Command, entry: AnyEntry, ctx: Context, runF: RunF | undefined): void {
   const command = program.command(entry.name, { hidden: entry.hidden }).description(entry.summary);
   command.exitOverride().configureOutput(program.configureOutput());
   entry.define(command);
+  // the program's options after the command's name (help shows them once, from the program)
+  for (const option of globalOptions()) command.addOption(option.hideHelp());
+  command.version(program.version() as string, '-V, --version');
+  command.options.find((option) => option.long === '--version')?.hideHelp();
   command.action(async () => {
     const opts = entry.options(command.processedArgs as string[], command.opts<Parsed>(), command);
     // the lazy boundary: the factory (HTTP client, token store) and the command's module load
     // only now that a command runs
     const [{ createFactory }, module] = await Promise.all([import('../factory.js'), runF ? undefined : entry.load()]);
-    const f = createFactory(ctx, globalsOf(program.opts<Parsed>(), ctx));
+    const f = createFactory(ctx, globalsOf(command, ctx));
     try {
       if (module) await module.run(opts, f);
       else await runF?.(entry.name, opts, f);
@@ -90,7 +103,15 @@ function addCommand(program: Command, entry: AnyEntry, ctx: Context, runF: RunF 
   });
 }
 
-function globalsOf(parsed: Parsed, ctx: Context): GlobalFlags {
+/** A program option as given: after the command's name, else before it (else its default). */
+function globalValue(command: Command, key: string): unknown {
+  if (command.getOptionValueSource(key) === 'cli') return command.getOptionValue(key);
+  return (command.parent ?? command).getOptionValue(key);
+}
+
+function globalsOf(command: Command, ctx: Context): GlobalFlags {
+  const parsed: Parsed = {};
+  for (const key of ['profile', 'baseUrl', 'json', 'quiet', 'verbose', 'timeout', 'retries', 'color', 'body']) parsed[key] = globalValue(command, key);
   return {
     profile: String(parsed.profile ?? 'default'),
     baseUrl: parsed.baseUrl as string | undefined,
@@ -104,22 +125,35 @@ function globalsOf(parsed: Parsed, ctx: Context): GlobalFlags {
   };
 }
 
+/**
+ * The flags that shape an error message, as commander parsed them so far: on the program, or on
+ * the command it went on to (which alone has values from the command line). A flag after the word
+ * that failed to parse was not read, and does not apply.
+ */
+function parsedFlags(program: Command | undefined): { verbose: boolean; noColor: boolean; jsonLog: boolean } {
+  const given = (key: string) => (program ? [program, ...program.commands] : [])
+    .filter((command) => command.getOptionValueSource(key) === 'cli')
+    .map((command) => command.getOptionValue(key) as unknown);
+  return {
+    verbose: given('verbose').includes(true),
+    noColor: given('color').includes(false),
+    // with --log-format json even the last word, an error, is a JSON line (README "JSON logs")
+    jsonLog: given('logFormat').includes('json'),
+  };
+}
+
 /** Parses argv and runs the command; returns the exit code. Never throws. */
 export async function runCli(argv: string[], ctx: Context, runF?: RunF): Promise<number> {
-  const verbose = argv.includes('-v') || argv.includes('--verbose');
-  // --no-color must hold for the help and errors printed before options are parsed
-  const noColor = argv.includes('--no-color');
-  // with --log-format json even the last word, an error, is a JSON line (README "JSON logs")
-  const jsonLog = argv.some((word, i) => word === '--log-format=json' || (word === '--log-format' && argv[i + 1] === 'json'));
   // a result that could not be written (`> /dev/full`) is a failure, whichever command printed it
   let outputFailure: unknown;
   const onOutputError = (error: unknown) => {
     if ((error as NodeJS.ErrnoException)?.code !== 'EPIPE') outputFailure ??= error;
   };
   ctx.stdout.once('error', onOutputError);
+  let program: Command | undefined;
   let code: number;
   try {
-    const program = buildProgram(ctx, { noColor, runF });
+    program = buildProgram(ctx, { runF });
     if (argv.length <= 2) {
       program.outputHelp({ error: true });
       code = EXIT.usage;
@@ -130,18 +164,20 @@ export async function runCli(argv: string[], ctx: Context, runF?: RunF): Promise
       if (asked !== undefined && !asked.startsWith('-') && !names.includes(asked)) {
         throw new UsageError(`unknown command '${asked}'${didYouMean(asked, names)}`, 'see `reporting --help`');
       }
-      await program.parseAsync(argv);
+      // `help run --no-color` is `run --help --no-color`: run's own parse reads what follows
+      const words = asked !== undefined && names.includes(asked) ? [...argv.slice(0, 2), asked, '--help', ...argv.slice(4)] : argv;
+      await program.parseAsync(words);
       code = EXIT.ok;
     }
   } catch (error) {
-    code = exitCodeFor(error, ctx, { verbose, noColor, jsonLog });
+    code = exitCodeFor(error, ctx, parsedFlags(program));
   }
   try {
     if (code === EXIT.ok) {
       await flushed(ctx.stdout);
       if (outputFailure) {
         const { stdoutWriteError } = await import('../export/sink.js');
-        code = exitCodeFor(stdoutWriteError(outputFailure), ctx, { verbose, noColor, jsonLog });
+        code = exitCodeFor(stdoutWriteError(outputFailure), ctx, parsedFlags(program));
       }
     }
   } finally {

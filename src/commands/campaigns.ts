@@ -16,7 +16,7 @@ export interface CampaignsOptions {
 
 export async function run(options: CampaignsOptions, f: Factory): Promise<void> {
   if (options.output && options.output !== '-') {
-    refuseTokenStore(options.output, f.cwd, f.env);
+    refuseTokenStore(options.output, f.cwd, f.env, f.host.platform);
     checkWritableTarget(options.output, f.cwd);
   }
   // the --json rule of every command (see chooseFormat); a file without an extension is CSV
@@ -52,7 +52,7 @@ export async function run(options: CampaignsOptions, f: Factory): Promise<void> 
     );
   }
 
-  const sink = options.output && options.output !== '-' ? await openFileSink(options.output, f.cwd) : stdoutSink(f.stdout);
+  const sink = options.output && options.output !== '-' ? await openFileSink(options.output, f) : stdoutSink(f.stdout);
   try {
     await sink.write(text);
     await sink.commit();

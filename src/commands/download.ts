@@ -28,7 +28,7 @@ export async function run(opts: DownloadOptions, f: Factory): Promise<void> {
   const { json, quiet } = f.globals;
   if (opts.output.output && opts.output.output !== '-') {
     const path = expandTemplate(opts.output.output, { reportId: id });
-    refuseTokenStore(path, f.cwd, f.env);
+    refuseTokenStore(path, f.cwd, f.env, f.host.platform);
     checkWritableTarget(path, f.cwd);
   }
   // the side of a report is not known before its download: --columns may name a field of either

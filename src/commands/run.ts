@@ -38,7 +38,7 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
   // one path for two files loses one of them: the token store, the state, its lock, the output
   const template = opts.output.output;
   const given = template && template !== '-' && !template.includes('{reportId}') ? [expandTemplate(template, named)] : [];
-  refuseSharedPaths(runFiles(flags.state, given, configDir(f.env)), f.cwd);
+  refuseSharedPaths(runFiles(flags.state, given, configDir(f.env, f.host.platform)), f.cwd, f.host.platform);
   const output = resolveRequestedColumns(planOutput({ ...opts.output, json: f.globals.json, validate: opts.report.validate }, PLACEHOLDERS, columnNames([side])), request);
   refuseBinaryOnTerminal(output, f.stdout);
   // a target that cannot be written is found now, not after the report was waited for (the

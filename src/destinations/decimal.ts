@@ -16,7 +16,7 @@ const SMALL_INTEGER = /^-?\d{1,15}$/;
 const SMALL_LIMIT = 2 ** 52;
 /** a JSON number with a larger exponent is not a count or an amount: refused rather than
  * expanded into a string of a million digits */
-export const MAX_EXPONENT = 400;
+const MAX_EXPONENT = 400;
 
 export class DecimalError extends Error {}
 
@@ -45,7 +45,7 @@ function pow10(n: number): bigint {
   return power;
 }
 
-export function add(a: Decimal, b: Decimal): Decimal {
+function add(a: Decimal, b: Decimal): Decimal {
   if (a.exponent === b.exponent) return { coefficient: a.coefficient + b.coefficient, exponent: a.exponent };
   if (a.exponent > b.exponent) return { coefficient: a.coefficient * pow10(a.exponent - b.exponent) + b.coefficient, exponent: b.exponent };
   return { coefficient: a.coefficient + b.coefficient * pow10(b.exponent - a.exponent), exponent: a.exponent };

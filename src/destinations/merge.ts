@@ -19,7 +19,7 @@
 // for a deterministic server, and with one window it is exactly the server's order.
 
 import { UnexpectedResponseError, UsageError } from '../errors.js';
-import { Kind, type RowHandler } from '../export/scanner.js';
+import { Kind, sameKeys, type RowHandler } from '../export/scanner.js';
 import { ROW_FIELDS, SIDES, metricField, metricsOf, type Side, type TimeDimension } from '../report/catalog.js';
 import type { Summary } from '../api/schemas.js';
 import { DecimalSum } from './decimal.js';
@@ -29,7 +29,7 @@ import { describeWindow, timeBreakdown, type Window } from '../report/windows.js
 const ADDITIVE_METRICS = new Set(SIDES.flatMap((side) => metricsOf(side)));
 
 /** Row fields that hold an additive metric: the contract's number fields, and each metric's field. */
-export const ADDITIVE_FIELDS: ReadonlySet<string> = new Set([
+const ADDITIVE_FIELDS: ReadonlySet<string> = new Set([
   ...SIDES.flatMap((side) => ROW_FIELDS[side].filter((field) => field.type === 'number').map((field) => field.name)),
   ...[...ADDITIVE_METRICS].flatMap((metric) => [metric, metricField(metric)]),
 ]);
@@ -90,12 +90,6 @@ function layoutOf(keys: readonly string[]): Layout {
   });
   dimensions.sort((a, b) => ((keys[a] as string) < (keys[b] as string) ? -1 : 1));
   return { dimensions, metrics, unknown, prefix: JSON.stringify(dimensions.map((i) => keys[i])) };
-}
-
-function sameKeys(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 interface Group {

@@ -9,7 +9,8 @@ import type { Format } from '../export/output.js';
 import { openFileSink, stdoutSink, type PlaceFile, type Sink } from '../export/sink.js';
 import type { CsvOptions } from '../export/writers.js';
 import type { Output } from '../factory.js';
-import { replaceIfChanged, type Replaced } from '../jobs/files.js';
+import type { Host } from '../host.js';
+import { replaceIfChanged, type Replaced } from '../fs/files.js';
 import type { Window } from '../report/windows.js';
 import type { Committed } from './destination.js';
 import { WindowMerger, type MergePlan } from './merge.js';
@@ -19,6 +20,7 @@ export interface OutputSpec {
   csv: CsvOptions;
   merge: MergePlan;
   cwd: string;
+  host: Host;
   stdout: Output;
   /** with --state: a file whose content did not change is left untouched (`unchanged`) */
   keepUnchanged: boolean;
@@ -35,7 +37,7 @@ export async function openTarget(file: string | undefined, spec: OutputSpec): Pr
   if (file === undefined) return { sink: stdoutSink(spec.stdout), placed: () => undefined };
   let placed: Replaced | undefined;
   const place: PlaceFile | undefined = spec.keepUnchanged ? async (temp, path) => { placed = await replaceIfChanged(temp, path); } : undefined;
-  return { sink: await openFileSink(file, spec.cwd, place), placed: () => placed };
+  return { sink: await openFileSink(file, spec, place), placed: () => placed };
 }
 
 /** Rows of several windows (or pieces) into one output, merged by the plan (summed for RANGE). */

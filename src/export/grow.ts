@@ -4,7 +4,7 @@
 // outside quotes ends a record.
 
 import { StringDecoder } from 'node:string_decoder';
-import type { HeaderGrowth } from './writers.js';
+import type { HeaderGrowth } from './row-writer.js';
 
 export async function* padRecords(
   input: AsyncIterable<Buffer>,

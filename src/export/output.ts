@@ -11,7 +11,7 @@ import type { CsvOptions } from './writers.js';
 export const FORMATS = ['csv', 'json', 'ndjson', 'parquet', 'xlsx'] as const;
 export type Format = (typeof FORMATS)[number];
 /** formats that are bytes, not text: never written to a terminal */
-export const BINARY_FORMATS: readonly Format[] = ['parquet', 'xlsx'];
+const BINARY_FORMATS: readonly Format[] = ['parquet', 'xlsx'];
 
 /** `campaigns` writes a table on a terminal besides JSON and CSV. */
 export const CAMPAIGNS_FORMATS = ['table', 'json', 'csv'] as const;
@@ -39,7 +39,7 @@ export const PLACEHOLDERS = ['side', 'since', 'until', 'reportId'] as const;
 export type Placeholders = Partial<Record<(typeof PLACEHOLDERS)[number], string>>;
 
 /** The extensions each format owns (.tsv is CSV with a tab). */
-export const EXTENSIONS: Record<Format, readonly string[]> = {
+const EXTENSIONS: Record<Format, readonly string[]> = {
   csv: ['.csv', '.tsv'], json: ['.json'], ndjson: ['.ndjson', '.jsonl'], parquet: ['.parquet'], xlsx: ['.xlsx'],
 };
 

@@ -27,7 +27,7 @@ export class ReportFormatError extends Error {}
 
 /** The largest single row (or other member of the report) read: beyond it the body is refused
  * rather than held in memory. Documented in the README (Security). */
-export const ROW_CAP_CHARS = 64 * 1024 * 1024;
+const ROW_CAP_CHARS = 64 * 1024 * 1024;
 
 const enum State { Start, FirstKey, Key, Colon, Value, DataFirst, Row, DataAfter, AfterValue, Done }
 
@@ -42,7 +42,8 @@ function isNumberChar(code: number): boolean {
   return (code >= 48 && code <= 57) || code === 46 || code === 45 || code === 43 || code === 101 || code === 69;
 }
 
-function sameKeys(a: string[], b: string[]): boolean {
+/** The same field names in the same order. */
+export function sameKeys(a: readonly string[], b: readonly string[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;

@@ -2,12 +2,13 @@
 // flushed, renamed into place only once everything was written). A failure, a timeout or Ctrl-C
 // leaves the previous file untouched and no temporary file behind.
 
-import { randomBytes } from 'node:crypto';
-import { closeSync, createReadStream, createWriteStream, mkdirSync, openSync, readdirSync, rmdirSync, statSync, unlinkSync, type Stats, type WriteStream } from 'node:fs';
-import { open, rename, stat, unlink } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { closeSync, createReadStream, createWriteStream, mkdirSync, openSync, rmdirSync, statSync, unlinkSync, type Stats, type WriteStream } from 'node:fs';
+import { open, stat, unlink } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import type { Output } from '../factory.js';
 import { CliError, EXIT, UsageError, whyWriteFailed } from '../errors.js';
+import { cleanStaleTemps, placeFile, tempPathFor } from '../fs/atomic.js';
+import type { Host } from '../host.js';
 
 export interface Sink {
   /** resolves once the chunk is accepted (waits for the destination to drain) */
@@ -23,84 +24,10 @@ export interface Sink {
 }
 
 /** The reader went away (`reporting ... | head`): not an error, stop writing quietly. */
-export class PipeClosedError extends CliError {
+class PipeClosedError extends CliError {
   constructor() {
     super('the output pipe was closed', EXIT.ok);
   }
-}
-
-const TEMP_MARK = '.reporting-tmp-';
-/** temporary files still open, removed even when the process exits abruptly */
-const openTemps = new Set<string>();
-let exitHookInstalled = false;
-
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.once('exit', () => {
-    for (const temp of openTemps) {
-      try {
-        unlinkSync(temp);
-      } catch {
-        // already gone
-      }
-    }
-  });
-}
-
-/** what follows the mark: the pid (at most 10 digits), `-`, 8 hex digits */
-const TEMP_SUFFIX_BYTES = 19;
-const NAME_MAX_BYTES = 255;
-
-/**
- * `.NAME.reporting-tmp-`: the start of this target's temporary names. A long NAME is cut (on a
- * character boundary) so that the temporary name fits in the 255 bytes a file name may have.
- */
-function tempPrefix(target: string): string {
-  const budget = NAME_MAX_BYTES - 1 - TEMP_MARK.length - TEMP_SUFFIX_BYTES;
-  let name = basename(target);
-  while (Buffer.byteLength(name) > budget) name = [...name].slice(0, -1).join('');
-  return `.${name}${TEMP_MARK}`;
-}
-
-export function tempPathFor(target: string): string {
-  return join(dirname(target), `${tempPrefix(target)}${process.pid}-${randomBytes(4).toString('hex')}`);
-}
-
-/** Whether a process of this machine is alive (EPERM: it is, but belongs to someone else). */
-export function isAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** Removes temporary files of this target left by a process that was killed (SIGKILL, power loss). */
-export function cleanStaleTemps(target: string): string[] {
-  const dir = dirname(target);
-  const prefix = tempPrefix(target);
-  const removed: string[] = [];
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return removed;
-  }
-  for (const name of names) {
-    if (!name.startsWith(prefix)) continue;
-    const pid = Number(/^(\d+)-/.exec(name.slice(prefix.length))?.[1]);
-    if (!Number.isInteger(pid) || pid === process.pid || isAlive(pid)) continue;
-    try {
-      unlinkSync(join(dir, name));
-      removed.push(name);
-    } catch {
-      // another run cleaned it
-    }
-  }
-  return removed;
 }
 
 /** Writing a file failed once the job was under way (a full disk, a folder gone read-only). */
@@ -216,13 +143,23 @@ class FileSink implements Sink {
   private temp = '';
   private stream?: WriteStream;
   private failed?: Error;
+  /** takes the temporary file off the host's exit cleanups */
+  private forget = () => {};
 
-  constructor(readonly path: string, private readonly place?: PlaceFile) {}
+  constructor(readonly path: string, private readonly host: Host, private readonly place: PlaceFile = placeFile) {}
 
   async open(): Promise<void> {
-    this.temp = tempPathFor(this.path);
+    this.temp = tempPathFor(this.path, this.host.pid);
     const handle = await open(this.temp, 'wx', 0o644).catch((error: unknown) => { throw fileError(error, this.path); });
-    openTemps.add(this.temp);
+    // removed even when the process exits abruptly
+    const temp = this.temp;
+    this.forget = this.host.atExit(() => {
+      try {
+        unlinkSync(temp);
+      } catch {
+        // already gone
+      }
+    });
     // a file replaced keeps its permissions (a 0600 report stays private)
     const previous = await stat(this.path).catch(() => undefined);
     if (previous?.isFile()) await handle.chmod(previous.mode & 0o777).catch(() => undefined);
@@ -262,18 +199,18 @@ class FileSink implements Sink {
       throw fileError(error, this.path);
     }
     const previous = this.temp;
+    const forgetPrevious = this.forget;
     await this.open();
     for await (const text of transform(createReadStream(previous) as AsyncIterable<Buffer>)) await this.write(text);
     await unlink(previous).catch(() => undefined);
-    openTemps.delete(previous);
+    forgetPrevious();
   }
 
   async commit(): Promise<void> {
     try {
       await this.close();
-      if (this.place) await this.place(this.temp, this.path);
-      else await rename(this.temp, this.path);
-      openTemps.delete(this.temp);
+      await this.place(this.temp, this.path);
+      this.forget();
     } catch (error) {
       await this.abort();
       throw fileError(error, this.path);
@@ -288,26 +225,26 @@ class FileSink implements Sink {
       await new Promise<void>((res) => stream.once('close', () => res()));
     }
     await unlink(this.temp).catch(() => undefined);
-    openTemps.delete(this.temp);
+    this.forget();
   }
 }
 
-/** Puts the finished temporary file in place of the target (default: rename). It may leave the
- * target as it is (the same content: src/jobs/files.ts replaceIfChanged), but must not leave the
+/** Puts the finished temporary file in place of the target (default: fs/atomic.ts placeFile). It may leave the
+ * target as it is (the same content: src/fs/files.ts replaceIfChanged), but must not leave the
  * temporary file behind. */
 export type PlaceFile = (temp: string, target: string) => Promise<void>;
 
-/** Opens `target`, resolved against `cwd` (the command's working directory, from its context). */
-export async function openFileSink(target: string, cwd: string, place?: PlaceFile): Promise<Sink> {
-  const path = resolve(cwd, target);
+/** Opens `target`, resolved against the command's working directory; the host names the
+ * temporary file and removes it on any exit. */
+export async function openFileSink(target: string, where: { cwd: string; host: Host }, place?: PlaceFile): Promise<Sink> {
+  const path = resolve(where.cwd, target);
   try {
     makeFolders(dirname(path), path);
   } catch (error) {
     throw fileError(error, dirname(path));
   }
-  cleanStaleTemps(path);
-  installExitHook();
-  const sink = new FileSink(path, place);
+  cleanStaleTemps(path, where.host);
+  const sink = new FileSink(path, where.host, place);
   await sink.open();
   return sink;
 }

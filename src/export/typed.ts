@@ -5,8 +5,8 @@
 
 import { CliError, EXIT } from '../errors.js';
 import { fieldType, timeOfDateValue, type ColumnType } from '../report/schema.js';
-import { Kind, ReportFormatError } from './scanner.js';
-import { NewFieldError, sameKeys } from './writers.js';
+import { NewFieldError } from './row-writer.js';
+import { Kind, ReportFormatError, sameKeys } from './scanner.js';
 
 export interface TypedColumn {
   name: string;
@@ -15,7 +15,7 @@ export interface TypedColumn {
 
 /** The columns of the first row (or those chosen), typed from the contract; fields the contract
  * does not list are text. The `date` field's type follows its first value (DAILY, HOURLY, MONTHLY). */
-export function typedColumns(names: string[], keys: string[], values: string[], kinds: Kind[]): TypedColumn[] {
+function typedColumns(names: string[], keys: string[], values: string[], kinds: Kind[]): TypedColumn[] {
   const at = keys.indexOf('date');
   const time = at >= 0 && kinds[at] === Kind.String ? timeOfDateValue(values[at]) : undefined;
   return names.map((name) => ({ name, type: fieldType(name, time) }));

@@ -4,9 +4,13 @@
 
 import { stringify } from 'csv-stringify/sync';
 import { padRecords } from './grow.js';
-import { Kind, type RowHandler } from './scanner.js';
+import { NewFieldError, type HeaderGrowth, type RowWriter } from './row-writer.js';
+import { Kind, sameKeys } from './scanner.js';
 import type { Sink } from './sink.js';
 import type { TypedColumn } from './typed.js';
+
+// export.ts (being rewritten) imports these from here
+export { NewFieldError, type RowWriter };
 
 export interface CsvOptions {
   delimiter: string;
@@ -18,32 +22,6 @@ export interface CsvOptions {
   /** the columns this request's report has, typed (only `run` knows the request): what an empty
    * report is written with, so that it has the columns and types of a non-empty one */
   schema?: readonly TypedColumn[];
-}
-
-export interface RowWriter extends RowHandler {
-  /** text or bytes ready to be written; empties the buffer */
-  take(): string | Buffer | Promise<string | Buffer>;
-  /** text or bytes to end the output with */
-  finish(): string | Buffer | Promise<string | Buffer>;
-  /** once everything was written: complete what could only be known at the end (a CSV header
-   * that grew), where the sink can rewrite its output */
-  complete?(sink: Sink): Promise<void>;
-}
-
-/** Raised when a later row brings a field the header does not have and the output cannot be
- * rewritten (stdout): the CLI never drops a field silently. */
-export class NewFieldError extends Error {
-  constructor(readonly field: string, readonly row: number) {
-    super(`row ${row + 1} has a field "${field}" that earlier rows did not have, and the CSV header was already written`);
-  }
-}
-
-/** What the header became when later rows brought fields that earlier rows did not have. */
-export interface HeaderGrowth {
-  /** the final header */
-  header: string[];
-  /** for each stretch of rows written with fewer columns: its last row (exclusive) and column count */
-  epochs: { untilRow: number; columns: number }[];
 }
 
 /** A cell with its own csv-stringify options (passed through by `cast.object`): a negative number
@@ -187,12 +165,6 @@ export class CsvWriter implements RowWriter {
     const headerLine = this.headerLine(growth.header);
     await sink.rewrite((input) => padRecords(input, growth, headerLine, (this.stringifyOptions?.delimiter ?? ',') as string));
   }
-}
-
-export function sameKeys(a: string[], b: string[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 function isIdentity(slots: number[], width: number): boolean {

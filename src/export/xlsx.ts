@@ -15,10 +15,11 @@ import { DateTime } from 'luxon';
 import { PARIS } from '../report/catalog.js';
 import type { Kind } from './scanner.js';
 import { RowLayout, type TypedColumn } from './typed.js';
-import type { CsvOptions, RowWriter } from './writers.js';
+import type { RowWriter } from './row-writer.js';
+import type { CsvOptions } from './writers.js';
 
 /** Excel's rows per sheet, the header included. */
-export const SHEET_ROWS = 1_048_576;
+const SHEET_ROWS = 1_048_576;
 /** Excel refuses longer cell text. */
 const CELL_TEXT = 32_767;
 /** Excel's day 0 is 1899-12-30: 1970-01-01 is day 25569. */

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import type { Context } from '../factory.js';
 import { InterruptedError, UsageError } from '../errors.js';
 
-export async function readAllStdin(ctx: Context): Promise<string> {
+async function readAllStdin(ctx: Context): Promise<string> {
   let text = '';
   for await (const chunk of ctx.stdin) text += typeof chunk === 'string' ? chunk : chunk.toString('utf8');
   return text;

@@ -7,7 +7,7 @@ import { safeLine } from './safe-text.js';
 
 // string-width segments every string (Intl.Segmenter); plain ASCII, most cells, needs none of it
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
-export function displayWidth(text: string): number {
+function displayWidth(text: string): number {
   return PRINTABLE_ASCII.test(text) ? text.length : stringWidth(text);
 }
 

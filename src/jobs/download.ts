@@ -33,14 +33,14 @@ export async function saveReport(
   retries: number,
   reporter: Reporter,
 ): Promise<Saved> {
-  if (target) refuseTokenStore(target, ctx.cwd, ctx.env);
+  if (target) refuseTokenStore(target, ctx.cwd, ctx.env, ctx.host.platform);
   const started = ctx.now();
   reporter.state(`downloading report ${id}${target ? ` to ${target}` : ''}`);
   const { receiver, result } = await downloadInto(client, id, {
     retries,
     signal: ctx.signal,
     random: ctx.random,
-    open: async () => sinkReceiver(target ? await openFileSink(target, ctx.cwd) : stdoutSink(ctx.stdout), plan.format, plan.csv),
+    open: async () => sinkReceiver(target ? await openFileSink(target, ctx) : stdoutSink(ctx.stdout), plan.format, plan.csv),
     progress: (rows, bytes) => reporter.downloading(rows, bytes),
     onRetry: (attempt, reason) => reporter.state(`${reason}; downloading again (retry ${attempt} of ${retries})`),
     // the progress line goes away on every path, so an error starts on its own line and the

@@ -31,12 +31,12 @@ import { createView, type RunView } from './view.js';
 export async function runJob(job: Job, f: Factory): Promise<void> {
   const chunk = job.chunk ? parseChunk(job.chunk.chunk) : undefined;
   if (chunk) checkChunk(chunk, job.request.breakdowns);
-  const where = { chunk, configDir: configDir(f.env), cwd: f.cwd };
+  const where = { chunk, configDir: configDir(f.env, f.host.platform), cwd: f.cwd, platform: f.host.platform };
   if (!job.flags.state) return runPlanned(job, f, { ...where, since: job.request.since });
   // what can be checked is, before the state file is locked
   precheck(job, { ...where, since: job.request.since });
   const output = job.output.template === undefined ? undefined : resolve(f.cwd, job.output.template);
-  const state = RunState.open(resolve(f.cwd, job.flags.state), stateRequestOf(job.request, job.output.format, output, chunk ? formatChunk(chunk) : null), { now: f.now, fullRefresh: job.flags.fullRefresh });
+  const state = RunState.open(resolve(f.cwd, job.flags.state), stateRequestOf(job.request, job.output.format, output, chunk ? formatChunk(chunk) : null), { now: f.now, host: f.host, fullRefresh: job.flags.fullRefresh });
   try {
     const start = state.start(job.flags.sinceAuto ? 'auto' : job.request.since, job.request.until, job.flags.lookbackDays);
     // a start inside a recorded window (the lookback's days, a --since in mid-week) starts at that
@@ -62,6 +62,7 @@ interface Where {
   lookbackFrom?: number;
   configDir: string;
   cwd: string;
+  platform: NodeJS.Platform;
 }
 
 async function runPlanned(job: Job, f: Factory, where: Where): Promise<void> {
@@ -102,7 +103,7 @@ class PlannedRun {
   constructor(private readonly job: Job, private readonly f: Factory, private readonly plan: RunPlan, private readonly view: RunView, private readonly recorder: Recorder, private readonly where: Where) {
     this.client = f.client();
     this.destination = chooseDestination({
-      format: job.output.format, csv: job.output.csv, merge: plan.merge, cwd: f.cwd, stdout: f.stdout,
+      format: job.output.format, csv: job.output.csv, merge: plan.merge, cwd: f.cwd, host: f.host, stdout: f.stdout,
       keepUnchanged: where.state !== undefined, fileOf: plan.fileOf, perWindow: plan.perWindow, whole: plan.shape === 'report', period: plan.period,
     });
     if (plan.shape === 'windows') this.spoolDir = mkdtempSync(join(tmpdir(), 'reporting-spool-'));
@@ -168,7 +169,7 @@ class PlannedRun {
       },
       submitted: (window, id) => this.recorder.submitted(window, id),
       resumeHint: report ? (id) => `pick it up later with: ${pickUpCommand(job, plan, f, id)}` : defaultResumeHint,
-      into: this.spoolDir ? { spoolDir: this.spoolDir, cwd: f.cwd } : { begin: (w, o, id) => this.destination.begin(w, o, id), file: (id) => plan.fileOf?.(plan.period, id) },
+      into: this.spoolDir ? { spoolDir: this.spoolDir, cwd: f.cwd, host: f.host } : { begin: (w, o, id) => this.destination.begin(w, o, id), file: (id) => plan.fileOf?.(plan.period, id) },
       slots: this.slots,
     };
   }

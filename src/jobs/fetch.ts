@@ -9,6 +9,7 @@ import type { Summary } from '../api/schemas.js';
 import { sinkReceiver, type Receiver, type WindowOutput } from '../destinations/destination.js';
 import { InterruptedError } from '../errors.js';
 import { openFileSink } from '../export/sink.js';
+import type { Host } from '../host.js';
 import { collectGarbage } from '../gc.js';
 import type { PollOptions } from '../report/poll.js';
 import { waitUntilReady } from '../report/poll.js';
@@ -70,7 +71,7 @@ export interface FetchDeps {
   submitted(window: Window, reportId: string): Promise<void>;
   resumeHint(reportId: string): string;
   /** where the download goes; `into.spool` names a spool file, else the destination takes it */
-  into: { spoolDir: string; cwd: string } | { begin(window: Window, origin: Window, reportId: string): Promise<WindowOutput>; file(reportId: string): string | undefined };
+  into: { spoolDir: string; cwd: string; host: Host } | { begin(window: Window, origin: Window, reportId: string): Promise<WindowOutput>; file(reportId: string): string | undefined };
   slots: Slots;
 }
 
@@ -108,7 +109,7 @@ async function download(window: Window, ctx: TaskContext, reportId: string, clie
   let commitSpool = async () => undefined as void;
   const open = async (): Promise<Receiver> => {
     if ('begin' in into) return (output = await into.begin(window, ctx.origin, reportId));
-    const receiver = sinkReceiver(await openFileSink(spool as string, into.cwd), 'json', deps.job.output.csv);
+    const receiver = sinkReceiver(await openFileSink(spool as string, into), 'json', deps.job.output.csv);
     commitSpool = () => receiver.sink.commit();
     return receiver;
   };

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import type { ReportRequest } from '../report/request.js';
 import { storedReportId } from '../api/schemas.js';
-import { writeFileAtomic } from './files.js';
+import { writeFileAtomic } from '../fs/atomic.js';
 
 /** How long a submitted report is worth resuming. */
 export const JOURNAL_TTL_MS = 60 * 60_000;

@@ -46,6 +46,7 @@ export interface PlanInput {
   /** the config folder (the journal and the token store live there) */
   configDir: string;
   cwd: string;
+  platform: NodeJS.Platform;
   /** a report this window's request had an hour ago (the journal), when resuming */
   recall(window: Window): Previous | undefined;
 }
@@ -104,7 +105,7 @@ export function precheck(job: Job, input: Omit<PlanInput, 'state' | 'lookbackFro
 }
 
 /** {reportId} in a file of many windows, two windows into one file, one path for two things. */
-function checkTargets(job: Job, shape: Shape, windows: readonly Window[], perWindow: boolean, fileOf: RunPlan['fileOf'], input: Pick<PlanInput, 'configDir' | 'cwd'>): void {
+function checkTargets(job: Job, shape: Shape, windows: readonly Window[], perWindow: boolean, fileOf: RunPlan['fileOf'], input: Pick<PlanInput, 'configDir' | 'cwd' | 'platform'>): void {
   const template = job.output.template;
   if (shape === 'windows' && template?.includes('{reportId}')) {
     throw job.chunk
@@ -117,5 +118,5 @@ function checkTargets(job: Job, shape: Shape, windows: readonly Window[], perWin
   }
   const files = fileOf && !template?.includes('{reportId}') ? windows.map((w) => fileOf(w, '')) : [];
   if (perWindow && fileOf) checkDistinctTargets(windows, (w) => fileOf(w, ''));
-  refuseSharedPaths(runFiles(job.flags.state, [...new Set(files)], input.configDir), input.cwd);
+  refuseSharedPaths(runFiles(job.flags.state, [...new Set(files)], input.configDir), input.cwd, input.platform);
 }

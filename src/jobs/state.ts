@@ -14,15 +14,14 @@ import { CliError, EXIT, UsageError } from '../errors.js';
 import { PARIS, SIDES } from '../report/catalog.js';
 import { storedReportId } from '../api/schemas.js';
 import type { ReportRequest } from '../report/request.js';
-import { writeFileAtomic } from './files.js';
-import { lockFile, type FileLock, type LockOptions } from './lock.js';
+import { writeFileAtomic } from '../fs/atomic.js';
+import { lockFile, type FileLock, type LockHost, type LockOptions } from '../fs/lock.js';
 import { parisIso } from '../report/time.js';
 import type { Window } from '../report/windows.js';
 
 
 export const STATE_VERSION = 1;
-export const WINDOW_STATUSES = ['pending', 'submitted', 'done', 'failed'] as const;
-export type WindowStatus = (typeof WINDOW_STATUSES)[number];
+const WINDOW_STATUSES = ['pending', 'submitted', 'done', 'failed'] as const;
 
 const requestSchema = z.object({
   side: z.enum(SIDES),
@@ -164,7 +163,7 @@ export function requestDifferences(stored: StateRequest, wanted: StateRequest): 
   return differences;
 }
 
-export function checkRequest(path: string, stored: StateRequest, wanted: StateRequest): void {
+function checkRequest(path: string, stored: StateRequest, wanted: StateRequest): void {
   const differences = requestDifferences(stored, wanted);
   if (differences.length) {
     throw new UsageError(`the state file ${path} was written for another request: ${differences.join('; ')}`, REFRESH_HINT);
@@ -179,7 +178,7 @@ export { parseLookback } from './limits.js';
 const unixOf = (iso: string | null) => (iso === null ? Number.NaN : Math.floor(Date.parse(iso) / 1000));
 
 /** Fetched after its period ended: its numbers were complete when fetched (late conversions aside). */
-export function isComplete(entry: StateEntry): boolean {
+function isComplete(entry: StateEntry): boolean {
   return unixOf(entry.submittedAt) > entry.untilUnix;
 }
 
@@ -187,7 +186,7 @@ const isSettled = (entry: StateEntry, fileExists: (path: string) => boolean = ex
   entry.status === 'done' && isComplete(entry) && (entry.file === null || fileExists(entry.file));
 
 /** The second after the last window done (with complete numbers), or undefined when none is. */
-export function afterLastDone(doc: StateDoc): number | undefined {
+function afterLastDone(doc: StateDoc): number | undefined {
   const settled = doc.windows.filter((entry) => entry.status === 'done' && isComplete(entry));
   return settled.length ? Math.max(...settled.map((entry) => entry.untilUnix)) + 1 : undefined;
 }
@@ -338,6 +337,8 @@ export function planSteps(doc: StateDoc | undefined, windows: readonly Window[],
 
 export interface OpenOptions {
   now: () => number;
+  /** the process holding the lock (the Context's host) */
+  host: LockHost;
   fullRefresh?: boolean;
   lock?: LockOptions;
 }
@@ -395,7 +396,7 @@ export class RunState {
    * starts the file over).
    */
   static open(path: string, request: StateRequest, options: OpenOptions): RunState {
-    const lock = lockFile(path, { now: options.now, ...options.lock });
+    const lock = lockFile(path, options.host, { now: options.now, ...options.lock });
     try {
       const read = options.fullRefresh ? undefined : readState(path);
       if (read) checkRequest(path, read.request, request);

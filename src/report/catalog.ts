@@ -8,7 +8,7 @@ export type Side = (typeof SIDES)[number];
 export const TIME_DIMENSIONS = ['DAILY', 'HOURLY', 'MONTHLY', 'RANGE'] as const;
 export type TimeDimension = (typeof TIME_DIMENSIONS)[number];
 
-export const COMMON_DIMENSIONS = [
+const COMMON_DIMENSIONS = [
   'ADNETWORK', 'FORMAT', 'OS', 'COUNTRY', 'REGION', 'DEPARTMENT', 'CITY', 'POSTALCODE',
   'DEVICETYPE', 'DEVICEBRAND', 'DEVICEMODEL', 'CARRIER',
 ] as const;
@@ -185,9 +185,5 @@ export const FILTERS: Filter[] = [
   { option: 'carrier', param: 'carrier', sides: BOTH, text: true, description: 'carrier names (never split on commas)' },
   { option: 'device-model', param: 'deviceModel', sides: BOTH, text: true, description: 'device model names (never split on commas)' },
 ];
-
-export function filtersOf(side: Side): Filter[] {
-  return FILTERS.filter((filter) => filter.sides.includes(side));
-}
 
 export const PARIS = 'Europe/Paris';

@@ -11,9 +11,9 @@ import { shellCommand } from '../io/shell.js';
 
 // Doubling from 1 s to a 7.5 s cap, with ±5% jitter: a report is noticed at most 7.9 s after it
 // becomes ready, and a 60 s report takes at most 12 status requests (11 sleeps cover >= 63.6 s).
-export const FIRST_POLL_MS = 1000;
-export const POLL_GROWTH = 2;
-export const POLL_CAP_MS = 7500;
+const FIRST_POLL_MS = 1000;
+const POLL_GROWTH = 2;
+const POLL_CAP_MS = 7500;
 const JITTER = 0.05;
 
 export interface PollOptions {
@@ -59,7 +59,7 @@ export function reportFailed(id: string, status: { status: string; message?: str
 
 /** The last status request, made at the --max-wait deadline, has this long to answer: the whole
  * wait, slow answers and retries included, ends by --max-wait plus this. */
-export const LAST_LOOK_MS = 2000;
+const LAST_LOOK_MS = 2000;
 
 export async function waitUntilReady(client: ReportingClient, id: string, options: PollOptions): Promise<StatusResponse> {
   const started = options.now();

@@ -19,7 +19,6 @@ export interface Column {
 }
 
 const METRIC_FIELDS = new Set([...ROW_FIELDS.buyer, ...ROW_FIELDS.seller].filter((f) => f.type === 'number').map((f) => f.name));
-const NULLABLE_FIELDS = new Set([...ROW_FIELDS.buyer, ...ROW_FIELDS.seller].filter((f) => f.type === 'nullable').map((f) => f.name));
 
 /** The type of a row field. Fields the contract does not list are kept as text, never dropped. */
 export function fieldType(name: string, time: TimeDimension | undefined): ColumnType {
@@ -61,11 +60,6 @@ export function exportColumns(request: SchemaRequest): Column[] {
     nullable: name === 'date' ? false : contract.get(name) === 'nullable',
     key: keyFields.has(name),
   }));
-}
-
-/** Whether a field may be null in a row, whatever the side (for writers that do not know it). */
-export function isNullableField(name: string): boolean {
-  return NULLABLE_FIELDS.has(name);
 }
 
 /** A JSON Schema (draft-07) that the rows of the downloaded JSON (and of NDJSON output) satisfy. */

@@ -8,7 +8,7 @@ import { didYouMean } from '../suggest.js';
 export type Role = 'since' | 'until';
 
 /** `-Nd` goes back at most about 100 years: further is a typo (and past what dates can hold). */
-export const MAX_DAYS_AGO = 36_500;
+const MAX_DAYS_AGO = 36_500;
 
 const FORMS = 'Unix seconds, 2026-11-01, 2026-11-01T08:30[:00] (Paris time), an ISO time with Z or an offset, now, today, yesterday or -7d';
 

@@ -28,7 +28,7 @@ export type Chunk =
   | { unit: 'month' };
 
 /** More windows than this is almost certainly a mistake (1h over two years), and would flood the API. */
-export const MAX_WINDOWS = 10_000;
+const MAX_WINDOWS = 10_000;
 
 const CHUNK_WORDS = ['day', 'week', 'month'] as const;
 const CHUNK_FORMS = 'day, week, month, Nd (N days, e.g. 7d) or Nh (N hours, e.g. 6h)';
@@ -127,7 +127,7 @@ export function checkChunk(chunk: Chunk, breakdowns: readonly string[]): void {
 }
 
 /** The smallest window bisection goes down to: an hour with HOURLY, else a day. */
-export function splitUnit(breakdowns: readonly string[]): 'hour' | 'day' {
+function splitUnit(breakdowns: readonly string[]): 'hour' | 'day' {
   return timeBreakdown(breakdowns) === 'HOURLY' ? 'hour' : 'day';
 }
 

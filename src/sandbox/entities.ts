@@ -104,7 +104,7 @@ export interface Advertiser {
   billingEntity: string;
 }
 
-export const ADVERTISERS: readonly Advertiser[] = [
+const ADVERTISERS: readonly Advertiser[] = [
   { id: '501', name: 'Maison Lumière', billingEntity: 'Lumière SAS' },
   { id: '502', name: 'Café "Le Zinc"', billingEntity: 'Le Zinc SARL' },
   { id: '503', name: 'Nordic Outdoor AB', billingEntity: 'Nordic Outdoor AB' },
@@ -187,7 +187,7 @@ const LIMIT_TYPES = ['impressions', 'budget', 'none'];
 
 /** Campaign slots per calendar year; slot 0 is an always-on campaign covering the whole year, so
  * every instant of every year has buyer data. */
-export const CAMPAIGNS_PER_YEAR = 8;
+const CAMPAIGNS_PER_YEAR = 8;
 
 /** The campaigns of a Paris calendar year: a pure function of (seed, year). */
 export function campaignsOfYear(seed: number, year: number): Campaign[] {

@@ -10,7 +10,7 @@ import {
 } from './entities.js';
 import { hash, pick, pickWeighted, unit } from './random.js';
 
-export const FACTS_PER_HOUR = 12;
+const FACTS_PER_HOUR = 12;
 
 export interface Metrics {
   requests: number;
@@ -69,7 +69,7 @@ export function parisTime(ts: number): { year: number; localHour: number; day: s
   };
 }
 
-export function hourInfo(start: number): HourInfo {
+function hourInfo(start: number): HourInfo {
   const first = DateTime.fromSeconds(start, { zone: PARIS });
   const last = DateTime.fromSeconds(start + 3599, { zone: PARIS });
   const uniform = first.offset === last.offset && first.offset % 60 === 0 && first.minute === 0;

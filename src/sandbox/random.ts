@@ -1,7 +1,7 @@
 // Deterministic, seedable integer hashing: every synthetic value is a pure function of
 // (seed, what, where), so any period can be generated on demand and always gives the same answer.
 
-export function mix(h: number, value: number): number {
+function mix(h: number, value: number): number {
   let x = Math.imul(h ^ (value | 0), 0x85ebca6b);
   x ^= x >>> 13;
   x = Math.imul(x, 0xc2b2ae35);

@@ -174,7 +174,7 @@ const METRIC_VALUE: Record<string, (m: Metrics) => number> = {
 };
 
 /** The row's field names in order (the catalog's rowFieldNames: a buyer row has no `requests`). */
-export function rowFieldNames(query: ReportQuery): string[] {
+function rowFieldNames(query: ReportQuery): string[] {
   return contractFieldNames(query.side, query.metrics, query.breakdowns);
 }
 
@@ -247,7 +247,7 @@ function addMetrics(into: Metrics, add: Metrics): void {
   into.dollarNanos += add.dollarNanos;
 }
 
-export function isoParis(seconds: number): string {
+function isoParis(seconds: number): string {
   return DateTime.fromSeconds(seconds, { zone: PARIS }).toISO({ suppressMilliseconds: true }) ?? '';
 }
 

@@ -14,7 +14,7 @@ import type { Handler, Seen } from './handlers/handler.js';
 import { reportStatus } from './handlers/status.js';
 import { submitReport } from './handlers/submit.js';
 
-export type { ReportEvent, ReportEventKind, ReportLog, SandboxStats } from './ledger.js';
+export type { ReportEventKind, ReportLog, SandboxStats } from './ledger.js';
 export type { Layout, RequestRecord, SandboxOptions } from './state.js';
 
 export interface Sandbox {

@@ -17,17 +17,17 @@ export interface WorkModel {
 /** Breakdowns that add rows to compute: every one but the coarse time buckets adds 10% of work. */
 const FREE_BREAKDOWNS = new Set(['RANGE', 'DAILY', 'MONTHLY']);
 
-export function breakdownFactor(breakdowns: readonly string[]): number {
+function breakdownFactor(breakdowns: readonly string[]): number {
   return 1 + 0.1 * breakdowns.filter((name) => !FREE_BREAKDOWNS.has(name)).length;
 }
 
 /** The period's length in days of 24 hours, to the second (a 23-hour DST day is 23/24). */
-export function periodDays(query: Pick<ReportQuery, 'since' | 'until'>): number {
+function periodDays(query: Pick<ReportQuery, 'since' | 'until'>): number {
   return (query.until - query.since + 1) / 86_400;
 }
 
 /** How many Paris calendar days the period touches: a 25-hour DST day is one day, not two. */
-export function calendarDays(query: Pick<ReportQuery, 'since' | 'until'>): number {
+function calendarDays(query: Pick<ReportQuery, 'since' | 'until'>): number {
   const first = DateTime.fromSeconds(query.since, { zone: PARIS }).startOf('day');
   const last = DateTime.fromSeconds(query.until, { zone: PARIS }).startOf('day');
   return Math.round(last.diff(first, 'days').days) + 1;

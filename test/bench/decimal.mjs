@@ -1,6 +1,6 @@
-// Exact decimal sums (src/jobs/decimal.ts): how many additions per second, for the texts a merged
+// Exact decimal sums (src/destinations/decimal.ts): how many additions per second, for the texts a merged
 // RANGE run adds up. Run after `npm run build`: node test/bench/decimal.mjs
-import { DecimalSum } from '../../dist/jobs/decimal.js';
+import { DecimalSum } from '../../dist/destinations/decimal.js';
 
 const N = 2_000_000;
 const cases = {

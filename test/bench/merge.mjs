@@ -1,9 +1,9 @@
-// Summing windows' rows (src/jobs/merge.ts): 1,000,000 rows of the sandbox's full buyer row shape
+// Summing windows' rows (src/destinations/merge.ts): 1,000,000 rows of the sandbox's full buyer row shape
 // (the `--scale` generator, 509 distinct dimension keys, every metric) through the CLI's scanner,
 // once into a row counter (the cost of reading alone) and once into the RowSummer a RANGE merge
 // uses. Run after `npm run build`: node test/bench/merge.mjs [rows]
 import { ReportScanner } from '../../dist/export/scanner.js';
-import { RowSummer } from '../../dist/jobs/merge.js';
+import { RowSummer } from '../../dist/destinations/merge.js';
 import { FactSource } from '../../dist/sandbox/facts.js';
 import { scaledRowTexts } from '../../dist/sandbox/report.js';
 import { DEFAULT_METRICS } from '../../dist/report/catalog.js';

@@ -3,6 +3,7 @@
 import { EventEmitter } from 'node:events';
 import { Readable } from 'node:stream';
 import type { Context, Output } from '../../src/factory.js';
+import { HOST } from './host.js';
 
 export class FakeOutput extends EventEmitter implements Output {
   text = '';
@@ -40,6 +41,7 @@ export function fakeContext(options: { env?: Record<string, string | undefined>;
     random: () => 0.5,
     signal: controller.signal,
     version: '0.0.0-test',
+    host: HOST,
   };
   return { ctx, stdout, stderr, controller };
 }

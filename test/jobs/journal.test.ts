@@ -3,6 +3,7 @@ import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { configDir } from '../../src/auth/store.js';
+import { HOST } from '../helpers/host.js';
 import { JOURNAL_TTL_MS, Journal, journalKey, journalRequestOf, type JournalRequest } from '../../src/jobs/journal.js';
 import { buildReportRequest } from '../../src/report/request.js';
 import { bundleForChild } from '../helpers/bundle.js';
@@ -67,7 +68,7 @@ describe('the resume journal', () => {
 
   it('lives beside the token store, owner-only, and holds no secret', async () => {
     const config = join(tempDir(), 'config');
-    const dir = configDir({ REPORTING_CONFIG_DIR: config });
+    const dir = configDir({ REPORTING_CONFIG_DIR: config }, HOST.platform);
     const journal = new Journal(dir, clock().now);
     await journal.remember(journalKey(REQUEST), '5f0c01');
     const folder = join(config, 'journal');

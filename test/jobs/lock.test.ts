@@ -7,9 +7,10 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EXIT } from '../../src/errors.js';
-import { FOREIGN_STALE_MS, lockFile, LockedError } from '../../src/jobs/lock.js';
+import { FOREIGN_STALE_MS, lockFile, LockedError } from '../../src/fs/lock.js';
 import { RunState, readState, type StateRequest } from '../../src/jobs/state.js';
 import { bundleForChild } from '../helpers/bundle.js';
+import { HOST } from '../helpers/host.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const REQUEST: StateRequest = { side: 'buyer', metrics: ['displays'], breakdowns: ['DAILY'], filters: {}, params: {}, format: 'csv', output: null };
@@ -17,11 +18,12 @@ const REQUEST: StateRequest = { side: 'buyer', metrics: ['displays'], breakdowns
 // a child that opens the state file as `run` would, says what happened on stdout, holds the lock
 // until its stdin closes, and exits with the error's code when it could not take it
 const HOLDER = `
-const [module, path, request, churn] = process.argv.slice(1);
+const [module, hostModule, path, request, churn] = process.argv.slice(1);
 const { RunState } = await import(module);
+const { HOST } = await import(hostModule);
 let state;
 try {
-  state = RunState.open(path, JSON.parse(request), { now: Date.now });
+  state = RunState.open(path, JSON.parse(request), { now: Date.now, host: HOST });
 } catch (error) {
   process.stdout.write(JSON.stringify({ won: false, code: error.exitCode, message: error.message, hint: error.hint }) + '\\n');
   process.exit(error.exitCode ?? 1);
@@ -36,18 +38,20 @@ process.stdin.on('end', async () => { await state.close(); process.exit(0); });
 `;
 
 let bundled = '';
+let bundledHost = '';
 let bundleDir = '';
 beforeAll(async () => {
   // not a tempDir(): those go after each test, this serves them all
   bundleDir = mkdtempSync(join(tmpdir(), 'reporting-bundle-'));
   bundled = await bundleForChild('src/jobs/state.ts', bundleDir);
+  bundledHost = await bundleForChild('test/helpers/host.ts', bundleDir);
 });
 afterAll(() => rmSync(bundleDir, { recursive: true, force: true }));
 
 interface Said { won: boolean; pid?: number; code?: number; message?: string; hint?: string }
 
 function holder(path: string, churn = false): { child: ChildProcess; said: Promise<Said>; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', HOLDER, bundled, path, JSON.stringify(REQUEST), churn ? '1' : ''], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--input-type=module', '-e', HOLDER, bundled, bundledHost, path, JSON.stringify(REQUEST), churn ? '1' : ''], { stdio: ['pipe', 'pipe', 'inherit'] });
   const said = new Promise<Said>((resolve, reject) => {
     let out = '';
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
@@ -83,7 +87,7 @@ describe('the state lock', () => {
     const win = runs[said.indexOf(winner)];
     win?.child.stdin?.end();
     expect(await win?.exited).toBe(0);
-    const third = RunState.open(path, REQUEST, { now: Date.now });
+    const third = RunState.open(path, REQUEST, { now: Date.now, host: HOST });
     await third.close();
   });
 
@@ -92,12 +96,12 @@ describe('the state lock', () => {
     const run = holder(path);
     const said = await run.said;
     expect(said.won).toBe(true);
-    expect(() => lockFile(path)).toThrowError(LockedError);
+    expect(() => lockFile(path, HOST)).toThrowError(LockedError);
     run.child.kill('SIGKILL');
     await run.exited;
     // the lock file is still there, naming a dead process: not a reason to refuse
     expect(JSON.parse(readFileSync(`${path}.lock`, 'utf8'))).toMatchObject({ pid: said.pid });
-    const lock = lockFile(path);
+    const lock = lockFile(path, HOST);
     expect(JSON.parse(readFileSync(`${path}.lock`, 'utf8'))).toMatchObject({ pid: process.pid, nonce: lock.holder.nonce });
     lock.release();
     expect(() => readFileSync(`${path}.lock`)).toThrow(/ENOENT/);
@@ -124,25 +128,25 @@ describe('the state lock', () => {
     const old = { pid: 4242, host: 'elsewhere', nonce: 'x', since: '2020-01-01T00:00:00.000Z' };
     // an old lock from another host: its process cannot be checked, so it is respected
     writeFileSync(`${path}.lock`, JSON.stringify(old));
-    expect(() => lockFile(path, { alive: () => false })).toThrowError(/in use by process 4242 on elsewhere since 2020/);
+    expect(() => lockFile(path, HOST, { alive: () => false })).toThrowError(/in use by process 4242 on elsewhere since 2020/);
     // a lock of this host: alive means refused however old, dead means taken over
     const local = { ...old, host: hostname() };
     writeFileSync(`${path}.lock`, JSON.stringify(local));
-    expect(() => lockFile(path, { alive: () => true })).toThrowError(expect.objectContaining({ exitCode: EXIT.usage, hint: expect.stringContaining('let it finish') }));
-    const taken = lockFile(path, { alive: (pid) => pid !== 4242 });
+    expect(() => lockFile(path, HOST, { alive: () => true })).toThrowError(expect.objectContaining({ exitCode: EXIT.usage, hint: expect.stringContaining('let it finish') }));
+    const taken = lockFile(path, HOST, { alive: (pid) => pid !== 4242 });
     taken.release();
     // one this tool did not write: refused, with the way out
     writeFileSync(`${path}.lock`, 'garbage');
-    expect(() => lockFile(path)).toThrowError(expect.objectContaining({ hint: `if no such run is going, delete ${path}.lock` }));
+    expect(() => lockFile(path, HOST)).toThrowError(expect.objectContaining({ hint: `if no such run is going, delete ${path}.lock` }));
   });
 
   it('a lock of another host is taken over once its holder stopped touching it; the holder touches it', async () => {
     const path = join(tempDir(), 'state.json');
     writeFileSync(`${path}.lock`, JSON.stringify({ pid: 7, host: 'reporting-28350240-x7k2p', nonce: 'n', since: '2026-11-20T05:15:00.000Z' }));
-    expect(() => lockFile(path)).toThrowError(/in use by process 7 on reporting-28350240-x7k2p/);
+    expect(() => lockFile(path, HOST)).toThrowError(/in use by process 7 on reporting-28350240-x7k2p/);
     const untouched = new Date(Date.now() - FOREIGN_STALE_MS - 1000);
     utimesSync(`${path}.lock`, untouched, untouched);
-    const lock = lockFile(path, { heartbeatMs: 20 });
+    const lock = lockFile(path, HOST, { heartbeatMs: 20 });
     utimesSync(`${path}.lock`, untouched, untouched);
     await vi.waitFor(() => expect(statSync(`${path}.lock`).mtimeMs).toBeGreaterThan(Date.now() - 5000));
     lock.release();
@@ -151,16 +155,16 @@ describe('the state lock', () => {
   it('a lock naming this very process, which does not hold it, is a previous run (a container PID 1)', () => {
     const path = join(tempDir(), 'state.json');
     writeFileSync(`${path}.lock`, JSON.stringify({ pid: process.pid, host: hostname(), nonce: 'previous', since: '2026-11-20T05:15:00.000Z' }));
-    const lock = lockFile(path);
-    expect(() => lockFile(path)).toThrowError(LockedError);
+    const lock = lockFile(path, HOST);
+    expect(() => lockFile(path, HOST)).toThrowError(LockedError);
     lock.release();
   });
 
   it('release only removes its own lock', () => {
     const path = join(tempDir(), 'state.json');
-    const first = lockFile(path, { pid: 999_999 });
+    const first = lockFile(path, HOST, { pid: 999_999 });
     // a takeover by someone who (wrongly) thought the first holder dead
-    const second = lockFile(path, { alive: () => false });
+    const second = lockFile(path, HOST, { alive: () => false });
     first.release();
     expect(JSON.parse(readFileSync(`${path}.lock`, 'utf8'))).toMatchObject({ nonce: second.holder.nonce });
     second.release();

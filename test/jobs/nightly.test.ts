@@ -15,7 +15,7 @@ import type { LogEvent } from '../../src/jobs/events.js';
 import { sinkReceiver } from '../../src/destinations/destination.js';
 import { downloadInto } from '../../src/jobs/download.js';
 import { openFileSink } from '../../src/export/sink.js';
-import { replaceIfChanged } from '../../src/jobs/files.js';
+import { replaceIfChanged } from '../../src/fs/files.js';
 import { startReport } from '../../src/jobs/resume.js';
 import { RunState, stateRequestOf } from '../../src/jobs/state.js';
 import type { Window } from '../../src/report/windows.js';
@@ -59,7 +59,7 @@ async function nightlyRun(sandbox: Sandbox, dir: string, night: Night): Promise<
   }, f.now());
   const template = join(dir, 'out', 'buyer-{since}.csv');
   const shape = requestFor(0);
-  const state = RunState.open(join(dir, 'buyer.state.json'), stateRequestOf(shape, 'csv', template), { now: f.now });
+  const state = RunState.open(join(dir, 'buyer.state.json'), stateRequestOf(shape, 'csv', template), { now: f.now, host: f.host });
   try {
     const start = state.start(night.since === 'auto' ? 'auto' : Math.floor(DateTime.fromISO(night.since, { zone: PARIS }).toSeconds()), shape.until, 3);
     if (start.upToDate) return events;
@@ -94,7 +94,7 @@ async function nightlyRun(sandbox: Sandbox, dir: string, night: Night): Promise<
       const fetched = `${target}.fetched`;
       const { receiver, result: saved } = await downloadInto(f.client(), started.reportId, {
         retries: 0, signal: f.signal, random: f.random,
-        open: async () => sinkReceiver(await openFileSink(fetched, dir), 'csv', { delimiter: ',', bom: false, excel: false }),
+        open: async () => sinkReceiver(await openFileSink(fetched, { cwd: dir, host: f.host }), 'csv', { delimiter: ',', bom: false, excel: false }),
       });
       await receiver.sink.commit();
       const placed = await replaceIfChanged(fetched, target);

@@ -24,7 +24,7 @@ function setup(sandbox: Sandbox, config = tempDir()) {
   const request = buildReportRequest('buyer', { since: 'yesterday', until: 'yesterday', metrics: [], breakdowns: ['DAILY'], filters: {}, params: [], validate: true }, NOW);
   const window: Window = { since: request.since, until: request.until };
   const events: LogEvent[] = [];
-  const journal = new Journal(configDir(f.env), () => sandbox.now());
+  const journal = new Journal(configDir(f.env, f.host.platform), () => sandbox.now());
   const key = journalKey(journalRequestOf(request, sandbox.baseUrl, f.profileName));
   const deps: StartDeps = {
     submit: () => f.client().submit('buyer', requestParams(request)),

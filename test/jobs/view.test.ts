@@ -1,4 +1,4 @@
-// The live view's counts (src/io/windows-view.ts): what a run with windows done already shows.
+// The live view's counts (src/jobs/view.ts): what a run with windows done already shows.
 
 import { describe, expect, it } from 'vitest';
 import { Tally } from '../../src/jobs/view.js';

@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { replaceIfChanged, sha256File, writeFileAtomic, writeFileIfChanged } from '../../src/jobs/files.js';
+import { writeFileAtomic } from '../../src/fs/atomic.js';
+import { replaceIfChanged, sha256File, writeFileIfChanged } from '../../src/fs/files.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const LONG_AGO = new Date('2026-01-01T00:00:00Z');

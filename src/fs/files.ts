@@ -1,15 +1,11 @@
-// Small file primitives for recurring runs: a write that is atomic and durable (temporary file
-// beside the target, fsync, rename, fsync of the folder), the sha256 of a file, and "replace only
-// if the content changed", so that a nightly re-fetch of unchanged numbers leaves the file, and
-// its mtime, alone (downstream loaders that watch mtimes do nothing).
+// Small file primitives for recurring runs: the sha256 of a file, and "replace only if the content
+// changed", so that a nightly re-fetch of unchanged numbers leaves the file, and its mtime, alone
+// (downstream loaders that watch mtimes do nothing). Files are put in place by src/fs/atomic.ts.
 
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, open, rename, unlink } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { isAlive, tempPathFor } from '../export/sink.js';
-
-export { isAlive };
+import { unlink } from 'node:fs/promises';
+import { placeFile, writeFileAtomic } from './atomic.js';
 
 export type WriteOutcome = 'written' | 'unchanged';
 
@@ -20,7 +16,7 @@ export interface Replaced {
   bytes: number;
 }
 
-export function sha256Of(content: string | Uint8Array): string {
+function sha256Of(content: string | Uint8Array): string {
   return createHash('sha256').update(content).digest('hex');
 }
 
@@ -40,40 +36,6 @@ export async function sha256File(path: string): Promise<{ sha256: string; bytes:
   return { sha256: hash.digest('hex'), bytes };
 }
 
-/** Makes a rename durable: the folder's entry is flushed too (best effort: not every system allows it). */
-async function syncDir(dir: string): Promise<void> {
-  try {
-    const handle = await open(dir, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    // e.g. EISDIR/EPERM on some platforms: the rename is still atomic, only less durable
-  }
-}
-
-/** Writes `content` to `path` atomically: readers see the old file or the new one, never a part. */
-export async function writeFileAtomic(path: string, content: string | Uint8Array, mode = 0o644): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const temp = tempPathFor(path);
-  const handle = await open(temp, 'wx', mode);
-  try {
-    try {
-      await handle.writeFile(content);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, path);
-  } catch (error) {
-    await unlink(temp).catch(() => undefined);
-    throw error;
-  }
-  await syncDir(dirname(path));
-}
-
 /**
  * Puts a finished temporary file in place of `target` unless `target` already holds the same
  * bytes: then the temporary file is removed and `target` is left untouched (same inode, same
@@ -87,8 +49,7 @@ export async function replaceIfChanged(temp: string, target: string): Promise<Re
     await unlink(temp);
     return { outcome: 'unchanged', ...fresh };
   }
-  await rename(temp, target);
-  await syncDir(dirname(target));
+  await placeFile(temp, target);
   return { outcome: 'written', ...fresh };
 }
 

@@ -1,0 +1,22 @@
+// The import rules of ARCHITECTURE.md ("Arrows run one way"), checked by test/layering.test.ts.
+// Type-only imports count (tsPreCompilationDeps): a circle of types is a circle.
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    { name: 'no-circular', severity: 'error', comment: 'no import circle, type-level included', from: {}, to: { circular: true } },
+    { name: 'cli-stays-on-top', severity: 'error', comment: 'only main.ts and cli/ import cli/', from: { path: '^src/', pathNot: '^src/(cli/|main\\.ts$)' }, to: { path: '^src/cli/' } },
+    { name: 'nothing-imports-main', severity: 'error', from: { path: '^src/' }, to: { path: '^src/main\\.ts$' } },
+    { name: 'commands-are-leaves', severity: 'error', comment: 'a command is reached through the registry only', from: { path: '^src/', pathNot: '^src/(cli/|commands/)' }, to: { path: '^src/commands/' } },
+    { name: 'io-below-jobs', severity: 'error', comment: 'terminal concerns know nothing of runs', from: { path: '^src/io/' }, to: { path: '^src/(jobs|destinations|commands)/' } },
+    { name: 'destinations-below-jobs', severity: 'error', comment: 'a destination knows where rows go, not how runs are made', from: { path: '^src/destinations/' }, to: { path: '^src/(jobs|commands)/' } },
+    { name: 'fs-at-the-bottom', severity: 'error', comment: 'files, locks and atomic writes serve every layer', from: { path: '^src/fs/' }, to: { path: '^src/(jobs|destinations|commands|export|api|auth|report|io)/' } },
+    { name: 'report-below-jobs', severity: 'error', comment: 'what a report request is knows nothing of how runs are made', from: { path: '^src/(report|api|export)/' }, to: { path: '^src/(jobs|destinations|commands)/' } },
+  ],
+  options: {
+    parser: 'swc',
+    tsPreCompilationDeps: true,
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(dist|node_modules)/' },
+    moduleSystems: ['es6'],
+  },
+};

@@ -1,0 +1,44 @@
+// The arrows of ARCHITECTURE.md, checked on every test run so they cannot silently break again:
+// the import rules of .dependency-cruiser.cjs (no circle, type-level included; nothing below the
+// CLI imports cli/), `process` touched by src/main.ts only, and `import()` only at the lazy
+// boundaries.
+
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cruise } from 'dependency-cruiser';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+function sources(dir = join(ROOT, 'src')): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? sources(path) : name.endsWith('.ts') ? [relative(ROOT, path)] : [];
+  });
+}
+
+/** The file without its comments (a comment may name `process` or `import(`). */
+const code = (file: string) => readFileSync(join(ROOT, file), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
+
+describe('layering', () => {
+  it('no import circle and no arrow against the layers (dependency-cruiser)', async () => {
+    const { default: config } = await import(join(ROOT, '.dependency-cruiser.cjs')) as { default: { forbidden: unknown[]; options: Record<string, unknown> } };
+    const result = await cruise(['src'], { ...config.options, validate: true, ruleSet: { forbidden: config.forbidden }, baseDir: ROOT } as never);
+    const output = result.output as { summary: { violations: { rule: { name: string }; from: string; to: string; cycle?: { name: string }[] }[]; totalCruised: number } };
+    expect(output.summary.totalCruised).toBeGreaterThan(50);
+    const violations = output.summary.violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}${v.cycle ? ` (${v.cycle.map((step) => step.name).join(' -> ')})` : ''}`);
+    expect(violations).toEqual([]);
+  }, 60_000);
+
+  it('process is touched by src/main.ts only (the rest gets what it needs from the factory)', () => {
+    const touching = sources().filter((file) => file !== 'src/main.ts' && /\bprocess\s*[.[]/.test(code(file)));
+    expect(touching).toEqual([]);
+  });
+
+  it('import() only at the lazy boundaries: main, the registry and program (commands, factory), the format table, lazy.ts', () => {
+    const allowed = new Set(['src/main.ts', 'src/cli/registry.ts', 'src/cli/program.ts', 'src/export/export.ts', 'src/lazy.ts']);
+    const dynamic = sources().filter((file) => !allowed.has(file) && /\bimport\(/.test(code(file).replace(/typeof import\(/g, '')));
+    expect(dynamic).toEqual([]);
+  });
+});
