@@ -1,9 +1,10 @@
 // One path must never serve two purposes in a run: a report written over the state file (or the
 // state written over the report) loses data with exit 0. Every file a run reads or writes is named
 // here with what it is for, and two that are the same file, once symlinks and `..` are resolved,
-// are a usage error before the first request.
+// are a usage error before the first request. So is a path that is not a regular file (a FIFO
+// given as --state would block the run forever, deaf to Ctrl-C), and a symbolic link into nowhere.
 
-import { realpathSync } from 'node:fs';
+import { lstatSync, readlinkSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { UsageError } from './errors.js';
 
@@ -20,7 +21,7 @@ export interface PathUse {
 /** The real path of `path`, which may not exist yet: its nearest existing ancestor's real path,
  * then the rest of the path as written. */
 export function realTarget(path: string, cwd: string): string {
-  const absolute = resolve(cwd, path);
+  const absolute = linkTarget(resolve(cwd, path));
   const rest: string[] = [];
   let at = absolute;
   for (;;) {
@@ -35,6 +36,20 @@ export function realTarget(path: string, cwd: string): string {
   }
 }
 
+/** Where a symbolic link to a file not created yet points (followed a few times), else `path`. */
+function linkTarget(path: string): string {
+  let at = path;
+  for (let hops = 0; hops < 8; hops++) {
+    try {
+      if (!lstatSync(at).isSymbolicLink()) return at;
+      at = resolve(dirname(at), readlinkSync(at));
+    } catch {
+      return at;
+    }
+  }
+  return at;
+}
+
 /**
  * Throws a UsageError when two of `uses` are the same file (or one is inside a folder another
  * owns). Case-insensitive file systems (macOS, Windows) fold case.
@@ -43,6 +58,8 @@ export function refuseSharedPaths(uses: readonly PathUse[], cwd: string, platfor
   const fold = (path: string) => (platform === 'darwin' || platform === 'win32' ? path.toLowerCase() : path);
   const seen: { use: PathUse; real: string }[] = [];
   for (const use of uses) {
+    // (-o's targets are checked by checkWritableTarget, with the messages of a file that cannot be written)
+    if (use.flag === '--state') refuseSpecialFile(use, resolve(cwd, use.path));
     const real = fold(realTarget(use.path, cwd));
     for (const earlier of seen) {
       const same = earlier.real === real
@@ -53,6 +70,34 @@ export function refuseSharedPaths(uses: readonly PathUse[], cwd: string, platfor
     }
     seen.push({ use, real });
   }
+}
+
+const isFolder = (path: string) => { try { return statSync(path).isDirectory(); } catch { return false; } };
+
+const KINDS: [(stats: Stats) => boolean, string][] = [
+  [(stats) => stats.isDirectory(), 'a folder'],
+  [(stats) => stats.isFIFO(), 'a named pipe (FIFO)'],
+  [(stats) => stats.isSocket(), 'a socket'],
+  [(stats) => stats.isCharacterDevice() || stats.isBlockDevice(), 'a device'],
+];
+
+/** A file the user named must be a regular file, or not exist yet (a symbolic link to one is
+ * followed: the file it names is read and replaced). */
+function refuseSpecialFile(use: PathUse, path: string): void {
+  let stats: Stats;
+  try {
+    stats = statSync(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    // a link to a file not created yet is fine where the file can be created (its folder exists)
+    const target = linkTarget(path);
+    const dangling = code === 'ENOENT' && target !== path && !isFolder(dirname(target));
+    if (dangling) throw new UsageError(`${use.name} ${use.path} is a symbolic link into a folder that does not exist`, `give ${use.flag} the path of a file (or remove the link)`);
+    return;
+  }
+  if (stats.isFile()) return;
+  const kind = KINDS.find(([is]) => is(stats))?.[1] ?? 'not a regular file';
+  throw new UsageError(`${use.name} ${use.path} is ${kind}, not a regular file`, `give ${use.flag} the path of a file (it is created on the first run)`);
 }
 
 function clash(a: PathUse, b: PathUse): UsageError {

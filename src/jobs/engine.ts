@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import type { ReportingClient } from '../api/client.js';
 import { sleepFor } from '../api/http.js';
 import { configDir } from '../auth/store.js';
+import { realTarget } from '../paths.js';
 import { chooseDestination, type Committed, type Destination } from '../destinations/index.js';
 import type { Factory } from '../factory.js';
 import { collectGarbage } from '../gc.js';
@@ -36,7 +37,8 @@ export async function runJob(job: Job, f: Factory): Promise<void> {
   // what can be checked is, before the state file is locked
   precheck(job, { ...where, since: job.request.since });
   const output = job.output.template === undefined ? undefined : resolve(f.cwd, job.output.template);
-  const state = RunState.open(resolve(f.cwd, job.flags.state), stateRequestOf(job.request, job.output.format, output, chunk ? formatChunk(chunk) : null), { now: f.now, host: f.host, fullRefresh: job.flags.fullRefresh });
+  // a symbolic link is followed: the file it names is read, locked and replaced; the link stays
+  const state = RunState.open(realTarget(job.flags.state, f.cwd), stateRequestOf(job.request, job.output.format, output, chunk ? formatChunk(chunk) : null), { now: f.now, host: f.host, fullRefresh: job.flags.fullRefresh });
   try {
     const start = state.start(job.flags.sinceAuto ? 'auto' : job.request.since, job.request.until, job.flags.lookbackDays);
     // a start inside a recorded window (the lookback's days, a --since in mid-week) starts at that

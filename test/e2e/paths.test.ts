@@ -2,7 +2,8 @@
 // write, the journal and the token store are compared before the first request, symlinks and `..`
 // resolved; two the same is a usage error naming both, and nothing is written or requested.
 
-import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
@@ -50,6 +51,46 @@ describe('a path given for two things is refused before the first request', () =
       expect(result.code, result.stderr).toBe(0);
       expect(readdirSync(join(dir, 'out')).sort()).toEqual(['2026-11-01.json', '2026-11-02.json', '2026-11-03.json', 'state.json']);
       expect(existsSync(join(dir, 'out', 'state.json.lock'))).toBe(false);
+    });
+  });
+});
+
+describe('special files and links (issue 20, items 6 and 7)', () => {
+  it('a FIFO as --state or -o is refused at once (exit 2), nothing requested; a dangling link as --state too', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const env = { REPORTING_CONFIG_DIR: join(dir, '.config'), REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: sandbox.token };
+      execFileSync('mkfifo', [join(dir, 'fifo')]);
+      symlinkSync(join(dir, 'nowhere', 'state.json'), join(dir, 'dangling'));
+      for (const [args, message] of [
+        [['--state', 'fifo', '-o', 'x.csv'], /^error: --state fifo is a named pipe \(FIFO\), not a regular file$/m],
+        [['-o', 'fifo'], /^error: cannot write -o fifo: it is not a regular file$/m],
+        [['--state', 'dangling', '-o', 'x.csv'], /^error: --state dangling is a symbolic link into a folder that does not exist$/m],
+      ] as const) {
+        const result = await runCli(['run', 'buyer', ...PERIOD, ...args], { env, cwd: dir, timeoutMs: 15_000 });
+        expect(result.signal, args.join(' ')).toBeNull();
+        expect(result.code, result.stderr).toBe(2);
+        expect(result.stderr).toMatch(message);
+      }
+      expect(sandbox.requests).toHaveLength(0);
+      expect(readdirSync(dir).filter((name) => name.endsWith('.lock') || name.endsWith('.csv'))).toEqual([]);
+    });
+  });
+
+  it('a symbolic link as --state is written through: the link stays, the file it names holds the state', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const env = { REPORTING_CONFIG_DIR: join(dir, '.config'), REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: sandbox.token };
+      mkdirSync(join(dir, 'states'));
+      symlinkSync(join(dir, 'states', 'buyer.json'), join(dir, 'current.json'));
+      const args = ['run', 'buyer', ...PERIOD, '-q', '--chunk', 'day', '-o', 'out/{since}.csv', '--state', 'current.json'];
+      expect((await runCli(args, { env, cwd: dir })).code).toBe(0);
+      expect(lstatSync(join(dir, 'current.json')).isSymbolicLink()).toBe(true);
+      const state = JSON.parse(readFileSync(join(dir, 'states', 'buyer.json'), 'utf8')) as { windows: { status: string }[] };
+      expect(state.windows.map((w) => w.status)).toEqual(['done', 'done', 'done']);
+      const submits = sandbox.reports().length;
+      const again = await runCli(args, { env, cwd: dir });
+      expect(again.code, again.stderr).toBe(0);
+      expect(sandbox.reports()).toHaveLength(submits); // every window done: nothing submitted
+      expect(lstatSync(join(dir, 'current.json')).isSymbolicLink()).toBe(true);
     });
   });
 });
