@@ -50,6 +50,14 @@ export class NetworkError extends CliError {
   }
 }
 
+/** A downloaded report is not the one asked for: its summary names another period or other
+ * breakdowns (a report ID recorded for the wrong window, a server that answers something else). */
+export class ReportMismatchError extends CliError {
+  constructor(message: string) {
+    super(message, EXIT.network, 'nothing was written for it; the next run submits it again');
+  }
+}
+
 /** HTTP 429 still, after the client's retries: the API is refusing more work for now. */
 export class ThrottledError extends NetworkError {
   constructor(message: string, readonly retryAfterMs?: number, hint?: string) {

@@ -38,7 +38,7 @@ export async function runJob(job: Job, f: Factory): Promise<void> {
   precheck(job, { ...where, since: job.request.since });
   const output = job.output.template === undefined ? undefined : resolve(f.cwd, job.output.template);
   // a symbolic link is followed: the file it names is read, locked and replaced; the link stays
-  const state = RunState.open(realTarget(job.flags.state, f.cwd), stateRequestOf(job.request, job.output.format, output, chunk ? formatChunk(chunk) : null), { now: f.now, host: f.host, fullRefresh: job.flags.fullRefresh });
+  const state = RunState.open(realTarget(job.flags.state, f.cwd), stateRequestOf(job.request, job.output.format, output, chunk ? formatChunk(chunk) : null, outputShapeOf(job), { baseUrl: f.baseUrl().url, profile: f.profileName }), { now: f.now, host: f.host, fullRefresh: job.flags.fullRefresh });
   try {
     const start = state.start(job.flags.sinceAuto ? 'auto' : job.request.since, job.request.until, job.flags.lookbackDays);
     // a start inside a recorded window (the lookback's days, a --since in mid-week) starts at that
@@ -50,6 +50,9 @@ export async function runJob(job: Job, f: Factory): Promise<void> {
     await state.close();
   }
 }
+
+/** What the state records of the output's shape: another one would mix two kinds of file. */
+const outputShapeOf = ({ output: { csv } }: Job) => ({ columns: csv.columns ?? null, delimiter: csv.delimiter, bom: csv.bom, excel: csv.excel });
 
 async function nothingToFetch(job: Job, f: Factory): Promise<void> {
   const view = await createView(f, { shape: 'windows', format: job.flags.logFormat, quiet: f.globals.quiet, side: job.side, total: 0, secrets: f.secrets, retries: f.globals.retries });
@@ -169,6 +172,7 @@ class PlannedRun {
         if (previous) this.recorder.knows(window, previous.reportId);
         return previous;
       },
+      intend: (window) => this.recorder.submitting(window),
       submitted: (window, id) => this.recorder.submitted(window, id),
       resumeHint: report ? (id) => `pick it up later with: ${pickUpCommand(job, plan, f, id)}` : defaultResumeHint,
       into: this.spoolDir ? { spoolDir: this.spoolDir, cwd: f.cwd, host: f.host } : { begin: (w, o, id) => this.destination.begin(w, o, id), file: (id) => plan.fileOf?.(plan.period, id) },

@@ -7,14 +7,15 @@ import { join } from 'node:path';
 import type { ReportingClient } from '../api/client.js';
 import type { Summary } from '../api/schemas.js';
 import { sinkReceiver, type Receiver, type WindowOutput } from '../destinations/destination.js';
-import { InterruptedError } from '../errors.js';
+import { InterruptedError, ReportMismatchError } from '../errors.js';
 import { openFileSink } from '../export/sink.js';
 import type { Host } from '../host.js';
 import { collectGarbage } from '../gc.js';
 import type { PollOptions } from '../report/poll.js';
 import { waitUntilReady } from '../report/poll.js';
 import { requestParams } from '../report/request.js';
-import type { Window } from '../report/windows.js';
+import { summaryMismatch, setsTimeZone } from '../report/summary.js';
+import { describeWindow, type Window } from '../report/windows.js';
 import { downloadInto } from './download.js';
 import type { LogEvent } from './events.js';
 import type { Job } from './job.js';
@@ -67,6 +68,8 @@ export interface FetchDeps {
   clientFor(window: Window, ctx: TaskContext): ReportingClient;
   attemptOf(window: Window): number;
   previousOf(window: Window): Previous | undefined;
+  /** a submit is about to be made: recorded before it (the state file) */
+  intend(window: Window): Promise<void>;
   /** a report ID is known: recorded (state, journal) before any wait */
   submitted(window: Window, reportId: string): Promise<void>;
   resumeHint(reportId: string): string;
@@ -81,7 +84,10 @@ export async function fetchWindow(window: Window, ctx: TaskContext, deps: FetchD
   const previous = deps.previousOf(window);
   if (previous) ctx.reportId(previous.reportId); // known before the status check: the window keeps it if that fails
   const { reportId } = await startReport(window, previous, deps.attemptOf(window), {
-    submit: () => client.submit(job.side, requestParams({ ...job.request, since: window.since, until: window.until })),
+    submit: async () => {
+      await deps.intend(window);
+      return client.submit(job.side, requestParams({ ...job.request, since: window.since, until: window.until }));
+    },
     status: (id) => client.status(id),
     emit: deps.emit,
     onSubmitted: (id) => deps.submitted(window, id),
@@ -106,12 +112,13 @@ async function download(window: Window, ctx: TaskContext, reportId: string, clie
   const { into } = deps;
   const spool = 'spoolDir' in into ? join(into.spoolDir, `${window.since}-${window.until}.json`) : undefined;
   let output: WindowOutput | undefined;
+  let last: Receiver | undefined;
   let commitSpool = async () => undefined as void;
   const open = async (): Promise<Receiver> => {
-    if ('begin' in into) return (output = await into.begin(window, ctx.origin, reportId));
+    if ('begin' in into) return (last = output = await into.begin(window, ctx.origin, reportId));
     const receiver = sinkReceiver(await openFileSink(spool as string, into), 'json', deps.job.output.csv);
     commitSpool = () => receiver.sink.commit();
-    return receiver;
+    return (last = receiver);
   };
   const release = await deps.slots.acquire(ctx.signal);
   const started = deps.now();
@@ -124,6 +131,13 @@ async function download(window: Window, ctx: TaskContext, reportId: string, clie
     progress: (rows, bytes) => deps.progress(window, rows, bytes),
     onRetry: (again, reason) => deps.emit({ event: 'retried', window, reportId, attempt: again + 1, message: reason }),
   }).finally(release);
+  const mismatch = summaryMismatch(window, deps.job.request.breakdowns, result.summary);
+  if (mismatch && setsTimeZone(deps.job.request.extra)) deps.emit({ event: 'warning', window, reportId, message: `${mismatch} (--param sets the time zone)` });
+  else if (mismatch) {
+    // not this window's report: nothing of it is written
+    await last?.abort();
+    throw new ReportMismatchError(`report ${reportId} for ${describeWindow(window)}: ${mismatch}`);
+  }
   await commitSpool();
   if (result.bytes >= GC_AFTER_BYTES) collectGarbage();
   const elapsedMs = deps.now() - started;

@@ -83,6 +83,8 @@ export function eventText(event: LogEvent, options: TextOptions = {}): string | 
       return `${at}${id ? `report${id} ` : ''}failed: ${serverText_(event.message)}`;
     case 'split':
       return `${at}report${id} failed (${serverText_(event.message)}); splitting into ${describeWindow(event.into[0])} and ${describeWindow(event.into[1])}`;
+    case 'warning':
+      return `${at}warning: ${serverText_(event.message)}`;
     case 'retried':
       return `${at}${serverText_(event.message)}; retrying (attempt ${event.attempt})`;
     case 'download_started':

@@ -5,6 +5,7 @@ import type { Committed } from '../destinations/destination.js';
 import type { Window } from '../report/windows.js';
 import type { Journal } from './journal.js';
 import type { PlannedWindow } from './plan.js';
+import { ReportMismatchError } from '../errors.js';
 import { isReportFailure, type PoolEvent } from './pool.js';
 import type { RunState } from './state.js';
 import type { RunView } from './view.js';
@@ -34,11 +35,18 @@ export class Recorder {
 
   async planned(windows: readonly PlannedWindow[]): Promise<void> {
     for (const p of windows) {
+      if (p.entry?.submitting) {
+        this.view.emit({ event: 'warning', window: p.window, message: `an earlier run was stopped while submitting this window's report (at ${p.entry.submitting}): a report of unknown ID may be running on the server; it costs the platform one report, and nothing in the files` });
+      }
       if (p.step !== 'skip') continue;
       this.view.skip(p.window);
       this.view.emit({ event: 'skipped', window: p.window, reportId: p.entry?.reportId ?? undefined, file: p.entry?.file ?? undefined, reason: 'done' });
     }
     await this.state?.pending(windows.filter((p) => p.step !== 'skip').map((p) => p.window));
+  }
+
+  async submitting(window: Window): Promise<void> {
+    await this.state?.submitting(window);
   }
 
   async submitted(window: Window, reportId: string): Promise<void> {
@@ -76,7 +84,8 @@ export class Recorder {
       // a report that ended in failure is not worth resuming; one that was still running when
       // the wait gave up (--max-wait, the network) is: the next run resumes it
       if (this.signal.aborted) return;
-      if (reportId !== undefined && !isReportFailure(event.error)) {
+      // a report that is not this window's (ReportMismatchError) is not resumed either
+      if (reportId !== undefined && !isReportFailure(event.error) && !(event.error instanceof ReportMismatchError)) {
         void this.state?.update(event.window, { error: messageOf(event.error) }).catch(() => undefined);
       } else {
         this.forget(event.window);

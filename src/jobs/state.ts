@@ -20,7 +20,10 @@ import { parisIso } from '../report/time.js';
 import type { Window } from '../report/windows.js';
 
 
-export const STATE_VERSION = 1;
+export const STATE_VERSION = 2;
+/** Version 1 recorded neither the output's shape nor the server: read as the defaults of then
+ * (every column, comma, no BOM, no --excel), the server learnt on the next run. */
+const OLDEST_READ = 1;
 const WINDOW_STATUSES = ['pending', 'submitted', 'done', 'failed'] as const;
 
 const requestSchema = z.object({
@@ -33,6 +36,13 @@ const requestSchema = z.object({
   output: z.string().nullable(),
   /** --chunk as given (null: the period is one window); absent in files that predate it */
   chunk: z.string().nullable().optional(),
+  /** the output's shape (version 2): its columns (null: every field of every row) and CSV settings */
+  columns: z.array(z.string()).nullable().optional(),
+  delimiter: z.string().optional(),
+  bom: z.boolean().optional(),
+  excel: z.boolean().optional(),
+  /** where the numbers came from (version 2): the base URL and the profile, never a token */
+  server: z.object({ baseUrl: z.string(), profile: z.string() }).optional(),
 });
 export type StateRequest = z.infer<typeof requestSchema>;
 
@@ -51,11 +61,14 @@ const entrySchema = z.object({
   file: z.string().nullable(),
   finishedAt: z.string().nullable(),
   error: z.string().nullable(),
+  /** (version 2) a submit was started at this time and its answer not recorded yet: a run killed
+   * in between may have left a report of unknown ID running on the server */
+  submitting: z.string().nullable().optional(),
 }).refine((entry) => entry.sinceUnix <= entry.untilUnix, { message: 'sinceUnix is after untilUnix' });
 export type StateEntry = z.infer<typeof entrySchema>;
 
 const stateSchema = z.object({
-  version: z.literal(STATE_VERSION),
+  version: z.number().int().min(OLDEST_READ).max(STATE_VERSION),
   createdAt: z.string(),
   updatedAt: z.string(),
   request: requestSchema,
@@ -102,11 +115,28 @@ export function readState(path: string): StateDoc | undefined {
       'fix it, or start over with --full-refresh (or delete it)',
     );
   }
-  return parsed.data;
+  // version 1: the output's shape as it then always was
+  const { request } = parsed.data;
+  return { ...parsed.data, version: STATE_VERSION, request: { columns: null, delimiter: ',', bom: false, excel: false, ...request } };
+}
+
+/** The output's shape as recorded: the columns (null: every field) and the CSV settings. */
+export interface OutputShape {
+  columns: string[] | null;
+  delimiter: string;
+  bom: boolean;
+  excel: boolean;
 }
 
 /** What `run` records as its request. `output` is the -o template, best resolved to an absolute path. */
-export function stateRequestOf(request: ReportRequest, format: string, output: string | undefined, chunk?: string | null): StateRequest {
+export function stateRequestOf(
+  request: ReportRequest,
+  format: string,
+  output: string | undefined,
+  chunk?: string | null,
+  shape?: OutputShape,
+  server?: { baseUrl: string; profile: string },
+): StateRequest {
   return {
     side: request.side,
     metrics: [...request.metrics],
@@ -116,6 +146,8 @@ export function stateRequestOf(request: ReportRequest, format: string, output: s
     format,
     output: output ?? null,
     ...(chunk === undefined ? {} : { chunk }),
+    ...(shape ? { ...shape, columns: shape.columns ? [...shape.columns] : null } : {}),
+    ...(server ? { server: { ...server } } : {}),
   };
 }
 
@@ -156,11 +188,30 @@ export function requestDifferences(stored: StateRequest, wanted: StateRequest): 
   keyed('--param', stored.params, wanted.params);
   scalar('the format', stored.format, wanted.format);
   scalar('the output', stored.output, wanted.output);
+  outputShape(stored, wanted, differences);
   // windows of another size would overlap the ones recorded (a week's file and a day's)
   if (stored.chunk !== undefined && wanted.chunk !== undefined && stored.chunk !== wanted.chunk) {
     differences.push(`--chunk is ${wanted.chunk ?? '(none)'} here, ${stored.chunk ?? '(none)'} in the state file`);
   }
   return differences;
+}
+
+/** Another column set, CSV dialect or server would mix two kinds of file, or two servers' numbers,
+ * in one export: compared where both are recorded. */
+function outputShape(stored: StateRequest, wanted: StateRequest, differences: string[]): void {
+  const both = <K extends keyof StateRequest>(key: K) => stored[key] !== undefined && wanted[key] !== undefined;
+  const columns = (value: string[] | null | undefined) => (value ? value.join(',') : 'every column');
+  if (both('columns') && columns(stored.columns) !== columns(wanted.columns)) differences.push(`--columns are ${columns(wanted.columns)} here, ${columns(stored.columns)} in the state file`);
+  if (both('delimiter') && stored.delimiter !== wanted.delimiter) differences.push(`the CSV delimiter is ${JSON.stringify(wanted.delimiter)} here, ${JSON.stringify(stored.delimiter)} in the state file`);
+  const flag = (name: 'bom' | 'excel') => {
+    if (both(name) && stored[name] !== wanted[name]) differences.push(`--${name} is ${wanted[name] ? 'on' : 'off'} here, ${stored[name] ? 'on' : 'off'} in the state file`);
+  };
+  flag('bom');
+  flag('excel');
+  if (stored.server && wanted.server) {
+    if (stored.server.baseUrl !== wanted.server.baseUrl) differences.push(`the server is ${wanted.server.baseUrl} here, ${stored.server.baseUrl} in the state file`);
+    if (stored.server.profile !== wanted.server.profile) differences.push(`the profile is ${wanted.server.profile} here, ${stored.server.profile} in the state file`);
+  }
 }
 
 function checkRequest(path: string, stored: StateRequest, wanted: StateRequest): void {
@@ -343,7 +394,7 @@ export interface OpenOptions {
   lock?: LockOptions;
 }
 
-export type EntryPatch = Partial<Pick<StateEntry, 'status' | 'reportId' | 'submittedAt' | 'attempts' | 'rows' | 'bytes' | 'sha256' | 'file' | 'finishedAt' | 'error'>>;
+export type EntryPatch = Partial<Pick<StateEntry, 'status' | 'reportId' | 'submittedAt' | 'attempts' | 'rows' | 'bytes' | 'sha256' | 'file' | 'finishedAt' | 'error' | 'submitting'>>;
 
 function newEntry(window: Window): StateEntry {
   return {
@@ -361,6 +412,7 @@ function newEntry(window: Window): StateEntry {
     file: null,
     finishedAt: null,
     error: null,
+    submitting: null,
   };
 }
 
@@ -400,8 +452,8 @@ export class RunState {
     try {
       const read = options.fullRefresh ? undefined : readState(path);
       if (read) checkRequest(path, read.request, request);
-      // a file from before --chunk was recorded learns it now
-      const existing = read && read.request.chunk === undefined && request.chunk !== undefined ? { ...read, request: { ...read.request, chunk: request.chunk } } : read;
+      // a file from before --chunk (or the server) was recorded learns it now
+      const existing = read && { ...read, request: { ...read.request, chunk: read.request.chunk === undefined ? request.chunk : read.request.chunk, server: read.request.server ?? request.server } };
       const at = instant(options.now());
       const doc: StateDoc = existing ?? { version: STATE_VERSION, createdAt: at, updatedAt: at, request, windows: [] };
       return new RunState(path, doc, lock, options.now, Boolean(options.fullRefresh), existing !== undefined);
@@ -475,10 +527,16 @@ export class RunState {
     return this.flush();
   }
 
+  /** The intent, recorded before the submit: if the run dies before its answer is recorded, the
+   * next run can say that a report of unknown ID may be running for the window. */
+  submitting(window: Window): Promise<void> {
+    return this.update(window, { submitting: instant(this.now()) });
+  }
+
   submitted(window: Window, reportId: string): Promise<void> {
     const attempts = (this.entry(window)?.attempts ?? 0) + 1;
     return this.update(window, {
-      status: 'submitted', reportId, submittedAt: instant(this.now()), attempts, error: null, finishedAt: null,
+      status: 'submitted', reportId, submittedAt: instant(this.now()), attempts, error: null, finishedAt: null, submitting: null,
     });
   }
 

@@ -182,7 +182,7 @@ async function terminalView(ctx: Pick<Context, 'stderr' | 'now'>, options: ViewO
   };
   return {
     emit(event) {
-      if (event.event === 'failed' || event.event === 'split' || event.event === 'retried') {
+      if (event.event === 'failed' || event.event === 'split' || event.event === 'retried' || event.event === 'warning') {
         const line = text(event);
         if (line) above(line);
       }

@@ -2,7 +2,7 @@
 // report ID resubmitted, one run per state file, --since auto with --lookback against numbers that
 // still move, the journal of runs without a state file, and --log-format json.
 
-import { existsSync, readFileSync, readdirSync, statSync, utimesSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { DateTime } from 'luxon';
@@ -171,14 +171,17 @@ describe('--state: failed windows', () => {
     // Monday 2 to Thursday 12 November by week: a 7-day window and a 4-day one
     const args = ['run', 'buyer', '--since', '2026-11-02', '--until', '2026-11-12', '--breakdowns', 'DAILY', '--metrics', 'displays', '--chunk', 'week',
       '--no-split', '--state', state, '-o', join(dir, 'week-{since}.csv'), '--poll-interval', '20ms', '--log-format', 'json'];
+    // the same platform (the same base URL: the state records it), strict, then lenient
+    let port = 0;
     await withSandbox({ failOverDays: 5 }, async (strict) => {
+      port = Number(new URL(strict.baseUrl).port);
       const first = await runCli(args, { env: env(strict, dir) });
       expect(first.code).toBe(6);
       const entries = readStateFile(state)?.windows.map((w) => [w.since.slice(0, 10), w.status, w.attempts]);
       expect(entries).toEqual([['2026-11-02', 'failed', 1], ['2026-11-09', 'done', 1]]);
       expect(readStateFile(state)?.windows[0]).toMatchObject({ error: expect.stringMatching(/too much data/) });
     });
-    await withSandbox({}, async (lenient) => {
+    await withSandbox({ port }, async (lenient) => {
       const second = await runCli(args, { env: env(lenient, dir) });
       expect(second.code, second.stderr).toBe(0);
       const lines = logLines(second.stderr);
@@ -463,4 +466,102 @@ describe('what a run leaves to the next one', () => {
       expect((await runCli(['run', 'buyer', '--since', '2026-11-02', '--until', '2026-11-03', ...dayTail('DAY')], { env: env(sandbox, dir) })).code).toBe(0);
     });
   });
+});
+
+describe('the state records what its files look like and where the numbers came from (issue 20, item 2)', () => {
+  it('another --columns, --delimiter, --bom, --excel, server or profile is refused, naming what differs; --full-refresh starts over', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const state = join(dir, 's.json');
+      const base = ['run', 'buyer', '--since', '2026-11-02', '--until', '2026-11-03', '--breakdowns', 'DAILY', '--chunk', 'day', '--state', state, '-o', join(dir, 'd-{since}.csv'), '--poll-interval', '20ms', '-q'];
+      const first = await runCli(base, { env: env(sandbox, dir) });
+      expect(first.code, first.stderr).toBe(0);
+      const recorded = JSON.parse(readFileSync(state, 'utf8')) as { version: number; request: Record<string, unknown> };
+      expect(recorded.version).toBe(2);
+      expect(recorded.request).toMatchObject({ columns: null, delimiter: ',', bom: false, excel: false, server: { baseUrl: sandbox.baseUrl, profile: 'default' } });
+      expect(JSON.stringify(recorded)).not.toContain(sandbox.token);
+      const before = sandbox.requests.length;
+      for (const [extra, difference] of [
+        [['--columns', 'date,displays'], /--columns are date,displays here, every column in the state file/],
+        [['--delimiter', ';'], /the CSV delimiter is ";" here, "," in the state file/],
+        [['--bom'], /--bom is on here, off in the state file/],
+        [['--excel'], /--excel is on here, off in the state file/],
+        [['--base-url', sandbox.baseUrl.replace('127.0.0.1', 'localhost')], /the server is http:\/\/localhost:\d+ here, http:\/\/127\.0\.0\.1:\d+ in the state file/],
+        [['--profile', 'other'], /the profile is other here, default in the state file/],
+      ] as const) {
+        const result = await runCli([...base, ...extra], { env: env(sandbox, dir) });
+        expect(result.code, `${extra.join(' ')}: ${result.stderr}`).toBe(2);
+        expect(result.stderr).toMatch(difference);
+        expect(result.stderr).toMatch(/--full-refresh/);
+      }
+      expect(sandbox.requests.length).toBe(before);
+      const over = await runCli([...base, '--delimiter', ';', '--full-refresh'], { env: env(sandbox, dir) });
+      expect(over.code, over.stderr).toBe(0);
+      expect(readFileSync(join(dir, 'd-2026-11-02.csv'), 'utf8').split('\n')[0]).toContain(';');
+    });
+  });
+
+  it('a version 1 state (no shape recorded) goes on as every column and commas, and refuses another column set', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const state = join(dir, 's.json');
+      const base = ['run', 'buyer', '--since', '2026-11-02', '--until', '2026-11-02', '--breakdowns', 'DAILY', '--state', state, '-o', join(dir, 'd.csv'), '--poll-interval', '20ms', '-q'];
+      expect((await runCli(base, { env: env(sandbox, dir) })).code).toBe(0);
+      // as the previous version wrote it
+      const doc = JSON.parse(readFileSync(state, 'utf8')) as { version: number; request: Record<string, unknown> };
+      for (const key of ['columns', 'delimiter', 'bom', 'excel', 'server']) delete doc.request[key];
+      writeFileSync(state, JSON.stringify({ ...doc, version: 1 }));
+      const same = await runCli(base, { env: env(sandbox, dir) });
+      expect(same.code, same.stderr).toBe(0);
+      expect(JSON.parse(readFileSync(state, 'utf8'))).toMatchObject({ version: 2, request: { columns: null, delimiter: ',', server: { baseUrl: sandbox.baseUrl } } });
+      writeFileSync(state, JSON.stringify({ ...doc, version: 1 }));
+      const other = await runCli([...base, '--columns', 'date,displays'], { env: env(sandbox, dir) });
+      expect(other.code).toBe(2);
+      expect(other.stderr).toMatch(/--columns are date,displays here, every column in the state file/);
+    });
+  });
+});
+
+describe('a report is checked against the window it was fetched for (issue 20, item 3)', () => {
+  it("a report ID recorded for the wrong window: exit 5 naming both periods, that day's file not written, the next run submits it anew", async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const state = join(dir, 's.json');
+      const args = ['run', 'buyer', '--since', '2026-11-02', '--until', '2026-11-03', '--breakdowns', 'DAILY', '--chunk', 'day', '--state', state, '-o', join(dir, 'd-{since}.csv'), '--poll-interval', '20ms', '-q'];
+      expect((await runCli(args, { env: env(sandbox, dir) })).code).toBe(0);
+      const day2 = readFileSync(join(dir, 'd-2026-11-03.csv'), 'utf8');
+      // an edited (or merged) state: day 2 "submitted" with day 1's report
+      const doc = JSON.parse(readFileSync(state, 'utf8')) as { windows: { status: string; reportId: string | null }[] };
+      const [first, second] = doc.windows as [{ status: string; reportId: string | null }, { status: string; reportId: string | null }];
+      Object.assign(second, { status: 'submitted', reportId: first.reportId });
+      writeFileSync(state, JSON.stringify(doc));
+      const wrong = await runCli(args, { env: env(sandbox, dir) });
+      expect(wrong.code, wrong.stderr).toBe(5);
+      expect(wrong.stderr).toMatch(/covers 2026-11-02T00:00:00\+01:00 \.\. 2026-11-02T23:59:59\+01:00, not 2026-11-03T00:00:00\+01:00 \.\. 2026-11-03T23:59:59\+01:00/);
+      expect(readFileSync(join(dir, 'd-2026-11-03.csv'), 'utf8')).toBe(day2); // day 1's rows never reached day 2's file
+      expect(readStateFile(state)?.windows[1]?.status).toBe('failed');
+      const submits = sandbox.reports().length;
+      const again = await runCli(args, { env: env(sandbox, dir) });
+      expect(again.code, again.stderr).toBe(0);
+      expect(sandbox.reports()).toHaveLength(submits + 1); // day 2 submitted anew, day 1 skipped
+      expect(readFileSync(join(dir, 'd-2026-11-03.csv'), 'utf8')).toBe(day2);
+    });
+  });
+});
+
+describe('the intent to submit is recorded before the submit (issue 20, item 10)', () => {
+  it('a run killed while its submit is in flight: the next run says a report of unknown ID may be running, and submits anew', async () => {
+    await withSandbox({ faults: { latencyMs: 1500, errors: [] } }, async (sandbox, dir) => {
+      const state = join(dir, 's.json');
+      const args = ['run', 'buyer', '--since', '2026-11-02', '--until', '2026-11-02', '--breakdowns', 'DAILY', '--chunk', 'day', '--state', state, '-o', join(dir, 'd-{since}.csv'), '--poll-interval', '20ms'];
+      const first = startCli(args, { env: env(sandbox, dir) });
+      const firstDone = collect(first);
+      await until(() => typeof (readStateFile(state)?.windows[0] as { submitting?: string | null } | undefined)?.submitting === 'string', 'the intent recorded');
+      expect(readStateFile(state)?.windows[0]).toMatchObject({ status: 'pending', reportId: null });
+      first.kill('SIGKILL');
+      await firstDone;
+      const second = await runCli(args, { env: env(sandbox, dir) });
+      expect(second.code, second.stderr).toBe(0);
+      expect(second.stderr).toMatch(/^2026-11-02: warning: an earlier run was stopped while submitting this window's report \(at \d{4}-\d\d-\d\dT[\d:.]+Z\): a report of unknown ID may be running on the server/m);
+      const entry = readStateFile(state)?.windows[0] as unknown as { status: string; submitting: string | null };
+      expect(entry).toMatchObject({ status: 'done', submitting: null });
+    });
+  }, 60_000);
 });

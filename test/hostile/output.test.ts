@@ -185,14 +185,34 @@ describe('11.3 no escape sequence from the server reaches the terminal', () => {
     const world = makeWorld(server);
     server.on('download', (_req, res) => json(res, 200, {
       data: [{ country: `FR${ESC}`, displays: 1 }],
-      summary: { since: `2026-11-01${ESC}`, until: '2026-11-01', breakdowns: [`COUNTRY${ESC}`] },
+      summary: { since: '2026-11-01T00:00:00+01:00', until: '2026-11-01T23:59:59+01:00', breakdowns: [], timezone: `paris${ESC}` },
     }));
     const result = await world.run([...RUN, '-o', 'out.csv']);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr).toMatch(/2026-11-01\\x1b/);
+    expect(result.stderr).toMatch(/2026-11-01T00:00:00\+01:00 → 2026-11-01T23:59:59\+01:00/);
     expectNoControl(result.stderr);
     const rows = parse(readFileSync(join(world.cwd, 'out.csv')), { columns: true }) as Record<string, string>[];
     expect(rows).toEqual([{ country: `FR${ESC}`, displays: '1' }]);
+  });
+
+  it('a summary naming another period (escape bytes included) is refused: exit 5 naming both periods, escaped, nothing written (issue 20, item 3)', async () => {
+    const world = makeWorld(server);
+    for (const summary of [
+      { since: '1999-01-01T00:00:00+01:00', until: '1999-01-01T23:59:59+01:00', breakdowns: [] },
+      { since: `2026-11-01${ESC}`, until: '2026-11-01', breakdowns: [`COUNTRY${ESC}`] },
+    ]) {
+      server.on('download', (_req, res) => json(res, 200, { data: [{ country: 'FR', displays: 1 }], summary }));
+      const before = world.snapshot();
+      const result = await world.run([...RUN, '-o', 'out.csv']);
+      expect(result.code, result.stderr).toBe(5);
+      expect(result.stderr).toMatch(/^error: report r1 for 2026-11-01: the report downloaded (covers|is broken down)/m);
+      expect(result.stderr).toMatch(/not 2026-11-01T00:00:00\+01:00 \.\. 2026-11-01T23:59:59\+01:00/);
+      expectNoControl(result.stderr);
+      expect(changes(before, world.snapshot())).toEqual([]);
+    }
+    // the same instants in another offset's spelling are the same period
+    server.on('download', (_req, res) => json(res, 200, { data: [{ country: 'FR', displays: 1 }], summary: { since: '2026-10-31T23:00:00Z', until: '2026-11-01T22:59:59.000Z', breakdowns: [] } }));
+    expect((await world.run([...RUN, '-o', 'out.csv'])).code).toBe(0);
   });
 
   it('campaign table cells: escaped; --json exact', async () => {

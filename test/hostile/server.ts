@@ -52,7 +52,7 @@ export const CONTRACT: Record<Route, Handler> = {
   status: (_req, res) => json(res, 200, { response: { status: 'ready', message: 'ready', report_id: 'r1' } }),
   download: (_req, res) => json(res, 200, {
     data: [{ country: 'FR', displays: 10, clicks: 1 }],
-    summary: { since: '2026-11-01T00:00:00+01:00', until: '2026-11-01T23:59:59+01:00', breakdowns: ['COUNTRY'], timezone: 'europe/paris' },
+    summary: { since: '2026-11-01T00:00:00+01:00', until: '2026-11-01T23:59:59+01:00', breakdowns: [], timezone: 'europe/paris' },
   }),
   campaigns: (_req, res) => json(res, 200, []),
   other: (_req, res) => json(res, 404, { response: { error_id: 'NOT_FOUND', error: 'no such endpoint' } }),

@@ -185,7 +185,7 @@ describe('the state lock', () => {
       run.child.kill('SIGKILL');
       await run.exited;
       const doc = readState(path);
-      expect(doc?.version).toBe(1);
+      expect(doc?.version).toBe(2);
       expect(doc?.windows.length).toBeGreaterThanOrEqual(20);
     }
   });

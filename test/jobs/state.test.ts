@@ -257,7 +257,7 @@ for w in doc["windows"]:
     print(w["since"], w["until"], w["sinceUnix"], w["untilUnix"], w["status"], w["reportId"], w["attempts"], w["rows"], w["bytes"], w["file"], w["error"], w["submittedAt"] is not None, w["finishedAt"] is not None)
 `, path], { encoding: 'utf8' });
     expect(python.trim().split('\n')).toEqual([
-      '1 buyer displays,clicks /data/{side}-{since}.csv',
+      '2 buyer displays,clicks /data/{side}-{since}.csv',
       `2026-11-19T00:00:00+01:00 2026-11-19T23:59:59+01:00 ${first.since} ${first.until} done 5f0c01 1 12 3456 ${file} None True True`,
       `2026-11-20T00:00:00+01:00 2026-11-20T23:59:59+01:00 ${second.since} ${second.until} failed 5f0c02 1 None None None too much data True True`,
     ]);
@@ -349,9 +349,9 @@ for w in doc["windows"]:
     const dir = tempDir();
     const cases: [string, RegExp][] = [
       ['{"version":1,"windows":[', /is not valid JSON/],
-      ['[1,2,3]', /is not a reporting state file \(version 1\)/],
+      ['[1,2,3]', /is not a reporting state file \(version 2\)/],
       [JSON.stringify({ ...doc([]), windows: [{ since: 'x' }] }), /windows\.0\.until/],
-      [JSON.stringify({ ...doc([]), version: 2 }), /format version 2, written by a newer reporting; this one reads version 1/],
+      [JSON.stringify({ ...doc([]), version: 3 }), /format version 3, written by a newer reporting; this one reads version 2/],
       [JSON.stringify(doc([entry(day('2026-11-10'), 'submitted', '2026-11-11T06:00', { reportId: '../../etc' })])), /windows\.0\.reportId: not a usable report ID/],
       ['null', /is not a reporting state file/],
     ];
@@ -371,7 +371,7 @@ describe('the README', () => {
   const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 
   it("documents a state file that this version reads, with every field of a window", () => {
-    const section = readme.slice(readme.indexOf('### Format (version 1)'));
+    const section = readme.slice(readme.indexOf('### Format (version 2)'));
     const example = /```json\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
     const path = join(tempDir(), 'example.json');
     writeFileSync(path, example);
