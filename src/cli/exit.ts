@@ -6,7 +6,7 @@ import type { CommanderError } from 'commander';
 import { CliError, EXIT } from '../errors.js';
 import type { Context } from '../factory.js';
 import { wantsColor } from '../io/color.js';
-import { safeText, withoutControls } from '../io/safe-text.js';
+import { jsonLine, safeText, withoutControls } from '../io/safe-text.js';
 
 function isCommanderError(error: unknown): error is CommanderError {
   return error instanceof Error && typeof (error as CommanderError).code === 'string'
@@ -44,7 +44,7 @@ function writeError(ctx: Context, options: ExitOptions, message: string, hint?: 
   const { noColor } = options;
   if (options.jsonLog) {
     const plain = (text: string) => withoutControls(text).trim();
-    ctx.stderr.write(`${JSON.stringify({ v: 1, ts: new Date(ctx.now()).toISOString(), event: 'error', message: plain(message), ...(hint ? { hint: plain(hint) } : {}), exitCode })}\n`);
+    ctx.stderr.write(`${jsonLine({ v: 1, ts: new Date(ctx.now()).toISOString(), event: 'error', message: plain(message), ...(hint ? { hint: plain(hint) } : {}), exitCode })}\n`);
     return;
   }
   // messages carry server text (error envelopes, statuses): no control character reaches the terminal

@@ -5,12 +5,13 @@
 //
 // No event carries free text from the CLI's own state: every field is typed. The only text that
 // comes from the server (a failure message) goes through `serverText`, which removes control
-// characters and anything that looks like a secret.
+// characters and anything that looks like a secret; each line is written by `jsonLine`, which
+// writes the invisible controls a terminal would reorder text by (bidi, U+2028) as `\u` escapes.
 
 import { formatDuration } from '../duration.js';
 import { Secrets } from '../api/redact.js';
 import { formatBytes, type Reporter } from '../io/progress.js';
-import { withoutControls } from '../io/safe-text.js';
+import { jsonLine, withoutControls } from '../io/safe-text.js';
 import { parisIso } from '../report/time.js';
 import type { LogEvent } from './events.js';
 import type { LogFormat } from './limits.js';
@@ -123,7 +124,7 @@ export function createLogger(format: LogFormat, sink: LogSink, reporter: Reporte
   if (format === 'json') {
     return {
       emit(event) {
-        sink.stderr.write(`${JSON.stringify(eventJson(event, sink.now(), sink.secrets))}\n`);
+        sink.stderr.write(`${jsonLine(eventJson(event, sink.now(), sink.secrets))}\n`);
       },
       downloading() {},
       stop() {},

@@ -16,7 +16,7 @@ import { createReporter } from '../io/progress.js';
 import type { LogFormat } from './limits.js';
 import { eventJson, eventText, serverText } from './log.js';
 import { formatBytes } from '../io/progress.js';
-import { safeText } from '../io/safe-text.js';
+import { jsonLine, safeText } from '../io/safe-text.js';
 
 export interface RunView {
   /** a run event (submitted, ready, written, ...) */
@@ -115,7 +115,7 @@ export async function createWindowsView(ctx: Pick<Context, 'stderr' | 'now'>, op
 
 /** The log's JSON lines: every event, whatever -q says (asking for a machine log is asking for it). */
 function jsonView(ctx: Pick<Context, 'stderr' | 'now'>, secrets: Secrets | undefined): RunView {
-  const line = (event: LogEvent) => { ctx.stderr.write(`${JSON.stringify(eventJson(event, ctx.now(), secrets))}\n`); };
+  const line = (event: LogEvent) => { ctx.stderr.write(`${jsonLine(eventJson(event, ctx.now(), secrets))}\n`); };
   return {
     emit: line,
     pool(event) {

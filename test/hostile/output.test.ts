@@ -232,6 +232,45 @@ describe('11.3 no escape sequence from the server reaches the terminal', () => {
   });
 });
 
+describe('issue 20, item 8: the JSON log escapes the invisible controls text mode escapes', () => {
+  // bidi embeddings, overrides and isolates, the bidi marks, the line and paragraph separators
+  const INVISIBLE = '\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c\u2028\u2029';
+  const RAW = /[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\u2028\u2029]/;
+  const failing = () => server.on('status', (_req, res) => json(res, 200, {
+    response: { status: `failed${INVISIBLE}x`, message: `exe.txt${INVISIBLE}boom`, report_id: 'r1' },
+  }));
+
+  it('a failed status and its message in --log-format json: \\u escapes, and each line parses back to the server\'s text', async () => {
+    const world = makeWorld(server);
+    failing();
+    const result = await world.run([...RUN, '-o', 'out.csv', '--log-format', 'json']);
+    expect(result.code, result.stderr).toBe(6);
+    expect(result.stderr).not.toMatch(RAW);
+    expect(result.stderr).toContain('\\u202e');
+    const lines = result.stderr.trimEnd().split('\n');
+    const parsed = lines.map((line) => JSON.parse(line) as { event: string; status?: string; message?: string });
+    expect(parsed.map((line) => line.event)).toEqual(['submitted', 'polled', 'failed', 'error']);
+    // the server's status as it sent it; in the messages, its characters all there
+    expect(parsed[1]?.status).toBe(`failed${INVISIBLE}x`);
+    for (const line of parsed.slice(2)) expect(line.message).toContain(`failed${INVISIBLE}x`);
+    expect(parsed[3]?.message).toMatch(/exe\.txt[\s\S]*boom/);
+    // another reader of JSON reads the same text: Python's json module
+    const python = spawnSync('python3', ['-c', 'import json,sys\nfor line in sys.stdin: print(json.dumps(json.loads(line), ensure_ascii=True))'], { input: result.stderr, encoding: 'utf8' });
+    if (python.error) return; // no Python on this machine: JSON.parse above is the check
+    expect(python.status, python.stderr).toBe(0);
+    expect(python.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as unknown)).toEqual(parsed);
+  });
+
+  it('text mode is unchanged: the same characters shown escaped', async () => {
+    const world = makeWorld(server);
+    failing();
+    const result = await world.run([...RUN, '-o', 'out.csv']);
+    expect(result.code).toBe(6);
+    expect(result.stderr).not.toMatch(RAW);
+    expect(result.stderr).toContain('failed\\u202a\\u202b\\u202c\\u202d\\u202e\\u2066\\u2067\\u2068\\u2069\\u200e\\u200f\\u061c\\u2028\\u2029x');
+  });
+});
+
 it('the world helper sees a change outside the target folder (the assertions above can fail)', async () => {
   const world = makeWorld(server);
   const before = world.snapshot();

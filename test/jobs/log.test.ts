@@ -66,6 +66,16 @@ describe('--log-format json', () => {
     }
   });
 
+  it('writes the server\'s bidi controls and line separators as \\u escapes; the line parses back to them (issue 20, item 8)', () => {
+    const out = new FakeOutput();
+    const bidi = 'exe.\u202etxt\u2066\u200f\u061c\u2028\u2029.pdf';
+    createLogger('json', { stderr: out, now: () => FIXED_NOW, secrets }, recorder().reporter)
+      .emit({ event: 'polled', window: DAY, reportId: `r\u202e1`, status: `in${bidi}progress`, polls: 1, durationMs: 1 });
+    expect(out.text).not.toMatch(/[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\u2028\u2029]/);
+    expect(out.text).toContain('"status":"inexe.\\u202etxt\\u2066\\u200f\\u061c\\u2028\\u2029.pdfprogress"');
+    expect(JSON.parse(out.text)).toMatchObject({ reportId: 'r\u202e1', status: `in${bidi}progress` });
+  });
+
   it('gives the window with its Paris offsets and Unix seconds, and the typed fields', () => {
     const [submitted, resubmitted, , polled, , , split, , , done, written] = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(submitted).toEqual({

@@ -159,6 +159,29 @@ describe('redaction', () => {
     // every secret belongs to its own session
     expect(new Secrets().redact('k9')).toBe('k9');
   });
+  it('hides a secret nested in several encodings, and only the secret (issue 20, item 9)', () => {
+    const secrets = new Secrets();
+    const password = 'p"a\\ss/w%rd é ü';
+    secrets.add(password);
+    const json = (text: string) => JSON.stringify(text).slice(1, -1);
+    const nested = [
+      json(json(password)),
+      json(json(json(password))),
+      json(json(json(json(password)))),
+      encodeURIComponent(json(password)),
+      json(encodeURIComponent(password)),
+      encodeURIComponent(encodeURIComponent(password)),
+      json(encodeURIComponent(json(password))),
+      new URLSearchParams({ p: json(password) }).toString().slice(2),
+    ];
+    for (const form of nested) expect(secrets.redact(`before ${form} after`), form).toBe('before *** after');
+    // the text around a secret is left as received, escapes included
+    expect(secrets.redact(`{"error":"a \\"quote\\" %41 ${json(json(password))}\\n"}`)).toBe('{"error":"a \\"quote\\" %41 ***\\n"}');
+    // a body that decodes every way is read a bounded number of times
+    const started = performance.now();
+    secrets.excerpt('\\"%22+'.repeat(11_000), 300, true);
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
 });
 
 describe('network errors', () => {
