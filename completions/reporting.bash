@@ -72,7 +72,7 @@ _reporting() {
   local globals="--version -V --profile --base-url --timeout --retries --body --verbose -v --json --quiet -q --no-color"
   if [[ -z "$cmd" ]]; then
     if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W "$globals" -- "$cur"))
-    else COMPREPLY=($(compgen -W "login logout whoami buyer seller status download run campaigns schema sandbox completion" -- "$cur")); fi
+    else COMPREPLY=($(compgen -W "login logout whoami buyer seller status download run state campaigns schema sandbox completion" -- "$cur")); fi
     return 0
   fi
   if [[ "$cur" != -* ]]; then
@@ -93,6 +93,7 @@ _reporting() {
     status) opts="--wait --poll-interval --max-wait" ;;
     download) opts="--wait --output -o --format --columns --delimiter --bom --excel --no-validate --poll-interval --max-wait" ;;
     run) opts="--since --until --metrics --breakdowns --param --no-validate --advertiser-id --adunit-id --campaign-id --publisher-id --sub-publisher-id --sub-sub-publisher-id --platform-id --app-id --placement-id --buyer-id --deal-id --dmp-id --dmp-source-id --os-id --format-id --country-id --region-id --department-id --city-id --postalcode --ad-network-id --device-type-id --device-brand-id --carrier --device-model --output -o --format --columns --delimiter --bom --excel --chunk --concurrency --no-split --state --lookback --full-refresh --no-resume --log-format --poll-interval --max-wait" ;;
+    state) opts="" ;;
     campaigns) opts="--format --output -o" ;;
     schema) opts="--metrics --breakdowns --columns --as --table" ;;
     sandbox) opts="--port --host --seed --delay --work --max-running --fail-over-days --restate --report-ttl --now --latency --error --reset-download --stall-download --token-uses --report-status --malformed --scale --layout" ;;

@@ -65,6 +65,7 @@ complete -c reporting -n 'test -z (__reporting_state)[1]' -a seller -d 'submit a
 complete -c reporting -n 'test -z (__reporting_state)[1]' -a status -d 'print a report\'s status; --wait polls until it is ready'
 complete -c reporting -n 'test -z (__reporting_state)[1]' -a download -d 'download a ready report to a file or stdout (--wait polls first)'
 complete -c reporting -n 'test -z (__reporting_state)[1]' -a run -d 'submit a report, wait for it, download it and write CSV, JSON, NDJSON, Parquet or XLSX'
+complete -c reporting -n 'test -z (__reporting_state)[1]' -a state -d 'look at a run\'s state file, forget windows so the next run fetches them again, remove a dead run\'s lock'
 complete -c reporting -n 'test -z (__reporting_state)[1]' -a campaigns -d 'list campaigns and their ad units: a table, --json, or --format csv'
 complete -c reporting -n 'test -z (__reporting_state)[1]' -a schema -d 'print the typed columns of an export: a table, a JSON Schema or a CREATE TABLE'
 complete -c reporting -n 'test -z (__reporting_state)[1]' -a sandbox -d 'run a local emulator of the Reporting API (for trying the CLI and testing scripts)'
