@@ -11,7 +11,7 @@ import { flushed } from '../io/flush.js';
 import { exitCodeFor } from './exit.js';
 import { choiceOption, count, duration } from './flags.js';
 import { GROUPS, GroupedHelp } from './help.js';
-import { REGISTRY, type AnyEntry } from './registry.js';
+import { REGISTRY, type AnyEntry, type Group } from './registry.js';
 import type { Parsed } from './options.js';
 
 /** Runs a command instead of loading its module: the seam for flags-only tests (gh's runF). */
@@ -80,14 +80,25 @@ function globalOptions(): Option[] {
   ];
 }
 
-function addCommand(program: Command, entry: AnyEntry, ctx: Context, runF: RunF | undefined): void {
-  const command = program.command(entry.name, { hidden: entry.hidden }).description(entry.summary);
-  command.exitOverride().configureOutput(program.configureOutput());
-  entry.define(command);
+function addCommand(parent: Command, entry: AnyEntry | Group, ctx: Context, runF: RunF | undefined, path = ''): void {
+  const command = parent.command(entry.name, { hidden: 'hidden' in entry ? entry.hidden : undefined }).description(entry.summary);
+  command.exitOverride().configureOutput(parent.configureOutput());
   // the program's options after the command's name (help shows them once, from the program)
-  for (const option of globalOptions()) command.addOption(option.hideHelp());
-  command.version(program.version() as string, '-V, --version');
-  command.options.find((option) => option.long === '--version')?.hideHelp();
+  const addGlobals = () => {
+    for (const option of globalOptions()) command.addOption(option.hideHelp());
+    command.version(parent.version() as string, '-V, --version');
+    command.options.find((option) => option.long === '--version')?.hideHelp();
+  };
+  if ('subcommands' in entry) {
+    // a group's own options only before its subcommand's name, as the program's
+    command.enablePositionalOptions();
+    entry.define?.(command);
+    addGlobals();
+    for (const sub of entry.subcommands) addCommand(command, sub, ctx, runF, `${path}${entry.name} `);
+    return;
+  }
+  entry.define(command);
+  addGlobals();
   command.action(async () => {
     const opts = entry.options(command.processedArgs as string[], command.opts<Parsed>(), command);
     // the lazy boundary: the factory (HTTP client, token store) and the command's module load
@@ -96,17 +107,22 @@ function addCommand(program: Command, entry: AnyEntry, ctx: Context, runF: RunF 
     const f = createFactory(ctx, globalsOf(command, ctx));
     try {
       if (module) await module.run(opts, f);
-      else await runF?.(entry.name, opts, f);
+      else await runF?.(`${path}${entry.name}`, opts, f);
     } finally {
       await f.close();
     }
   });
 }
 
-/** A program option as given: after the command's name, else before it (else its default). */
+/** A program option as given: after the command's name (the nearest command first: `state show
+ * --json`), else before it (else its default). */
 function globalValue(command: Command, key: string): unknown {
-  if (command.getOptionValueSource(key) === 'cli') return command.getOptionValue(key);
-  return (command.parent ?? command).getOptionValue(key);
+  let root = command;
+  for (let at: Command | null = command; at; at = at.parent) {
+    if (at.parent && at.getOptionValueSource(key) === 'cli') return at.getOptionValue(key);
+    root = at;
+  }
+  return root.getOptionValue(key);
 }
 
 function globalsOf(command: Command, ctx: Context): GlobalFlags {
@@ -131,7 +147,8 @@ function globalsOf(command: Command, ctx: Context): GlobalFlags {
  * that failed to parse was not read, and does not apply.
  */
 function parsedFlags(program: Command | undefined): { verbose: boolean; noColor: boolean; jsonLog: boolean } {
-  const given = (key: string) => (program ? [program, ...program.commands] : [])
+  const all = (command: Command): Command[] => [command, ...command.commands.flatMap(all)];
+  const given = (key: string) => (program ? all(program) : [])
     .filter((command) => command.getOptionValueSource(key) === 'cli')
     .map((command) => command.getOptionValue(key) as unknown);
   return {

@@ -3,7 +3,7 @@
 // ONE lazy boundary: a command's module, and what it needs, load only when that command runs, so
 // `--help` stays fast.
 
-import { Option, type Command } from 'commander';
+import { Argument, InvalidArgumentError, Option, type Command } from 'commander';
 import type { CampaignsOptions } from '../commands/campaigns.js';
 import type { CompletionOptions } from '../commands/completion.js';
 import type { DownloadOptions } from '../commands/download.js';
@@ -14,6 +14,7 @@ import type { ReportOptions } from '../commands/report.js';
 import type { RunOptions } from '../commands/run.js';
 import type { SandboxCommandOptions } from '../commands/sandbox.js';
 import type { SchemaOptions } from '../commands/schema.js';
+import type { StateOptions } from '../commands/state.js';
 import type { StatusOptions } from '../commands/status.js';
 import type { WhoamiOptions } from '../commands/whoami.js';
 import type { Shell } from '../completion/scripts.js';
@@ -49,6 +50,15 @@ export interface Entry<O> {
 export type AnyEntry = Entry<unknown>;
 const entry = <O>(e: Entry<O>): AnyEntry => e as unknown as AnyEntry;
 
+/** A command made of subcommands (`state show|forget|unlock`), each an entry of its own. */
+export interface Group {
+  name: string;
+  summary: string;
+  /** help text of the group */
+  define?(command: Command): void;
+  subcommands: AnyEntry[];
+}
+
 const examples = (...lines: string[]) => `\nExamples:\n${lines.map((line) => `  ${line}`).join('\n')}`;
 const SHELLS: readonly Shell[] = ['bash', 'zsh', 'fish'];
 
@@ -69,7 +79,13 @@ function reportEntry(side: Side, example: string): AnyEntry {
   });
 }
 
-export const REGISTRY: AnyEntry[] = [
+/** The state file argument of `state` subcommands. */
+const stateFile = () => new Argument('<file>', 'the state file (as given to run --state)').argParser((text: string) => {
+  if (text.trim() === '') throw new InvalidArgumentError('a file name, not an empty one');
+  return text;
+});
+
+export const REGISTRY: (AnyEntry | Group)[] = [
   entry<LoginOptions>({
     name: 'login',
     summary: 'store a token for a profile: a console token, or email and password',
@@ -180,6 +196,72 @@ ${examples(
     }),
     load: () => import('../commands/run.js'),
   }),
+  {
+    name: 'state',
+    summary: "look at a run's state file, forget windows so the next run fetches them again, remove a dead run's lock",
+    define(command) {
+      command.addHelpText('after', examples(
+        'reporting state show buyer.state.json',
+        'reporting state forget buyer.state.json 2026-11-03 2026-11-10..2026-11-12',
+        'reporting state unlock buyer.state.json',
+      ));
+    },
+    subcommands: [
+      entry<StateOptions>({
+        name: 'show',
+        summary: 'print the request recorded and every window: period, status, report ID, attempts, rows, file, error',
+        define(command) {
+          command.addArgument(stateFile()).addHelpText('after', `
+Read-only: takes no lock (a run may be writing it: stderr says so). --json prints the windows as
+the file records them.
+${examples(
+    'reporting state show buyer.state.json',
+    'reporting state show buyer.state.json --json | jq -r \'.[] | select(.status == "failed") | .since\'',
+  )}`);
+        },
+        options: ([file]) => ({ action: 'show', file: file as string }),
+        load: () => import('../commands/state.js'),
+      }),
+      entry<StateOptions>({
+        name: 'forget',
+        summary: 'forget what is recorded for windows, so that the next run fetches them again',
+        define(command) {
+          command
+            .addArgument(stateFile())
+            .argument('<window...>', 'a Paris date (the windows starting that day), a range DATE..DATE, or all')
+            .addHelpText('after', `
+Takes the state file's lock (exit 2 while a run holds it). The files written for those windows are
+left as they are: the next run covering them writes them again.
+${examples(
+    'reporting state forget buyer.state.json 2026-11-03',
+    'reporting state forget buyer.state.json 2026-11-01..2026-11-07 2026-11-20',
+    'reporting state forget buyer.state.json all',
+  )}`);
+        },
+        options: ([file], _parsed, command) => ({ action: 'forget', file: file as string, windows: command.processedArgs[1] as string[] }),
+        load: () => import('../commands/state.js'),
+      }),
+      entry<StateOptions>({
+        name: 'unlock',
+        summary: "remove the state file's lock when the run holding it is gone (naming it)",
+        define(command) {
+          command
+            .addArgument(stateFile())
+            .option('--force', 'also remove a lock of another host touched in the last 5 minutes, or one this tool did not write')
+            .addHelpText('after', `
+A holder on this host is gone when its PID is not running; one of another host, once its lock is
+untouched for 5 minutes (the next run takes such a lock over by itself). A running holder is
+never removed: exit 2, naming it.
+${examples(
+    'reporting state unlock buyer.state.json',
+    'reporting state unlock /mnt/shared/buyer.state.json --force',
+  )}`);
+        },
+        options: ([file], parsed) => ({ action: 'unlock', file: file as string, force: Boolean(parsed.force) }),
+        load: () => import('../commands/state.js'),
+      }),
+    ],
+  },
   entry<CampaignsOptions>({
     name: 'campaigns',
     summary: 'list campaigns and their ad units: a table, --json, or --format csv',

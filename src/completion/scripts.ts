@@ -26,6 +26,8 @@ interface CommandSpec {
   options: OptionSpec[];
   /** the values of the command's first argument, when it has a fixed list (run's side, a shell) */
   argChoices?: string[];
+  /** a group's subcommands (`state show|forget|unlock`): their names come first, then a file */
+  subcommands?: string[];
 }
 
 export interface CompletionSpec {
@@ -43,17 +45,24 @@ function optionSpec(option: Option): OptionSpec {
   };
 }
 
+const visible = (commands: readonly Command[]) =>
+  commands.filter((command) => !(command as Command & { _hidden?: boolean })._hidden && !command.name().startsWith('__') && command.name() !== 'help');
+
 export function specOf(program: Command): CompletionSpec {
   return {
     globals: program.options.filter((option) => !option.hidden).map(optionSpec),
-    commands: program.commands
-      .filter((command) => !(command as Command & { _hidden?: boolean })._hidden && !command.name().startsWith('__'))
-      .map((command) => ({
+    commands: visible(program.commands).map((command) => {
+      const subcommands = visible(command.commands);
+      // a group offers its subcommands' options (each flag once)
+      const options = [command, ...subcommands].flatMap((c) => c.options.filter((option) => !option.hidden));
+      return {
         name: command.name(),
         summary: command.description(),
-        options: command.options.filter((option) => !option.hidden).map(optionSpec),
+        options: options.filter((option, i) => options.findIndex((o) => o.long === option.long) === i).map(optionSpec),
         argChoices: command.registeredArguments[0]?.argChoices ? [...command.registeredArguments[0].argChoices] : undefined,
-      })),
+        subcommands: subcommands.length ? subcommands.map((c) => c.name()) : undefined,
+      };
+    }),
   };
 }
 
@@ -82,6 +91,9 @@ const fixedValuesOf = (spec: CompletionSpec): Record<string, string[]> => {
 /** Commands whose first argument has a fixed list of values. */
 const argumentValuesOf = (spec: CompletionSpec): [string, string[]][] =>
   spec.commands.flatMap((c) => (c.argChoices ? [[c.name, c.argChoices] as [string, string[]]] : []));
+/** Groups and their subcommands' names. */
+const subcommandsOf = (spec: CompletionSpec): [string, string[]][] =>
+  spec.commands.flatMap((c) => (c.subcommands ? [[c.name, c.subcommands] as [string, string[]]] : []));
 
 const flagsOf = (options: OptionSpec[]) => options.flatMap((o) => [o.long, o.short].filter((f): f is string => Boolean(f)));
 const valueFlags = (spec: CompletionSpec) =>
@@ -111,7 +123,7 @@ _reporting_values() {
 }
 
 _reporting() {
-  local cur="\${COMP_WORDS[COMP_CWORD]}" prev="" cmd="" side="" word i skip=0
+  local cur="\${COMP_WORDS[COMP_CWORD]}" prev="" cmd="" arg="" side="" word i skip=0
   ((COMP_CWORD > 0)) && prev="\${COMP_WORDS[COMP_CWORD-1]}"
   local value_options=" ${valueFlags(spec).join(' ')} "
   for ((i = 1; i < COMP_CWORD; i++)); do
@@ -120,9 +132,10 @@ _reporting() {
     case "$word" in
       --*=*) ;;
       -*) [[ "$value_options" == *" $word "* ]] && skip=1 ;;
-      *) if [[ -z "$cmd" ]]; then cmd="$word"; elif [[ "$cmd" == run && -z "$side" ]]; then side="$word"; fi ;;
+      *) if [[ -z "$cmd" ]]; then cmd="$word"; elif [[ -z "$arg" ]]; then arg="$word"; fi ;;
     esac
   done
+  [[ "$cmd" == run ]] && side="$arg"
   [[ "$cmd" == buyer || "$cmd" == seller ]] && side="$cmd"
   COMPREPLY=()
 
@@ -166,6 +179,7 @@ ${fixed}
   if [[ "$cur" != -* ]]; then
     case "$cmd" in
 ${argumentValuesOf(spec).map(([name, values]) => `      ${name}) ${name === 'run' ? '[[ -z "$side" ]] && ' : ''}COMPREPLY=($(compgen -W "${values.join(' ')}" -- "$cur")) ;;`).join('\n')}
+${subcommandsOf(spec).map(([name, values]) => `      ${name}) if [[ -z "$arg" ]]; then COMPREPLY=($(compgen -W "${values.join(' ')}" -- "$cur")); else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); fi ;;`).join('\n')}
     esac
     return 0
   fi
@@ -205,7 +219,7 @@ _reporting_values() {
 }
 
 _reporting() {
-  local cmd="" side="" word skip=0 i
+  local cmd="" arg="" side="" word skip=0 i
   local -a value_options=(${valueFlags(spec).join(' ')})
   for ((i = 2; i < CURRENT; i++)); do
     word=\${words[i]}
@@ -213,9 +227,10 @@ _reporting() {
     case $word in
       --*=*) ;;
       -*) (( \${value_options[(Ie)$word]} )) && skip=1 ;;
-      *) if [[ -z $cmd ]]; then cmd=$word; elif [[ $cmd == run && -z $side ]]; then side=$word; fi ;;
+      *) if [[ -z $cmd ]]; then cmd=$word; elif [[ -z $arg ]]; then arg=$word; fi ;;
     esac
   done
+  [[ $cmd == run ]] && side=$arg
   [[ $cmd == buyer || $cmd == seller ]] && side=$cmd
   local prev=\${words[CURRENT-1]}
   local -a values
@@ -252,6 +267,7 @@ ${Object.entries(fixedValuesOf(spec)).map(([flag, list]) => `    ${flag}) compad
   if [[ \${words[CURRENT]} != -* ]]; then
     case $cmd in
 ${argumentValuesOf(spec).map(([name, values]) => `      ${name}) ${name === 'run' ? '[[ -z $side ]] && ' : ''}compadd -- ${values.join(' ')} ;;`).join('\n')}
+${subcommandsOf(spec).map(([name, values]) => `      ${name}) if [[ -z $arg ]]; then compadd -- ${values.join(' ')}; else _files; fi ;;`).join('\n')}
     esac
     return
   fi
@@ -292,6 +308,7 @@ function fish(spec: CompletionSpec): string {
     '    set -l tokens (commandline -opc)',
     '    set -l cmd',
     '    set -l side',
+    '    set -l arg',
     '    set -l skip 0',
     `    set -l value_options ${valueFlags(spec).join(' ')}`,
     '    for word in $tokens[2..-1]',
@@ -306,14 +323,16 @@ function fish(spec: CompletionSpec): string {
     "            case '*'",
     '                if test -z "$cmd"',
     '                    set cmd $word',
-    '                else if test "$cmd" = run; and test -z "$side"',
-    '                    set side $word',
+    '                else if test -z "$arg"',
+    '                    set arg $word',
     '                end',
     '        end',
     '    end',
+    '    test "$cmd" = run; and set side $arg',
     '    contains -- "$cmd" buyer seller; and set side $cmd',
     '    echo "$cmd"',
     '    echo "$side"',
+    '    echo "$arg"',
     'end',
     '',
     'function __reporting_using --description "true when the subcommand is one of the arguments"',
@@ -324,6 +343,11 @@ function fish(spec: CompletionSpec): string {
     'function __reporting_needs_side',
     '    set -l state (__reporting_state)',
     '    test "$state[1]" = run; and test -z "$state[2]"',
+    'end',
+    '',
+    'function __reporting_needs_arg --description "true when the command (argument 1) has no word after it yet"',
+    '    set -l state (__reporting_state)',
+    '    test "$state[1]" = "$argv[1]"; and test -z "$state[3]"',
     'end',
     '',
     'function __reporting_list --description "breakdowns or metrics of the side, after any comma"',
@@ -354,6 +378,10 @@ function fish(spec: CompletionSpec): string {
     ...argumentValuesOf(spec).map(([name, values]) => (name === 'run'
       ? `complete -c reporting -n '__reporting_needs_side' -a '${values.join(' ')}'`
       : `complete -c reporting -n '__reporting_using ${name}' -a '${values.join(' ')}'`)),
+    ...subcommandsOf(spec).flatMap(([name, values]) => [
+      `complete -c reporting -n '__reporting_needs_arg ${name}' -a '${values.join(' ')}'`,
+      `complete -c reporting -n '__reporting_using ${name}; and not __reporting_needs_arg ${name}' -F`,
+    ]),
     "complete -c reporting -n '__reporting_using buyer seller run' -l breakdowns -x -a '(__reporting_list breakdowns)'",
     "complete -c reporting -n '__reporting_using buyer seller run' -l metrics -x -a '(__reporting_list metrics)'",
     ...Object.entries(formatsOf(spec)).map(([name, values]) => `complete -c reporting -n '__reporting_using ${name}' -l format -x -a '${values.join(' ')}'`),

@@ -46,14 +46,14 @@ export type Holder = z.infer<typeof holderSchema>;
  * overlap is a scheduling mistake to fix, not a fault to retry at once (see README, "State file").
  */
 export class LockedError extends CliError {
-  constructor(readonly file: string, readonly holder: Holder | undefined) {
+  constructor(readonly file: string, readonly holder: Holder | undefined, hint?: string) {
     const who = holder ? `by process ${holder.pid}${holder.host === hostname() ? '' : ` on ${holder.host}`} since ${holder.since}` : 'by another process';
     super(
       `${file} is in use ${who}: another run with this state file is still going`,
       EXIT.usage,
-      !holder ? `if no such run is going, delete ${file}.lock`
+      hint ?? (!holder ? `if no such run is going, delete ${file}.lock`
         : holder.host !== hostname() ? `if no such run is going, delete ${file}.lock (a lock of another host is taken over once untouched for 5 minutes)`
-          : 'let it finish, or do not start runs on one state file at the same time (Kubernetes: concurrencyPolicy: Forbid)',
+          : 'let it finish, or do not start runs on one state file at the same time (Kubernetes: concurrencyPolicy: Forbid)'),
     );
   }
 }
@@ -96,7 +96,7 @@ export interface WaitOptions extends LockOptions {
 }
 
 /** What is at a lock's path: its text (to tell one lock from the next), and its holder. */
-interface Seen {
+export interface Seen {
   text: string;
   holder: Holder | 'unreadable';
 }
@@ -313,4 +313,59 @@ function register(lockPath: string, holder: Holder, host: LockHost, heartbeatMs:
   held.add(lock);
   forget = host.atExit(() => lock.release());
   return lock;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Looking at a lock without taking it (`reporting state show`), and removing a dead holder's one
+// (`reporting state unlock`): by the same rules as a taker's, under the same takeover lock.
+
+/** A lock as found at `FILE.lock`, judged by the rules a taker applies. */
+export interface LockState {
+  path: string;
+  /** undefined: a lock this tool did not write (not a holder it can read) */
+  holder: Holder | undefined;
+  /** the holder is a process of this host (its liveness can be checked) */
+  local: boolean;
+  /** a taker would take it over: its PID is gone, or another host's lock is untouched for 5 minutes */
+  stale: boolean;
+  /** since the holder last touched it (its heartbeat) */
+  ageMs: number;
+  /** what was read: removal removes only this lock, not one taken meanwhile */
+  readonly seen: Seen;
+}
+
+export interface InspectOptions {
+  now?: () => number;
+  alive?: (pid: number) => boolean;
+}
+
+/** The lock on `file`, or undefined when there is none. Takes nothing, changes nothing. */
+export function inspectLock(file: string, host: Pick<Host, 'pid' | 'isAlive'>, options: InspectOptions = {}): LockState | undefined {
+  const path = `${file}.lock`;
+  const read = readLock(path);
+  if (read === undefined) return undefined;
+  // a lock that cannot be read at all (permissions): no holder, and nothing removal would match
+  const seen: Seen = read === 'unreadable' ? { text: '', holder: 'unreadable' } : read;
+  const now = options.now ?? Date.now;
+  let ageMs: number;
+  try {
+    ageMs = now() - statSync(path).mtimeMs;
+  } catch {
+    return undefined; // released meanwhile
+  }
+  const holder = seen.holder === 'unreadable' ? undefined : seen.holder;
+  const judge: Judge = { me: { pid: host.pid, host: hostname(), nonce: '', since: '' }, alive: options.alive ?? ((pid) => host.isAlive(pid)), now };
+  return { path, holder, local: holder?.host === hostname(), stale: isStale(path, seen, judge), ageMs, seen };
+}
+
+/**
+ * Removes the lock `found` (from inspectLock) if it is still the one at its path, under the takeover
+ * lock a taker uses, whatever its holder (the caller decided). True when it is gone; false when
+ * another process was taking it over or took it meanwhile (look again).
+ */
+export function removeLock(found: LockState, host: Pick<Host, 'pid'>, options: { now?: () => number } = {}): boolean {
+  const judge: Judge = { me: { pid: host.pid, host: hostname(), nonce: randomBytes(8).toString('hex'), since: '' }, alive: () => true, now: options.now ?? Date.now };
+  takeOver(found.path, found.seen, judge, host.pid);
+  const after = readLock(found.path);
+  return after === undefined;
 }

@@ -548,6 +548,18 @@ export class RunState {
     return this.update(window, { status: 'failed', finishedAt: instant(this.now()), error: message });
   }
 
+  /**
+   * Forgets what was recorded for these windows (recorded ones, matched exactly): each goes back to
+   * pending, as if planned and never submitted, so that the next run fetches it again (also with
+   * `--since auto`, which starts at the first window not done). One write, whatever their number.
+   */
+  forget(windows: readonly Window[]): Promise<void> {
+    const forgotten = (entry: StateEntry) => windows.some((window) => window.since === entry.sinceUnix && window.until === entry.untilUnix);
+    const windowsNow = this.current.windows.map((entry) => (forgotten(entry) ? newEntry(windowOf(entry)) : entry));
+    this.current = { ...this.current, updatedAt: instant(this.now()), windows: windowsNow };
+    return this.flush();
+  }
+
   /** A window split in two (self-splitting runs): its halves replace it, pending. */
   split(window: Window, halves: readonly [Window, Window]): Promise<void> {
     const windows = this.current.windows.filter((entry) => !(entry.sinceUnix === window.since && entry.untilUnix === window.until));

@@ -75,11 +75,14 @@ _reporting; printf '%s\\n' "\${COMPREPLY[@]}"`;
     expect(complete('reporting', 'download', 'x', '--format', '')).toEqual(['csv', 'json', 'ndjson', 'parquet', 'xlsx']);
     expect(complete('reporting', 'campaigns', '--format', '')).toEqual(['table', 'json', 'csv']);
     expect(complete('reporting', 'completion', '')).toEqual(['bash', 'zsh', 'fish']);
+    expect(complete('reporting', 'state', '')).toEqual(['show', 'forget', 'unlock']);
+    expect(complete('reporting', 'state', 'unlock', '--fo')).toEqual(['--force']);
   });
 
   it('completes profile names and file paths for -o', () => {
     expect(complete('reporting', 'run', 'buyer', '--profile', '')).toEqual(['default', 'staging']);
     expect(complete('reporting', 'run', 'buyer', '-o', 'nigh')).toEqual(['nightly.csv']);
+    expect(complete('reporting', 'state', 'show', 'nigh')).toEqual(['nightly.csv']);
   });
 });
 
@@ -113,7 +116,7 @@ describe('fish', () => {
 });
 
 describe('help', () => {
-  const COMMANDS = ['login', 'logout', 'whoami', 'buyer', 'seller', 'status', 'download', 'run', 'campaigns', 'sandbox', 'completion'];
+  const COMMANDS = ['login', 'logout', 'whoami', 'buyer', 'seller', 'status', 'download', 'run', 'state', 'campaigns', 'sandbox', 'completion'];
 
   async function help(...args: string[]) {
     const { ctx, stdout } = fakeContext();
@@ -128,8 +131,8 @@ describe('help', () => {
     expect(text).toContain('README');
   });
 
-  it.each(COMMANDS)('`%s --help` fits 100 columns and shows two or three examples', async (name) => {
-    const text = await help(name);
+  it.each([...COMMANDS, 'state show', 'state forget', 'state unlock'])('`%s --help` fits 100 columns and shows two or three examples', async (name) => {
+    const text = await help(...name.split(' '));
     for (const line of text.split('\n')) expect(line.length, line).toBeLessThanOrEqual(100);
     const examples = text.slice(text.indexOf('Examples:')).split('\n').filter((line) => line.startsWith('  reporting') || line.startsWith('  id=') || line.startsWith('  source') || line.startsWith('  pbpaste'));
     expect(text).toContain('Examples:');
