@@ -22,21 +22,8 @@ export class MergedOutput implements Destination {
   async begin(piece: Window, origin: Window, reportId: string): Promise<WindowOutput> {
     if (this.spec.whole) return this.beginWhole(piece, reportId);
     this.rows ??= await MergedRows.open(this.fileOf(reportId), this.spec);
-    const rows = this.rows;
-    let taken = 0;
-    return {
-      take: async (body) => {
-        const result = await rows.take(piece, origin, body);
-        taken = result.rows;
-        return result;
-      },
-      restartable: false,
-      commit: async () => {
-        rows.record(piece, taken, reportId);
-        return [];
-      },
-      abort: async () => undefined, // the output as a whole is aborted by abort()
-    };
+    // the file appears at finish(), when every window is in
+    return this.rows.piece(piece, origin, reportId, async () => []);
   }
 
   private async beginWhole(window: Window, reportId: string): Promise<WindowOutput> {

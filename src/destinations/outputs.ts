@@ -12,7 +12,7 @@ import type { Output } from '../factory.js';
 import type { Host } from '../host.js';
 import { replaceIfChanged, type Replaced } from '../fs/files.js';
 import type { Window } from '../report/windows.js';
-import type { Committed } from './destination.js';
+import type { Committed, WindowOutput } from './destination.js';
 import { WindowMerger, type MergePlan } from './merge.js';
 
 export interface OutputSpec {
@@ -70,6 +70,25 @@ export class MergedRows {
     const summary = scanner.members.summary as Summary | undefined;
     this.merger.end(piece, summary);
     return { rows: this.rows - before, bytes: 0, summary };
+  }
+
+  /** The window output of one piece whose rows go into this output; `committed` says what its
+   * commit made visible (nothing, until the output is closed). */
+  piece(piece: Window, origin: Window, reportId: string, committed: () => Promise<Committed[]>): WindowOutput {
+    let taken = 0;
+    return {
+      take: async (body) => {
+        const result = await this.take(piece, origin, body);
+        taken = result.rows;
+        return result;
+      },
+      restartable: false,
+      abort: async () => undefined, // the output as a whole is aborted by its destination
+      commit: async () => {
+        this.record(piece, taken, reportId);
+        return committed();
+      },
+    };
   }
 
   /** the piece is in: remembered for the commit */

@@ -17,23 +17,12 @@ export class PerWindowFiles implements Destination {
       this.opened.set(origin.since, rows);
     }
     const output = rows;
-    let taken = 0;
-    return {
-      take: async (body) => {
-        const result = await output.take(piece, origin, body);
-        taken = result.rows;
-        return result;
-      },
-      restartable: false,
-      abort: async () => undefined,
-      commit: async () => {
-        output.record(piece, taken, reportId);
-        // the piece that completes its planned window closes the file
-        if (piece.until !== origin.until) return [];
-        this.opened.delete(origin.since);
-        return [await output.close(origin, this.fileOf(origin), [{ window: origin, rows: output.rows }], false, this.spec.cwd)];
-      },
-    };
+    return output.piece(piece, origin, reportId, async () => {
+      // the piece that completes its planned window closes the file
+      if (piece.until !== origin.until) return [];
+      this.opened.delete(origin.since);
+      return [await output.close(origin, this.fileOf(origin), [{ window: origin, rows: output.rows }], false, this.spec.cwd)];
+    });
   }
 
   async finish(): Promise<Committed[]> {

@@ -17,12 +17,12 @@ import type { Factory } from '../factory.js';
 import { collectGarbage } from '../gc.js';
 import { defaultResumeHint, pollOptionsFrom } from '../report/poll.js';
 import { parisDate } from '../report/time.js';
-import { checkChunk, formatChunk, parseChunk, splitWindow, type Chunk, type Window } from '../report/windows.js';
+import { checkChunk, formatChunk, parseChunk, splitWindow, type Window } from '../report/windows.js';
 import { GC_AFTER_BYTES, MAX_DOWNLOADS, Slots, WINDOW_FIRST_POLL_MS, fetchWindow, type FetchDeps, type Fetched } from './fetch.js';
 import type { Job } from './job.js';
 import { Journal, journalKey, journalRequestOf } from './journal.js';
 import { closing, interrupted, mergedFailure, partialFailure, pickUpCommand, reportError, upToDate } from './outcome.js';
-import { planRun, precheck, type RunPlan } from './plan.js';
+import { planRun, precheck, type PlanInput, type RunPlan } from './plan.js';
 import { runWindows, type PoolOutcome, type TaskContext } from './pool.js';
 import { Recorder } from './record.js';
 import { RunState, stateRequestOf } from './state.js';
@@ -60,15 +60,8 @@ async function nothingToFetch(job: Job, f: Factory): Promise<void> {
   if (f.globals.json) f.stdout.write(`${JSON.stringify(upToDate(job, false))}\n`);
 }
 
-interface Where {
-  chunk?: Chunk;
-  since: number;
-  state?: RunState;
-  lookbackFrom?: number;
-  configDir: string;
-  cwd: string;
-  platform: NodeJS.Platform;
-}
+/** Where a run's plan starts: what planRun is given, but the journal's recall. */
+type Where = Omit<PlanInput, 'recall'>;
 
 async function runPlanned(job: Job, f: Factory, where: Where): Promise<void> {
   const journal = where.state ? undefined : { journal: new Journal(where.configDir, f.now), keyOf: journalKeyOf(job, f) };
