@@ -111,12 +111,18 @@ export class RowLayout {
     return this.fail(column, 'not a whole number (a count is written as a 64-bit integer)');
   }
 
-  /** The value of an amount column (null for null). */
+  /** The value of an amount column (null for null): a double, as Parquet's DOUBLE and a workbook's
+   * number cell hold it. One that a double cannot hold is an error, never Infinity or a silent 0;
+   * past 15 to 17 significant digits a double rounds (the docs' format table says so). */
   number(column: number): number | null {
     const kind = this.kinds[column];
     if (kind === Kind.Null) return null;
     if (kind !== Kind.Number) return this.fail(column, 'not a number');
-    return Number(this.texts[column]);
+    const text = this.texts[column] as string;
+    const value = Number(text);
+    if (!Number.isFinite(value)) return this.fail(column, 'out of the range of a double (the column\'s type): it would be written as Infinity');
+    if (value === 0 && /[1-9]/.test(text.replace(/[eE].*$/, ''))) return this.fail(column, 'too small for a double (the column\'s type): it would be written as 0');
+    return value;
   }
 
   /** A text column: strings as they are, numbers and booleans as their JSON text, nested values as compact JSON. */
