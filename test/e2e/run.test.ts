@@ -87,7 +87,7 @@ describe('run writes what the server sent', () => {
     try {
       const dir = tempDir();
       const e = { REPORTING_CONFIG_DIR: join(dir, '.config'), REPORTING_BASE_URL: server.baseUrl, REPORTING_TOKEN: 't'.repeat(40) };
-      const result = await runCli(['run', 'buyer', '--since', 'today', '--until', 'today', '-o', join(dir, 'x.csv'), '-q'], { env: e });
+      const result = await runCli(['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-01', '-o', join(dir, 'x.csv'), '-q'], { env: e });
       expect(result.code).toBe(0);
       expect(parse(readFileSync(join(dir, 'x.csv'), 'utf8'))).toEqual([
         ['name', 'n', 'tiny', 'huge', 'int', 'none', 'late'],
