@@ -268,7 +268,10 @@ describe('without --state: the journal', () => {
       const first = startCli(args, { env: env(sandbox, dir) });
       const firstDone = collect(first);
       await until(() => sandbox.reports().length === 1, 'the report submitted');
-      await new Promise((resolve) => setTimeout(resolve, 100)); // the journal is written right after the answer
+      // the journal is written right after the answer: wait for it rather than for a fixed time
+      const journalDir = join(dir, '.config', 'journal');
+      const journalled = () => existsSync(journalDir) && readdirSync(journalDir, { recursive: true }).some((name) => String(name).endsWith('.json'));
+      await until(journalled, 'the journal written');
       first.kill('SIGKILL');
       await firstDone;
       const id = sandbox.reports()[0]?.id as string;
@@ -288,7 +291,7 @@ describe('without --state: the journal', () => {
       const fourth = startCli(args, { env: env(sandbox, dir) });
       const fourthDone = collect(fourth);
       await until(() => sandbox.reports().length === 3, 'the third report submitted');
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await until(journalled, 'the journal written');
       fourth.kill('SIGKILL');
       await fourthDone;
       const fresh = await runCli([...args, '--no-resume'], { env: env(sandbox, dir) });
