@@ -21,7 +21,7 @@ import { checkChunk, formatChunk, parseChunk, splitWindow, type Window } from '.
 import { GC_AFTER_BYTES, MAX_DOWNLOADS, Slots, WINDOW_FIRST_POLL_MS, fetchWindow, type FetchDeps, type Fetched } from './fetch.js';
 import type { Job } from './job.js';
 import { Journal, journalKey, journalRequestOf } from './journal.js';
-import { closing, interrupted, mergedFailure, partialFailure, pickUpCommand, reportError, upToDate } from './outcome.js';
+import { closing, doneEvent, interrupted, mergedFailure, partialFailure, pickUpCommand, reportError, upToDate } from './outcome.js';
 import { planRun, precheck, type PlanInput, type RunPlan } from './plan.js';
 import { runWindows, type PoolOutcome, type TaskContext } from './pool.js';
 import { Recorder } from './record.js';
@@ -32,7 +32,7 @@ import { createView, type RunView } from './view.js';
 export async function runJob(job: Job, f: Factory): Promise<void> {
   const chunk = job.chunk ? parseChunk(job.chunk.chunk) : undefined;
   if (chunk) checkChunk(chunk, job.request.breakdowns);
-  const where = { chunk, configDir: configDir(f.env, f.host.platform), cwd: f.cwd, platform: f.host.platform };
+  const where = { chunk, configDir: configDir(f.env, f.host.platform), cwd: f.cwd, platform: f.host.platform, startedAt: f.now() };
   if (!job.flags.state) return runPlanned(job, f, { ...where, since: job.request.since });
   // what can be checked is, before the state file is locked
   precheck(job, { ...where, since: job.request.since });
@@ -44,7 +44,7 @@ export async function runJob(job: Job, f: Factory): Promise<void> {
     // a start inside a recorded window (the lookback's days, a --since in mid-week) starts at that
     // window, so that windows stay on the grid they were recorded on: no day in two files
     const since = state.windowStartOf(start.since);
-    if (start.upToDate) return await nothingToFetch(job, f);
+    if (start.upToDate) return await nothingToFetch(job, f, where.startedAt);
     await runPlanned(job, f, { ...where, since, state, lookbackFrom: start.lookbackFrom });
   } finally {
     await state.close();
@@ -54,14 +54,15 @@ export async function runJob(job: Job, f: Factory): Promise<void> {
 /** What the state records of the output's shape: another one would mix two kinds of file. */
 const outputShapeOf = ({ output: { csv } }: Job) => ({ columns: csv.columns ?? null, delimiter: csv.delimiter, bom: csv.bom, excel: csv.excel });
 
-async function nothingToFetch(job: Job, f: Factory): Promise<void> {
+async function nothingToFetch(job: Job, f: Factory, startedAt: number): Promise<void> {
   const view = await createView(f, { shape: 'windows', format: job.flags.logFormat, quiet: f.globals.quiet, side: job.side, total: 0, secrets: f.secrets, retries: f.globals.retries });
   view.note(`${job.side}: nothing to fetch: every window up to ${parisDate(job.request.until)} is done (${job.flags.state})`);
+  view.emit(doneEvent({ since: job.request.until, until: job.request.until }, { fetched: 0, skipped: 0, committed: [] }, f.now() - startedAt));
   if (f.globals.json) f.stdout.write(`${JSON.stringify(upToDate(job, false))}\n`);
 }
 
-/** Where a run's plan starts: what planRun is given, but the journal's recall. */
-type Where = Omit<PlanInput, 'recall'>;
+/** Where a run's plan starts: what planRun is given, but the journal's recall; and when it began. */
+type Where = Omit<PlanInput, 'recall'> & { startedAt: number };
 
 async function runPlanned(job: Job, f: Factory, where: Where): Promise<void> {
   const journal = where.state ? undefined : { journal: new Journal(where.configDir, f.now), keyOf: journalKeyOf(job, f) };
@@ -73,6 +74,7 @@ async function runPlanned(job: Job, f: Factory, where: Where): Promise<void> {
   if (toFetch.length === 0 && !plan.perWindow) {
     // one merged output, every window done already: the file stands as it is
     if (!f.globals.quiet) view.note(`${job.side}: nothing to fetch: every window is done (${job.output.template ?? 'stdout'})`);
+    view.emit(doneEvent(plan.period, { fetched: 0, skipped: plan.windows.length, committed: [] }, f.now() - where.startedAt));
     if (f.globals.json) f.stdout.write(`${JSON.stringify(upToDate(job, false))}\n`);
     return;
   }
@@ -224,6 +226,8 @@ class PlannedRun {
     const { job, f, plan } = this;
     const { note, result } = closing(job, plan, { committed: this.committed, fetched: this.fetched, fetchedWindows: this.fetchedWindows }, this.where.state !== undefined);
     if (!f.globals.quiet) this.view.note(note);
+    const skipped = plan.windows.filter((p) => p.step === 'skip').length;
+    this.view.emit(doneEvent(plan.period, { fetched: this.fetchedWindows, skipped, committed: this.committed }, f.now() - this.where.startedAt));
     if (f.globals.json && result) f.stdout.write(`${JSON.stringify(result)}\n`);
   }
 }

@@ -15,6 +15,7 @@ export type LogEvent =
   | { event: 'ready'; window: Window; reportId: string; polls: number; durationMs: number }
   | { event: 'failed'; window: Window; reportId?: string; attempt?: number; message: string; durationMs?: number }
   | { event: 'split'; window: Window; reportId?: string; into: readonly [Window, Window]; message: string }
+  | { event: 'done'; window: Window; fetched: number; skipped: number; unchanged: number; rows: number; files: readonly string[]; exitCode: 0; durationMs: number }
   | { event: 'warning'; window: Window; reportId?: string; message: string }
   | { event: 'retried'; window: Window; reportId?: string; attempt: number; message: string; delayMs?: number }
   | { event: 'download_started'; window: Window; reportId: string; attempt: number; file?: string }

@@ -43,6 +43,7 @@ export function eventJson(event: LogEvent, nowMs: number, secrets: Secrets = NO_
   for (const [name, value] of Object.entries(event)) {
     if (name === 'event' || name === 'window' || value === undefined) continue;
     if (name === 'into') line.into = (value as readonly Window[]).map(windowJson);
+    else if (name === 'files') line.files = (value as readonly string[]).map((file) => secrets.redact(withoutControls(file)));
     else if (name === 'message' || name === 'reportId' || name === 'replaces' || name === 'status' || name === 'replacedStatus') line[name] = serverText(String(value), secrets);
     else if (typeof value === 'string') line[name] = secrets.redact(withoutControls(value));
     else line[name] = value;
@@ -84,6 +85,8 @@ export function eventText(event: LogEvent, options: TextOptions = {}): string | 
       return `${at}${id ? `report${id} ` : ''}failed: ${serverText_(event.message)}`;
     case 'split':
       return `${at}report${id} failed (${serverText_(event.message)}); splitting into ${describeWindow(event.into[0])} and ${describeWindow(event.into[1])}`;
+    case 'done':
+      return undefined; // the closing line says it
     case 'warning':
       return `${at}warning: ${serverText_(event.message)}`;
     case 'retried':

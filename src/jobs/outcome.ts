@@ -13,6 +13,7 @@ import { safeText } from '../io/safe-text.js';
 import { shellCommand } from '../io/shell.js';
 import { parisDate } from '../report/time.js';
 import { windowArgs, type Window } from '../report/windows.js';
+import type { LogEvent } from './events.js';
 import type { Fetched } from './fetch.js';
 import type { Job } from './job.js';
 import type { RunPlan } from './plan.js';
@@ -167,6 +168,19 @@ export function closing(job: Job, plan: RunPlan, done: Finished, withState: bool
   return {
     note: `${side} report: ${windows} window${windows === 1 ? '' : 's'} merged: ${merged.rows.toLocaleString('en-US')} row${merged.rows === 1 ? '' : 's'} → ${template ?? 'stdout'} (${format})`,
     result: template ? { side, reportIds: merged.reportIds, rows: merged.rows, file: template, format, summary: merged.summary ?? null } : undefined,
+  };
+}
+
+/** The JSON log's last line of a run that succeeded: "finished", told apart from "died after its
+ * last write" (a scheduler reads it). */
+export function doneEvent(window: Window, done: { fetched: number; skipped: number; committed: readonly Committed[] }, durationMs: number): LogEvent {
+  const { committed } = done;
+  return {
+    event: 'done', window, fetched: done.fetched, skipped: done.skipped,
+    unchanged: committed.filter((output) => output.outcome === 'unchanged').length,
+    rows: committed.reduce((sum, output) => sum + output.rows, 0),
+    files: committed.flatMap((output) => (output.file === undefined ? [] : [output.file])),
+    exitCode: 0, durationMs,
   };
 }
 

@@ -61,7 +61,7 @@ export async function createView(ctx: Context, options: ViewOptions & { shape: S
 }
 
 /** what a run of one report leaves to its closing line (or to the error) */
-const QUIET_IN_REPORT: ReadonlySet<EventName> = new Set(['download_done', 'written', 'unchanged', 'failed', 'skipped', 'split']);
+const QUIET_IN_REPORT: ReadonlySet<EventName> = new Set(['download_done', 'written', 'unchanged', 'failed', 'skipped', 'split', 'done']);
 
 /** Counts from the pool's events: what the live view shows. */
 export class Tally {

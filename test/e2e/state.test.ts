@@ -310,9 +310,12 @@ describe('without --state: the journal', () => {
       const result = await runCli(['run', 'buyer', '--since', '2026-11-02', '--until', '2026-11-02', '--breakdowns', 'DAILY', '-o', join(dir, 'd.csv'), '--poll-interval', '20ms', '--log-format', 'json'], { env: env(sandbox, dir) });
       expect(result.code, result.stderr).toBe(0);
       const lines = logLines(result.stderr);
-      expect(lines.map((l) => l.event).filter((e) => e !== 'polled')).toEqual(['submitted', 'ready', 'download_started', 'download_done', 'written']);
-      expect(lines.at(-1)?.file).toBe(join(dir, 'd.csv'));
-      expect((lines.at(-1) as LogLine & { bytes: number }).bytes).toBe(statSync(join(dir, 'd.csv')).size);
+      expect(lines.map((l) => l.event).filter((e) => e !== 'polled')).toEqual(['submitted', 'ready', 'download_started', 'download_done', 'written', 'done']);
+      expect(lines.at(-2)?.file).toBe(join(dir, 'd.csv'));
+      expect((lines.at(-2) as LogLine & { bytes: number }).bytes).toBe(statSync(join(dir, 'd.csv')).size);
+      // the last line says the run finished (issue 21, item 4): not "died after its last write"
+      expect(lines.at(-1)).toMatchObject({ event: 'done', exitCode: 0, fetched: 1, skipped: 0, unchanged: 0, rows: lines.at(-2)?.rows, files: [join(dir, 'd.csv')] });
+      expect((lines.at(-1) as LogLine & { durationMs: number }).durationMs).toBeGreaterThan(0);
       expect(result.stderr).not.toContain(sandbox.token);
     });
   });
