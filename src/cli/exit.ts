@@ -14,6 +14,21 @@ function isCommanderError(error: unknown): error is CommanderError {
 }
 
 /** Prints what the user needs to know about `error` on stderr and returns the exit code. */
+/** The exit codes as `run --help` ends with them (a scheduler's table; README "Exit codes"). */
+export const EXIT_CODES_HELP = [
+  '',
+  '',
+  'Exit codes:',
+  `  ${EXIT.ok}    done (also when there was nothing to fetch)`,
+  `  ${EXIT.internal}    a bug, or a write that failed once under way (a full disk, > /dev/full)`,
+  `  ${EXIT.usage}    usage: fix the command (also -o or --state unusable, found before any request)`,
+  `  ${EXIT.auth}    authentication: fix the token or the credentials`,
+  `  ${EXIT.rejected}    the API rejected the request`,
+  `  ${EXIT.network}    network or server failure after retries, or an unexpected answer: retry later`,
+  `  ${EXIT.report}    the report failed, or was not ready within --max-wait: retry later`,
+  `  ${EXIT.interrupted}  interrupted (Ctrl-C); 143 for SIGTERM: the next run resumes`,
+].join('\n');
+
 export function exitCodeFor(error: unknown, ctx: Context, options: ExitOptions): number {
   if (isCommanderError(error)) {
     if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT.ok;

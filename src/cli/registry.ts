@@ -23,6 +23,7 @@ import type { Factory } from '../factory.js';
 import { SIDES, type Side } from '../report/catalog.js';
 import { SCHEMA_FORMATS, type SchemaFormat } from '../report/schema.js';
 import { BOUNDS } from '../duration.js';
+import { EXIT_CODES_HELP } from './exit.js';
 import { UsageError } from '../errors.js';
 import { MALFORMED, REPORT_STATUSES, parseBodyFault, parseErrorFault, type BodyFault, type ErrorFault, type Malformed } from '../sandbox/faults.js';
 import type { Layout } from '../sandbox/server.js';
@@ -182,7 +183,7 @@ ${examples(
         "reporting run buyer --since -90d --until yesterday --breakdowns DAILY --chunk day -o '{since}.csv'",
         "reporting run buyer --since auto --until yesterday --lookback 3d --chunk day --breakdowns DAILY \\",
         "  -o 'buyer/{since}.csv' --state buyer.state.json --log-format json",
-      ));
+      ) + EXIT_CODES_HELP);
     },
     options: ([side], parsed, command) => ({
       side: side as Side,

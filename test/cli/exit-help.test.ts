@@ -1,0 +1,22 @@
+// `run --help` ends with the exit codes (issue 21, item 4), and they are the codes the CLI uses
+// (src/errors.ts EXIT) and the README's table lists.
+
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/program.js';
+import { EXIT } from '../../src/errors.js';
+import { argv, fakeContext } from '../helpers/ctx.js';
+
+describe('exit codes in run --help', () => {
+  it('lists every code the CLI exits with, as the README does', async () => {
+    const { ctx, stdout } = fakeContext();
+    expect(await runCli(argv('run', '--help'), ctx)).toBe(0);
+    const section = stdout.text.slice(stdout.text.indexOf('\nExit codes:\n'));
+    const listed = [...section.matchAll(/^ {2}(\d+)\s/gm)].map((match) => Number(match[1]));
+    expect(listed).toEqual(Object.values(EXIT));
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const table = readme.slice(readme.indexOf('## Exit codes'), readme.indexOf('## Environment variables'));
+    const documented = [...table.matchAll(/^\| (\d+) \|/gm)].map((match) => Number(match[1]));
+    expect(documented).toEqual(Object.values(EXIT));
+  });
+});
