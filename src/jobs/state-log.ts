@@ -190,6 +190,8 @@ export class StateWriter {
   /** bytes of this run's log (0: no log that applies) */
   private logBytes = 0;
   private logStarted = false;
+  /** a write failed: what is on disk is not known */
+  private broken = false;
   private readonly logExisted: boolean;
   private readonly replayed: boolean;
 
@@ -244,6 +246,7 @@ export class StateWriter {
       this.logBytes += bytes;
     } catch (error) {
       // what is on disk is unknown: the next write rewrites the document whole
+      this.broken = true;
       this.base = undefined;
       this.opening = undefined;
       this.logBytes = 0;
@@ -272,8 +275,9 @@ export class StateWriter {
   async close(): Promise<void> {
     await this.last.catch(() => undefined);
     try {
-      if (this.logBytes > 0 || (this.replayed && this.base === undefined)) await this.fold();
-      if (this.logStarted || (this.logExisted && this.base !== undefined)) await this.log.remove();
+      if (this.logBytes > 0 || (this.base === undefined && (this.replayed || this.broken))) await this.fold();
+      // the log goes only once the document on disk holds all it says
+      if (this.base !== undefined && this.logBytes === 0 && (this.logStarted || this.logExisted)) await this.log.remove();
     } catch {
       // the next run applies the log
     } finally {

@@ -11,7 +11,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { DateTime } from 'luxon';
 import { z } from 'zod';
-import { CliError, EXIT, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import { PARIS, SIDES } from '../report/catalog.js';
 import { storedReportId } from '../api/schemas.js';
 import type { ReportRequest } from '../report/request.js';
