@@ -121,10 +121,14 @@ export function toolFiles(configDir: string): PathUse[] {
   ];
 }
 
-/** What a run touches: its state file and that file's lock, its outputs, and the tool's own files. */
+/** What a run touches: its state file, that file's lock and log, its outputs, and the tool's own files. */
 export function runFiles(state: string | undefined, outputs: readonly string[], configDir: string): PathUse[] {
   return [
-    ...(state ? [{ name: '--state', flag: '--state', path: state }, { name: "the state's lock file", path: `${state}.lock` }] : []),
+    ...(state ? [
+      { name: '--state', flag: '--state', path: state },
+      { name: "the state's lock file", path: `${state}.lock` },
+      { name: "the state's log", path: `${state}.log` },
+    ] : []),
     ...outputs.map((path) => ({ name: '-o', flag: '-o', path })),
     ...toolFiles(configDir),
   ];

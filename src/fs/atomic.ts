@@ -61,7 +61,7 @@ export function cleanStaleTemps(target: string, host: Pick<Host, 'pid' | 'isAliv
 }
 
 /** Makes a rename durable: the folder's entry is flushed too (best effort: not every system allows it). */
-async function syncDir(dir: string): Promise<void> {
+export async function syncDir(dir: string): Promise<void> {
   try {
     const handle = await open(dir, 'r');
     try {

@@ -5,17 +5,18 @@
 // numbers may still move. Its format is documented in the README ("State file") and versioned:
 // loaders read it as the run's manifest.
 //
-// The file is only ever replaced whole (atomic write) and only by the run holding its lock.
+// The file is only ever replaced whole (atomic write) and only by the run holding its lock; between
+// two such writes, a large state's changes go to a log beside it (state-log.ts).
 
 import { existsSync, readFileSync } from 'node:fs';
 import { DateTime } from 'luxon';
 import { z } from 'zod';
-import { CliError, EXIT, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import { PARIS, SIDES } from '../report/catalog.js';
 import { storedReportId } from '../api/schemas.js';
 import type { ReportRequest } from '../report/request.js';
-import { writeFileAtomic } from '../fs/atomic.js';
 import { lockFile, type FileLock, type LockHost, type LockOptions } from '../fs/lock.js';
+import { applyChange, byWindow, indexOfWindow, replayLog, StateWriter, type Change, type EntryShape, type WriterStart } from './state-log.js';
 import { parisIso } from '../report/time.js';
 import type { Window } from '../report/windows.js';
 
@@ -84,8 +85,24 @@ const REFRESH_HINT = 'use another --state file for this request, or add --full-r
 
 const instant = (ms: number) => new Date(ms).toISOString();
 
-/** The state file, or undefined when it does not exist yet. Corrupt or newer: a usage error. */
+/** The state file, or undefined when it does not exist yet. Corrupt or newer: a usage error. With
+ * the changes of its log (FILE.log) when a run was stopped before it folded them in: the state as
+ * the next run sees it. */
 export function readState(path: string): StateDoc | undefined {
+  return loadState(path)?.doc;
+}
+
+/** The state as read (its log applied), and the document's own text when no log applied to it. */
+function loadState(path: string): { doc: StateDoc; text?: string } | undefined {
+  const read = readDocument(path);
+  if (!read) return undefined;
+  const windows = [...read.doc.windows].sort(byWindow);
+  const logged = replayLog(path, read.text, windows, ENTRY_SHAPE);
+  if (!logged) return { doc: { ...read.doc, windows }, text: read.text };
+  return { doc: { ...read.doc, updatedAt: logged.at ?? read.doc.updatedAt, windows: logged.windows } };
+}
+
+function readDocument(path: string): { doc: StateDoc; text: string } | undefined {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -117,7 +134,8 @@ export function readState(path: string): StateDoc | undefined {
   }
   // version 1: the output's shape as it then always was
   const { request } = parsed.data;
-  return { ...parsed.data, version: STATE_VERSION, request: { columns: null, delimiter: ',', bom: false, excel: false, ...request } };
+  const doc = { ...parsed.data, version: STATE_VERSION, request: { columns: null, delimiter: ',', bom: false, excel: false, ...request } };
+  return { doc, text };
 }
 
 /** The output's shape as recorded: the columns (null: every field) and the CSV settings. */
@@ -429,8 +447,27 @@ function fromPieces(pieces: readonly StateEntry[]): EntryPatch {
   };
 }
 
+/** What the log (state-log.ts) knows of a window's record. */
+const ENTRY_SHAPE: EntryShape<StateEntry> = {
+  create: (since, until) => newEntry({ since, until }),
+  fields: ['status', 'reportId', 'submittedAt', 'attempts', 'rows', 'bytes', 'sha256', 'file', 'finishedAt', 'error', 'submitting'] satisfies (keyof EntryPatch)[],
+  invalid: (entry) => {
+    const parsed = entrySchema.safeParse(entry);
+    if (parsed.success) return undefined;
+    const issue = parsed.error.issues[0];
+    return `${issue?.path.join('.') || 'a window'}: ${issue?.message ?? 'unexpected shape'}`;
+  },
+};
+
+const keyOf = (entry: StateEntry): [number, number] => [entry.sinceUnix, entry.untilUnix];
+
+/** The fields of `patch` that change `entry` (a logged change carries only those). */
+function changed(entry: StateEntry, patch: EntryPatch): EntryPatch {
+  return Object.fromEntries(Object.entries(patch).filter(([name, value]) => entry[name as keyof EntryPatch] !== value)) as EntryPatch;
+}
+
 export class RunState {
-  private writes: Promise<void> = Promise.resolve();
+  private readonly writer: StateWriter;
 
   private constructor(
     readonly path: string,
@@ -440,23 +477,31 @@ export class RunState {
     readonly fullRefresh: boolean,
     /** the file existed when the run began */
     private readonly existed: boolean,
-  ) {}
+    start: Omit<WriterStart, 'opening'>,
+  ) {
+    const opened = current;
+    this.writer = new StateWriter(path, () => this.current, { ...start, opening: () => `${JSON.stringify(opened, null, 2)}\n` });
+  }
 
   /**
-   * Locks `path` (LockedError, exit 2, when another live run holds it), reads it, and checks it
-   * was written for `request` (a usage error saying what differs, unless --full-refresh, which
-   * starts the file over).
+   * Locks `path` (LockedError, exit 2, when another live run holds it), reads it (with the log a
+   * stopped run left), and checks it was written for `request` (a usage error saying what differs,
+   * unless --full-refresh, which starts the file over).
    */
   static open(path: string, request: StateRequest, options: OpenOptions): RunState {
     const lock = lockFile(path, options.host, { now: options.now, ...options.lock });
     try {
-      const read = options.fullRefresh ? undefined : readState(path);
+      const loaded = options.fullRefresh ? undefined : loadState(path);
+      const read = loaded?.doc;
       if (read) checkRequest(path, read.request, request);
       // a file from before --chunk (or the server) was recorded learns it now
       const existing = read && { ...read, request: { ...read.request, chunk: read.request.chunk === undefined ? request.chunk : read.request.chunk, server: read.request.server ?? request.server } };
       const at = instant(options.now());
       const doc: StateDoc = existing ?? { version: STATE_VERSION, createdAt: at, updatedAt: at, request, windows: [] };
-      return new RunState(path, doc, lock, options.now, Boolean(options.fullRefresh), existing !== undefined);
+      // this run's changes can be logged against the file as it is if it is the document opened
+      const text = existing === read ? loaded?.text : undefined;
+      const replayed = loaded !== undefined && loaded.text === undefined;
+      return new RunState(path, doc, lock, options.now, Boolean(options.fullRefresh), existing !== undefined, { text, replayed });
     } catch (error) {
       lock.release();
       throw error;
@@ -483,27 +528,20 @@ export class RunState {
   }
 
   entry(window: Window): StateEntry | undefined {
-    return this.current.windows.find((entry) => entry.sinceUnix === window.since && entry.untilUnix === window.until);
+    return this.current.windows[indexOfWindow(this.current.windows, window.since, window.until)];
   }
 
   /**
-   * Changes one window's record and writes the file. A window not recorded yet is added; the
-   * records it covers (pieces of an earlier split, another --chunk) are superseded and dropped.
-   * Writes are serialised: callers running windows concurrently may call it at any time.
+   * Changes one window's record and writes it. A window not recorded yet is added; the records it
+   * covers (pieces of an earlier split, another --chunk) are superseded and dropped. Writes are
+   * serialised: callers running windows concurrently may call it at any time.
    */
   update(window: Window, patch: EntryPatch): Promise<void> {
     const found = this.entry(window);
-    let windows: StateEntry[];
-    if (found) {
-      windows = this.current.windows.map((entry) => (entry === found ? { ...entry, ...patch } : entry));
-    } else {
-      const covered = (entry: StateEntry) => entry.sinceUnix >= window.since && entry.untilUnix <= window.until;
-      // a window whose pieces were recorded (it was split) keeps what they say of its reports
-      windows = [...this.current.windows.filter((entry) => !covered(entry)), { ...newEntry(window), ...fromPieces(this.current.windows.filter(covered)), ...patch }];
-    }
-    windows.sort((a, b) => a.sinceUnix - b.sinceUnix || a.untilUnix - b.untilUnix);
-    this.current = { ...this.current, updatedAt: instant(this.now()), windows };
-    return this.flush();
+    if (found) return this.change({ set: [[window.since, window.until, changed(found, patch)]] });
+    const covered = this.current.windows.filter((entry) => entry.sinceUnix >= window.since && entry.untilUnix <= window.until);
+    // a window whose pieces were recorded (it was split) keeps what they say of its reports
+    return this.change({ drop: covered.map(keyOf), set: [[window.since, window.until, { ...fromPieces(covered), ...patch }]] });
   }
 
   /**
@@ -512,19 +550,14 @@ export class RunState {
    */
   rewritten(file: string, kept: readonly Window[]): Promise<void> {
     const inFile = (entry: StateEntry) => kept.some((window) => window.since === entry.sinceUnix && window.until === entry.untilUnix);
-    const windows = this.current.windows.filter((entry) => entry.file !== file || inFile(entry));
-    if (windows.length === this.current.windows.length) return this.flush();
-    this.current = { ...this.current, updatedAt: instant(this.now()), windows };
-    return this.flush();
+    const gone = this.current.windows.filter((entry) => entry.file === file && !inFile(entry));
+    return gone.length ? this.change({ drop: gone.map(keyOf) }) : this.writer.write();
   }
 
   /** Records the windows of this run that have no record yet, as pending (before the first submit). */
   pending(windows: readonly Window[]): Promise<void> {
     const missing = windows.filter((window) => !covered(this.current.windows, window));
-    if (missing.length === 0) return this.flush();
-    const windowsNow = [...this.current.windows, ...missing.map(newEntry)].sort((a, b) => a.sinceUnix - b.sinceUnix || a.untilUnix - b.untilUnix);
-    this.current = { ...this.current, updatedAt: instant(this.now()), windows: windowsNow };
-    return this.flush();
+    return missing.length ? this.change({ add: missing.map((window) => [window.since, window.until]) }) : this.writer.write();
   }
 
   /** The intent, recorded before the submit: if the run dies before its answer is recorded, the
@@ -554,34 +587,31 @@ export class RunState {
    * `--since auto`, which starts at the first window not done). One write, whatever their number.
    */
   forget(windows: readonly Window[]): Promise<void> {
-    const forgotten = (entry: StateEntry) => windows.some((window) => window.since === entry.sinceUnix && window.until === entry.untilUnix);
-    const windowsNow = this.current.windows.map((entry) => (forgotten(entry) ? newEntry(windowOf(entry)) : entry));
-    this.current = { ...this.current, updatedAt: instant(this.now()), windows: windowsNow };
-    return this.flush();
+    const forgotten = this.current.windows
+      .filter((entry) => windows.some((window) => window.since === entry.sinceUnix && window.until === entry.untilUnix))
+      .map((entry): [number, number] => [entry.sinceUnix, entry.untilUnix]);
+    // dropped, then added back as pending: one change, whatever their number
+    return forgotten.length ? this.change({ drop: forgotten, add: forgotten }) : this.writer.write();
   }
 
   /** A window split in two (self-splitting runs): its halves replace it, pending. */
   split(window: Window, halves: readonly [Window, Window]): Promise<void> {
-    const windows = this.current.windows.filter((entry) => !(entry.sinceUnix === window.since && entry.untilUnix === window.until));
-    windows.push(...halves.map(newEntry));
-    windows.sort((a, b) => a.sinceUnix - b.sinceUnix || a.untilUnix - b.untilUnix);
-    this.current = { ...this.current, updatedAt: instant(this.now()), windows };
-    return this.flush();
+    return this.change({ drop: [[window.since, window.until]], add: halves.map((half) => [half.since, half.until]) });
   }
 
-  private flush(): Promise<void> {
-    const snapshot = `${JSON.stringify(this.current, null, 2)}\n`;
-    this.writes = this.writes.catch(() => undefined).then(() => writeFileAtomic(this.path, snapshot)).catch((error: unknown) => {
-      // the run cannot keep its record: stop it (a disk full, a folder gone), with what failed
-      throw new CliError(`cannot write the state file ${this.path}: ${(error as Error).message}`, EXIT.internal, 'the previous version of the file, if any, is intact');
-    });
-    return this.writes;
+  /** Applies a change to the state in memory and hands it to the writer (whole file or log). */
+  private change(change: Omit<Change<StateEntry>, 'at'>): Promise<void> {
+    const logged: Change<StateEntry> = { at: instant(this.now()), ...change };
+    if (!logged.drop?.length) delete logged.drop;
+    this.current = { ...this.current, updatedAt: logged.at, windows: applyChange(this.current.windows, logged, ENTRY_SHAPE.create) };
+    return this.writer.write(JSON.stringify(logged));
   }
 
-  /** Waits for pending writes and releases the lock. A failed write was reported to its caller
-   * already; close() never throws, so a `finally` does not hide the error that stopped the run. */
+  /** Waits for pending writes, folds the log into the file, and releases the lock. A failed write
+   * was reported to its caller already; close() never throws, so a `finally` does not hide the
+   * error that stopped the run. */
   async close(): Promise<void> {
-    await this.writes.catch(() => undefined);
+    await this.writer.close();
     this.lock.release();
   }
 }

@@ -22,6 +22,7 @@ describe('a path given for two things is refused before the first request', () =
         { args: ['-o', 'report.csv', '--state', 'report.csv'], error: /--state and -o name the same file \(report\.csv\)/, hint: /give --state and -o different paths/ },
         { args: ['--chunk', 'day', '-o', 'out/{since}.json', '--state', 'out/2026-11-02.json'], error: /--state and -o name the same file/, hint: /give --state and -o different paths/ },
         { args: ['-o', 's.json.lock', '--state', 's.json'], error: /refusing to write over the state's lock file .*s\.json\.lock: -o names it/, hint: /choose another -o path/ },
+        { args: ['-o', 's.json.log', '--state', 's.json'], error: /refusing to write over the state's log .*s\.json\.log: -o names it/, hint: /choose another -o path/ },
         { args: ['-o', 'x.csv', '--state', '.config/config.json'], error: /refusing to write over the token store .*config\.json: --state names it/, hint: /choose another --state path/ },
         { args: ['-o', '.config/journal/a.csv'], error: /refusing to write over the journal/, hint: /choose another -o path/ },
         { args: ['-o', 'link/r.csv', '--state', 'real/../real/r.csv'], error: /--state and -o name the same file/, hint: /give --state and -o different paths/ },
