@@ -12,7 +12,7 @@
 // back with csv-parse, every row against the generated rows.
 
 import { createHash } from 'node:crypto';
-import { closeSync, createReadStream, mkdtempSync, openSync, rmSync, statSync } from 'node:fs';
+import { closeSync, createReadStream, mkdtempSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse } from 'csv-parse';
@@ -95,8 +95,12 @@ try {
             const result = await measure(process.execPath, [build.bin, 'download', REPORT_ID, '-o', out, '-q'], { env });
             results.push({ rows, format, build: build.name, seconds: result.seconds, peak: result.peak, load: before });
             console.log(`${rows} ${format} ${build.name} run ${run + 1}: ${result.seconds.toFixed(2)} s, ${mib(result.peak)} MiB, load ${before.toFixed(2)}`);
-            if (checking && format === 'csv' && run === 0) build.sha = await sha256(out);
-            if (!(checking && format === 'csv' && run === 0)) rmSync(out, { force: true });
+            // the first run's CSV is kept for the checks, under a name later runs do not write
+            if (checking && format === 'csv' && run === 0) {
+              build.checked = join(work, `checked-${build.name}-${rows}.csv`);
+              renameSync(out, build.checked);
+              build.sha = await sha256(build.checked);
+            } else rmSync(out, { force: true });
           }
           if (format === 'csv' && args.includes('--jq') && rows === SIZES[0]) {
             const fd = openSync(join(work, 'jq.csv'), 'w');
@@ -113,9 +117,9 @@ try {
         for (const build of builds) notes.push(`${rows.toLocaleString('en-US')} rows, CSV of ${build.name}: sha256 ${build.sha}`);
         notes.push(hashes.size === 1 ? 'The CSV files are byte for byte identical.' : 'THE CSV FILES DIFFER.');
         for (const build of builds) {
-          const checked = await checkCsv(join(work, `${build.name}-${rows}.csv`), rows);
+          const checked = await checkCsv(build.checked, rows);
           notes.push(`csv-parse reads ${checked.toLocaleString('en-US')} records from ${build.name}'s CSV, every cell equal to the generated row's value.`);
-          rmSync(join(work, `${build.name}-${rows}.csv`), { force: true });
+          rmSync(build.checked, { force: true });
         }
       }
     } finally {
