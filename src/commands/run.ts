@@ -7,13 +7,14 @@ import { refuseSharedPaths, runFiles } from '../paths.js';
 import type { OutputOptions } from '../export/output.js';
 import { PLACEHOLDERS, expandTemplate, planOutput, refuseBinaryOnTerminal, resolveRequestedColumns } from '../export/output.js';
 import { checkWritableTarget } from '../export/sink.js';
+import { UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { runJob } from '../jobs/engine.js';
 import { DEFAULT_JOB_FLAGS, type ChunkFlags, type JobFlags } from '../jobs/job.js';
 import { columnNames, type Side } from '../report/catalog.js';
 import type { WaitFlags } from '../report/poll.js';
 import { buildReportRequest, type ReportFlags } from '../report/request.js';
-import { parisDate } from '../report/time.js';
+import { endOfParisDay, parisDate } from '../report/time.js';
 
 export interface RunOptions {
   side: Side;
@@ -35,6 +36,11 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
   // from the state file (src/jobs/engine.ts), the period is checked with its end meanwhile
   const request = buildReportRequest(side, flags.sinceAuto ? { ...opts.report, since: opts.report.until ?? 'now' } : opts.report, f.now());
   const named = { side, since: parisDate(request.since), until: parisDate(request.until) };
+  if (flags.state && request.until > endOfParisDay(f.now())) {
+    // the state would record days with no numbers yet as done, and later runs would skip them
+    throw new UsageError(`--until ${named.until} is after today (${parisDate(f.now() / 1000)}): with --state, days that have not happened would be recorded done`,
+      'end the period today at the latest, e.g. --until yesterday for a nightly job');
+  }
   // one path for two files loses one of them: the token store, the state, its lock, the output
   const template = opts.output.output;
   const given = template && template !== '-' && !template.includes('{reportId}') ? [expandTemplate(template, named)] : [];

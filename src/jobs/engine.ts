@@ -16,7 +16,7 @@ import { chooseDestination, type Committed, type Destination } from '../destinat
 import type { Factory } from '../factory.js';
 import { collectGarbage } from '../gc.js';
 import { defaultResumeHint, pollOptionsFrom } from '../report/poll.js';
-import { parisDate } from '../report/time.js';
+import { endOfParisDay, parisDate } from '../report/time.js';
 import { checkChunk, formatChunk, parseChunk, splitWindow, type Window } from '../report/windows.js';
 import { GC_AFTER_BYTES, MAX_DOWNLOADS, Slots, WINDOW_FIRST_POLL_MS, fetchWindow, type FetchDeps, type Fetched } from './fetch.js';
 import type { Job } from './job.js';
@@ -69,6 +69,9 @@ async function runPlanned(job: Job, f: Factory, where: Where): Promise<void> {
   const plan = planRun(job, { ...where, recall: (w) => recall(journal, w) });
   const view = await createView(f, { shape: plan.shape, format: job.flags.logFormat, quiet: f.globals.quiet, side: job.side, total: plan.windows.length, secrets: f.secrets, retries: f.globals.retries });
   const recorder = new Recorder(view, where.state, journal, (line) => f.trace?.(line), f.signal);
+  if (plan.period.until > endOfParisDay(f.now())) {
+    view.emit({ event: 'warning', window: plan.period, message: `the period ends on ${parisDate(plan.period.until)}, after today (${parisDate(f.now() / 1000)}): the days after today have no numbers yet` });
+  }
   await recorder.planned(plan.windows);
   const toFetch = plan.windows.filter((p) => p.step !== 'skip');
   if (toFetch.length === 0 && !plan.perWindow) {

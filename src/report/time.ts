@@ -83,6 +83,11 @@ export function parseTime(input: string, role: Role, nowMs: number): number {
   throw usage(role, text, `is not a time this tool understands${/^[a-z]+$/i.test(text) ? didYouMean(lower, ['now', 'today', 'yesterday']) : ''}`);
 }
 
+/** The last second of the Paris day holding `nowMs`. */
+export function endOfParisDay(nowMs: number): number {
+  return Math.floor(DateTime.fromMillis(nowMs, { zone: PARIS }).endOf('day').toSeconds());
+}
+
 export function parisDate(seconds: number): string {
   return DateTime.fromSeconds(seconds, { zone: PARIS }).toFormat('yyyy-MM-dd');
 }

@@ -126,11 +126,11 @@ try {
     log('');
     log(`With --state: ${(withState / without).toFixed(2)}x the run without (target <= 1.10x: ${withState <= without * 1.1 ? 'met' : 'MISSED'}); the state cost ${mb(stateBytes)} of writes (final file ${mb(statSync(join(work, 'stated-0.json')).size)}).`);
     if (args.includes('--year-run')) {
-      const year = ['run', 'buyer', '--since', '2026-01-01', '--until', '2026-12-31', '--breakdowns', 'HOURLY', '--chunk', '1h', '--concurrency', '16', '-q'];
+      const year = ['run', 'buyer', '--since', '2025-01-01', '--until', '2025-12-31', '--breakdowns', 'HOURLY', '--chunk', '1h', '--concurrency', '16', '-q'];
       const a = await run([...year, '-o', join(work, 'year-plain.csv')], env);
       const b = await run([...year, '-o', join(work, 'year-stated.csv'), '--state', join(work, 'year.json')], env);
       log('');
-      log(`A year (\`--until 2026-12-31\`, 8,760 windows), once each: ${a.seconds.toFixed(1)} s without --state, ${b.seconds.toFixed(1)} s with it; ` +
+      log(`A year (\`--until 2025-12-31\`, 8,760 windows), once each: ${a.seconds.toFixed(1)} s without --state, ${b.seconds.toFixed(1)} s with it; ` +
         `the state cost ${mb(b.bytes - a.bytes)} of writes (final file ${mb(statSync(join(work, 'year.json')).size)}).`);
     }
     log(`Load average after: ${load()}.`);

@@ -3,6 +3,7 @@
 // resolved; two the same is a usage error naming both, and nothing is written or requested.
 
 import { execFileSync } from 'node:child_process';
+import { DateTime } from 'luxon';
 import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -92,6 +93,33 @@ describe('special files and links (issue 20, items 6 and 7)', () => {
       expect(again.code, again.stderr).toBe(0);
       expect(sandbox.reports()).toHaveLength(submits); // every window done: nothing submitted
       expect(lstatSync(join(dir, 'current.json')).isSymbolicLink()).toBe(true);
+    });
+  });
+});
+
+describe('a period that ends after today (issue 21, item 6)', () => {
+  const PARIS = 'Europe/Paris';
+  it('warns that the days to come have no numbers yet (not with -q); with --state it is refused before any request', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const env = { REPORTING_CONFIG_DIR: join(dir, '.config'), REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: sandbox.token };
+      const today = DateTime.now().setZone(PARIS);
+      const later = today.plus({ days: 5 }).toISODate() as string;
+      const args = ['run', 'buyer', '--since', today.minus({ days: 1 }).toISODate() as string, '--until', later, '-o', 'x.csv'];
+      const warned = await runCli(args, { env, cwd: dir });
+      expect(warned.code, warned.stderr).toBe(0);
+      expect(warned.stderr).toContain(`warning: the period ends on ${later}, after today (${today.toISODate()}): the days after today have no numbers yet`);
+      const quiet = await runCli([...args, '-q'], { env, cwd: dir });
+      expect(quiet.code).toBe(0);
+      expect(quiet.stderr).toBe('');
+      // --until today is not "after today": no warning (its numbers are refetched by the next run with --state)
+      const untilToday = await runCli(['run', 'buyer', '--since', 'today', '--until', 'today', '-o', 'y.csv'], { env, cwd: dir });
+      expect(untilToday.stderr).not.toContain('warning');
+      const before = sandbox.requests.length;
+      const stated = await runCli([...args, '--state', 's.json'], { env, cwd: dir });
+      expect(stated.code).toBe(2);
+      expect(stated.stderr).toMatch(new RegExp(`^error: --until ${later} is after today \\(${today.toISODate()}\\): with --state, days that have not happened would be recorded done\\nhint: `));
+      expect(sandbox.requests.length).toBe(before);
+      expect(existsSync(join(dir, 's.json'))).toBe(false);
     });
   });
 });
