@@ -103,7 +103,9 @@ export class MergedRows {
     this.merger.finish();
     const summary = this.merger.summary();
     await this.output.close(summary);
-    return placedOutput({ window, file, covered, pieces: this.pieces, holdsOnly, rows: this.rows, reportIds: this.reportIds, summary }, this.opened, cwd);
+    // summed rows (RANGE, no time breakdown) are written by finish(): one window holds them all
+    const held = covered.length === 1 ? [{ window: (covered[0] as { window: Window }).window, rows: this.rows }] : covered;
+    return placedOutput({ window, file, covered: held, pieces: this.pieces, holdsOnly, rows: this.rows, reportIds: this.reportIds, summary }, this.opened, cwd);
   }
 }
 

@@ -174,7 +174,7 @@ export function closing(job: Job, plan: RunPlan, done: Finished, withState: bool
 /** The JSON log's last line of a run that succeeded: "finished", told apart from "died after its
  * last write" (a scheduler reads it). */
 export function doneEvent(window: Window, done: { fetched: number; skipped: number; committed: readonly Committed[] }, durationMs: number): LogEvent {
-  const { committed } = done;
+  const committed = [...done.committed].sort((a, b) => a.window.since - b.window.since);
   return {
     event: 'done', window, fetched: done.fetched, skipped: done.skipped,
     unchanged: committed.filter((output) => output.outcome === 'unchanged').length,

@@ -625,3 +625,22 @@ describe('the intent to submit is recorded before the submit (issue 20, item 10)
     });
   }, 60_000);
 });
+
+describe('what the state and the done event say of summed windows (found by a newcomer)', () => {
+  it('without a time breakdown, each window is recorded with the rows its file holds; done lists the files by date', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const state = join(dir, 'a.json');
+      const result = await runCli(['run', 'buyer', '--since', '2026-11-02', '--until', '2026-11-05', '--breakdowns', 'COUNTRY', '--chunk', 'day', '--concurrency', '4',
+        '--state', state, '-o', join(dir, 'a/{since}.csv'), '--poll-interval', '20ms', '--log-format', 'json'], { env: env(sandbox, dir) });
+      expect(result.code, result.stderr).toBe(0);
+      for (const entry of readStateFile(state)?.windows ?? []) {
+        const rows = parse(readFileSync(entry.file as string), { columns: true }) as unknown[];
+        expect(rows.length).toBeGreaterThan(0);
+        expect(entry.rows, entry.since).toBe(rows.length);
+      }
+      const done = logLines(result.stderr).at(-1) as LogLine & { files: string[] };
+      expect(done.event).toBe('done');
+      expect(done.files).toEqual(['02', '03', '04', '05'].map((d) => join(dir, `a/2026-11-${d}.csv`)));
+    });
+  });
+});

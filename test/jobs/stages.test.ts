@@ -149,6 +149,17 @@ describe('deliver: destinations', () => {
     expect(readdirSync(dir)).toEqual([`d-${origin.since}.csv`]);
   });
 
+  it('one file per window of summed rows (no time breakdown): the window holds every row written, as the state records it', async () => {
+    const dir = tempDir();
+    const window = day('2026-11-23');
+    const destination = chooseDestination({ ...spec(dir, mergePlan('buyer', ['displays'], ['COUNTRY'], { split: true })), fileOf: (w) => `c-${w.since}.csv`, perWindow: true, whole: false, period: window });
+    const output = await destination.begin(window, window, 'r1');
+    await output.take(body([{ country: 'FR', displays: 2 }, { country: 'DE', displays: 1 }]));
+    const [committed] = await output.commit();
+    expect(committed).toMatchObject({ rows: 2, covered: [{ window, rows: 2 }] });
+    expect(parse(readFileSync(join(dir, `c-${window.since}.csv`)), { columns: true })).toHaveLength(2);
+  });
+
   it('a run of one report: the body as received (JSON byte for byte), the file only when committed', async () => {
     const dir = tempDir();
     const window = day('2026-11-01');
