@@ -169,7 +169,7 @@ ${examples(
     name: 'run',
     summary: 'submit a report, wait for it, download it and write CSV, JSON, NDJSON, Parquet or XLSX',
     define(command) {
-      command.addArgument(choiceArgument('<side>', 'buyer or seller', SIDES, (text) => `unknown side "${text}": choose buyer or seller`));
+      command.addArgument(choiceArgument('<side>', 'buyer or seller', SIDES, (text) => `unknown side "${text}"`));
       addReportOptions(command, SIDES);
       addOutputOptions(command, PLACEHOLDERS);
       addChunkOptions(command);
@@ -285,7 +285,7 @@ ${examples(
     summary: 'print the typed columns of an export: a table, a JSON Schema or a CREATE TABLE',
     define(command) {
       command
-        .addArgument(choiceArgument('<side>', 'buyer or seller', SIDES, (text) => `unknown side "${text}": choose buyer or seller`))
+        .addArgument(choiceArgument('<side>', 'buyer or seller', SIDES, (text) => `unknown side "${text}"`))
         .option('--metrics <list>', 'metrics, comma-separated, repeatable (default: every metric of the side)', list)
         .option('--breakdowns <list>', 'breakdowns, comma-separated, repeatable', list)
         .option('--columns <list>', 'as the export\'s: requested, or field names (comma-separated, repeatable); default: all', list)

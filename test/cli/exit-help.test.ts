@@ -20,3 +20,11 @@ describe('exit codes in run --help', () => {
     expect(documented).toEqual(Object.values(EXIT));
   });
 });
+
+describe('a mistyped side', () => {
+  it('says the did-you-mean once, and the choices once (issue 21, item 8)', async () => {
+    const { ctx, stderr } = fakeContext();
+    expect(await runCli(argv('run', 'byer', '--since', 'today', '--until', 'today'), ctx)).toBe(2);
+    expect(stderr.text).toBe('error: unknown side "byer"; did you mean buyer?\nhint: choose buyer, seller\n');
+  });
+});
