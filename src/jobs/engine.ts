@@ -20,6 +20,7 @@ import { endOfParisDay, parisDate } from '../report/time.js';
 import { checkChunk, formatChunk, parseChunk, splitWindow, type Window } from '../report/windows.js';
 import { GC_AFTER_BYTES, MAX_DOWNLOADS, Slots, WINDOW_FIRST_POLL_MS, fetchWindow, type FetchDeps, type Fetched } from './fetch.js';
 import type { Job } from './job.js';
+import type { Previous } from './resume.js';
 import { Journal, journalKey, journalRequestOf } from './journal.js';
 import { closing, doneEvent, interrupted, mergedFailure, partialFailure, pickUpCommand, reportError, upToDate } from './outcome.js';
 import { planRun, precheck, type PlanInput, type RunPlan } from './plan.js';
@@ -110,6 +111,7 @@ class PlannedRun {
       keepUnchanged: where.state !== undefined, fileOf: plan.fileOf, perWindow: plan.perWindow, whole: plan.shape === 'report', period: plan.period,
     });
     if (plan.shape === 'windows') this.spoolDir = mkdtempSync(join(tmpdir(), 'reporting-spool-'));
+    this.previous = new Map(plan.windows.flatMap((p) => (p.previous ? [[`${p.window.since}-${p.window.until}`, p.previous] as const] : [])));
   }
 
   async go(windows: Window[]): Promise<void> {
@@ -165,7 +167,7 @@ class PlannedRun {
       clientFor: (window, ctx) => this.clientFor(window, ctx),
       attemptOf: (window) => (this.where.state?.entry(window)?.attempts ?? 0) + 1,
       previousOf: (window) => {
-        const previous = plan.windows.find((p) => p.window.since === window.since && p.window.until === window.until)?.previous;
+        const previous = this.previous.get(`${window.since}-${window.until}`);
         // known before the status check: if the network fails there, the window keeps its report
         if (previous) this.recorder.knows(window, previous.reportId);
         return previous;
@@ -179,6 +181,8 @@ class PlannedRun {
   }
 
   private readonly slots = new Slots(MAX_DOWNLOADS);
+  /** each window's report to resume, by window: looked up once per task, not scanned for */
+  private readonly previous: ReadonlyMap<string, Previous>;
 
   /** A client whose retries are this window's events, and whose 429s slow the pool at once. */
   private clientFor(window: Window, ctx: TaskContext): ReportingClient {
