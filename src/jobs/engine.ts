@@ -68,7 +68,7 @@ type Where = Omit<PlanInput, 'recall'> & { startedAt: number };
 async function runPlanned(job: Job, f: Factory, where: Where): Promise<void> {
   const journal = where.state ? undefined : { journal: new Journal(where.configDir, f.now), keyOf: journalKeyOf(job, f) };
   const plan = planRun(job, { ...where, recall: (w) => recall(journal, w) });
-  const view = await createView(f, { shape: plan.shape, format: job.flags.logFormat, quiet: f.globals.quiet, side: job.side, total: plan.windows.length, secrets: f.secrets, retries: f.globals.retries });
+  const view = await createView(f, { shape: plan.shape, format: job.flags.logFormat, quiet: f.globals.quiet, verbose: f.globals.verbose, perWindow: plan.perWindow, side: job.side, total: plan.windows.length, secrets: f.secrets, retries: f.globals.retries });
   const recorder = new Recorder(view, where.state, journal, (line) => f.trace?.(line), f.signal);
   if (plan.period.until > endOfParisDay(f.now())) {
     view.emit({ event: 'warning', window: plan.period, message: `the period ends on ${parisDate(plan.period.until)}, after today (${parisDate(f.now() / 1000)}): the days after today have no numbers yet` });

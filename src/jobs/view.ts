@@ -1,7 +1,8 @@
 // The views of a run's events (events.ts): what a run shows while it works. A chunked run, on a
 // terminal: one live line of windows done / running / waiting, rows and bytes, with failures,
-// splits and throttles printed above it; elsewhere: one line per window state change (the log's
-// text lines, each prefixed with its window). A run of one report: the lines `run` always printed
+// splits and throttles printed above it; elsewhere (a log file, cron mail): one line per window's
+// outcome (written, unchanged, or downloaded into a merged output), per failure and per warning,
+// and with -v one line per window state change (the log's text lines, each prefixed with its window). A run of one report: the lines `run` always printed
 // (progress.ts's Reporter). With `--log-format json`: the log's JSON lines. -q silences the text.
 
 import { loadProgressBars } from '../lazy.js';
@@ -35,6 +36,10 @@ export interface RunView {
 interface ViewOptions {
   format: LogFormat;
   quiet: boolean;
+  /** -v: off a terminal, every state change of every window, not only each window's outcome */
+  verbose?: boolean;
+  /** a file per window: a window's outcome is its file written (or unchanged), else its download */
+  perWindow?: boolean;
   side: string;
   total: number;
   secrets?: Secrets;
@@ -128,16 +133,26 @@ function jsonView(ctx: Pick<Context, 'stderr' | 'now'>, secrets: Secrets | undef
   };
 }
 
-/** Off a terminal: one line per window state change. */
+/** Off a terminal, without -v: what a log of a 365-window run needs, one line a window, and the
+ * lines of trouble or recovery (a report resumed after a crash, or submitted again in place of one
+ * the server forgot). */
+const outcomeEvents = (perWindow: boolean): ReadonlySet<EventName> =>
+  new Set<EventName>(['written', 'unchanged', 'failed', 'split', 'warning', 'resumed', ...(perWindow ? [] : ['download_done' as const])]);
+const isOutcome = (event: LogEvent, shown: ReadonlySet<EventName>) =>
+  shown.has(event.event) || (event.event === 'submitted' && event.replaces !== undefined);
+
+/** Off a terminal: one line per window's outcome, or with -v per window state change. */
 function linesView(ctx: Pick<Context, 'stderr'>, options: ViewOptions): RunView {
   const write = (line: string) => { ctx.stderr.write(`${safeText(line)}\n`); };
+  const shown = options.verbose ? undefined : outcomeEvents(options.perWindow ?? false);
   return {
     emit(event) {
+      if (shown && !isOutcome(event, shown)) return;
       const line = event.event === 'polled' ? undefined : eventText(event, { side: options.side, secrets: options.secrets });
       if (line) write(line);
     },
     pool(event) {
-      const line = poolLine(event);
+      const line = options.verbose ? poolLine(event) : undefined;
       if (line) write(line);
     },
     skip() {},

@@ -29,15 +29,17 @@ async function mergedAndSingle(sandbox: Sandbox, dir: string, request: string[],
 }
 
 describe('run --chunk: the merged output equals one report', () => {
-  it('DAILY by day, 10 days: row for row, in chronological order; one line per window state change', async () => {
+  it('DAILY by day, 10 days: row for row, in chronological order; off a terminal one line per window', async () => {
     await withSandbox({}, async (sandbox, dir) => {
       const { single, merged, stderr } = await mergedAndSingle(sandbox, dir,
         ['--since', '2026-11-01', '--until', '2026-11-10', '--breakdowns', 'DAILY,CAMPAIGN,COUNTRY'], ['--chunk', 'day', '--concurrency', '4']);
       expect(merged.length).toBeGreaterThan(20);
       expect(merged).toEqual(single);
-      expect(stderr).toMatch(/^2026-11-01: submitted buyer report [0-9a-f]+$/m);
-      expect(stderr).toMatch(/^2026-11-10: downloaded \d+ rows/m);
-      expect(stderr).toMatch(/10 windows merged: \d+ rows → .*merged\.csv \(csv\)$/m);
+      // a log, not a terminal: each window's download, the file, the closing line; the rest with -v
+      const lines = stderr.trimEnd().split('\n');
+      expect(lines.filter((line) => /^2026-11-\d\d: downloaded \d+ rows?, /.test(line))).toHaveLength(10);
+      expect(lines.slice(10)).toEqual([expect.stringMatching(/^2026-11-01\.\.2026-11-10: wrote \d+ rows to .*merged\.csv$/), expect.stringMatching(/10 windows merged: \d+ rows → .*merged\.csv \(csv\)$/)]);
+      expect(stderr).not.toMatch(/submitted|ready after|downloading report/);
       expect(files(dir)).toEqual(['merged.csv', 'single.csv']);
     });
   });
@@ -105,7 +107,7 @@ describe('run --chunk: concurrency, throttling, bisection', () => {
   it('429 with Retry-After from --max-running: the run slows down and completes, output whole', async () => {
     await withSandbox({ workMsPerDay: 200, maxRunning: 2 }, async (sandbox, dir) => {
       const request = ['--since', '2026-11-01', '--until', '2026-11-08', '--breakdowns', 'DAILY,COUNTRY'];
-      const result = await runCli(['run', 'buyer', ...request, '--chunk', 'day', '--concurrency', '6', ...FAST, '-o', join(dir, 'out.csv')],
+      const result = await runCli(['run', 'buyer', ...request, '--chunk', 'day', '--concurrency', '6', ...FAST, '-v', '-o', join(dir, 'out.csv')],
         { env: env(sandbox, dir), timeoutMs: 120_000 });
       expect(result.code, result.stderr).toBe(0);
       expect(sandbox.stats().refused).toBeGreaterThan(0);
@@ -165,6 +167,27 @@ describe('run --chunk with one file per window', () => {
         // the two failed windows are adjacent: one command requests both, still by 2 days
         'reporting run buyer --breakdowns DAILY,COUNTRY --chunk 2d --no-split --poll-interval 20ms -o OUT --since 2026-11-01 --until 2026-11-04',
       ]);
+    });
+  });
+
+  it('off a terminal, a window\'s line is its file written; -v adds every state change', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const args = ['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-03', '--breakdowns', 'DAILY,COUNTRY', '--chunk', 'day', ...FAST, '-o', join(dir, 'day-{since}.csv')];
+      const first = await runCli(args, { env: env(sandbox, dir) });
+      expect(first.code, first.stderr).toBe(0);
+      expect(first.stderr.trimEnd().split('\n').sort()).toEqual([
+        expect.stringMatching(/^2026-11-01: wrote \d+ rows to .*day-2026-11-01\.csv$/),
+        expect.stringMatching(/^2026-11-02: wrote \d+ rows to .*day-2026-11-02\.csv$/),
+        expect.stringMatching(/^2026-11-03: wrote \d+ rows to .*day-2026-11-03\.csv$/),
+        'buyer: 3 windows written (' + join(dir, 'day-{since}.csv') + ')',
+      ]);
+      const verbose = await runCli([...args, '-v'], { env: env(sandbox, dir) });
+      expect(verbose.code, verbose.stderr).toBe(0);
+      for (const day of ['01', '02', '03']) {
+        expect(verbose.stderr).toMatch(new RegExp(`^2026-11-${day}: submitted buyer report [0-9a-f]+$`, 'm'));
+        expect(verbose.stderr).toMatch(new RegExp(`^2026-11-${day}: downloaded \\d+ rows`, 'm'));
+        expect(verbose.stderr).toMatch(new RegExp(`^2026-11-${day}: wrote \\d+ rows to .*day-2026-11-${day}\\.csv$`, 'm'));
+      }
     });
   });
 
