@@ -10,7 +10,7 @@ _reporting_values() {
     breakdowns:*) echo "DAILY HOURLY MONTHLY RANGE ADNETWORK FORMAT OS COUNTRY REGION DEPARTMENT CITY POSTALCODE DEVICETYPE DEVICEBRAND DEVICEMODEL CARRIER CAMPAIGN ADUNIT ADVERTISER PUBLISHERID ZONE PUBLISHER SUBPUBLISHERID SUBSUBPUBLISHERID APP BUNDLEID BUYERNAME DEALID DMP APPCOUNTRY" ;;
     metrics:buyer) echo "displays clicks downloads leads landings revenueEuro revenueDollar eyesTrackings" ;;
     metrics:seller) echo "requests displays clicks downloads leads landings revenueEuro revenueDollar eyesTrackings" ;;
-    metrics:*) echo "requests displays clicks downloads leads landings revenueEuro revenueDollar eyesTrackings" ;;
+    metrics:*) echo "displays clicks downloads leads landings revenueEuro revenueDollar eyesTrackings requests" ;;
   esac
 }
 

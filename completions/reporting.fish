@@ -57,7 +57,7 @@ function __reporting_list --description "breakdowns or metrics of the side, afte
         case 'breakdowns:*'; set values DAILY HOURLY MONTHLY RANGE ADNETWORK FORMAT OS COUNTRY REGION DEPARTMENT CITY POSTALCODE DEVICETYPE DEVICEBRAND DEVICEMODEL CARRIER CAMPAIGN ADUNIT ADVERTISER PUBLISHERID ZONE PUBLISHER SUBPUBLISHERID SUBSUBPUBLISHERID APP BUNDLEID BUYERNAME DEALID DMP APPCOUNTRY
         case metrics:buyer; set values displays clicks downloads leads landings revenueEuro revenueDollar eyesTrackings
         case metrics:seller; set values requests displays clicks downloads leads landings revenueEuro revenueDollar eyesTrackings
-        case 'metrics:*'; set values requests displays clicks downloads leads landings revenueEuro revenueDollar eyesTrackings
+        case 'metrics:*'; set values displays clicks downloads leads landings revenueEuro revenueDollar eyesTrackings requests
     end
     for value in $values
         echo "$prefix$value"
@@ -94,7 +94,7 @@ complete -c reporting -n '__reporting_using login' -l password-stdin -d 'with --
 complete -c reporting -n '__reporting_using login' -l no-verify -d 'store a console token without checking it against the API (offline)'
 complete -c reporting -n '__reporting_using buyer' -l since -r -d 'start of the period (Europe/Paris): 2026-11-01, yesterday, -7d, now, Unix seconds, ISO'
 complete -c reporting -n '__reporting_using buyer' -l until -r -d 'end of the period; a date means its last second (23:59:59)'
-complete -c reporting -n '__reporting_using buyer' -l metrics -r -d 'metrics, comma-separated, repeatable (default: all: requests, displays, clicks, downloads, leads, landings, revenueEuro, revenueDollar, eyesTrackings)'
+complete -c reporting -n '__reporting_using buyer' -l metrics -r -d 'metrics, comma-separated, repeatable (default: all: displays, clicks, downloads, leads, landings, revenueEuro, revenueDollar, eyesTrackings)'
 complete -c reporting -n '__reporting_using buyer' -l breakdowns -r -d 'breakdowns, comma-separated, repeatable: DAILY, HOURLY, MONTHLY, RANGE, ADNETWORK, FORMAT, OS, COUNTRY, REGION, DEPARTMENT, CITY, POSTALCODE, DEVICETYPE, DEVICEBRAND, DEVICEMODEL, CARRIER, CAMPAIGN, ADUNIT, ADVERTISER, PUBLISHERID'
 complete -c reporting -n '__reporting_using buyer' -l param -r -d 'send a parameter the CLI does not model (repeatable)'
 complete -c reporting -n '__reporting_using buyer' -l no-validate -d 'send metric and breakdown values as given'

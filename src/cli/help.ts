@@ -11,6 +11,11 @@ export const GROUPS = {
   messages: 'Messages and output:',
 };
 
+/** Commands that send no request (the sandbox, schema, state, completion): their help leaves out
+ * the program's credentials and network options, which would mean nothing there. */
+export const LOCAL_COMMANDS = new WeakSet<Command>();
+const CLIENT_GROUPS: ReadonlySet<string | undefined> = new Set([GROUPS.credentials, GROUPS.network]);
+
 export class GroupedHelp extends Help {
   constructor(private readonly bold: boolean) {
     super();
@@ -22,7 +27,8 @@ export class GroupedHelp extends Help {
     // the program's options, after the command's own, without the program's --version
     const inherited: Option[] = [];
     for (let ancestor: Command | null = cmd.parent; ancestor; ancestor = ancestor.parent) {
-      inherited.push(...ancestor.options.filter((option) => !option.hidden && option.long !== '--version'));
+      inherited.push(...ancestor.options.filter((option) => !option.hidden && option.long !== '--version'
+        && !(LOCAL_COMMANDS.has(cmd) && CLIENT_GROUPS.has(option.helpGroupHeading))));
     }
     // --help comes last, in the messages group
     const help = own.filter((option) => option.long === '--help').map((option) => option.helpGroup(GROUPS.messages));

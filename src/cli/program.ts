@@ -10,7 +10,7 @@ import { wantsColor } from '../io/color.js';
 import { flushed } from '../io/flush.js';
 import { exitCodeFor } from './exit.js';
 import { choiceOption, count, duration } from './flags.js';
-import { GROUPS, GroupedHelp } from './help.js';
+import { GROUPS, GroupedHelp, LOCAL_COMMANDS } from './help.js';
 import { REGISTRY, type AnyEntry, type Group } from './registry.js';
 import type { Parsed } from './options.js';
 
@@ -80,8 +80,9 @@ function globalOptions(): Option[] {
   ];
 }
 
-function addCommand(parent: Command, entry: AnyEntry | Group, ctx: Context, runF: RunF | undefined, path = ''): void {
+function addCommand(parent: Command, entry: AnyEntry | Group, ctx: Context, runF: RunF | undefined, path = '', local = false): void {
   const command = parent.command(entry.name, { hidden: 'hidden' in entry ? entry.hidden : undefined }).description(entry.summary);
+  if (local || entry.local) LOCAL_COMMANDS.add(command);
   command.exitOverride().configureOutput(parent.configureOutput());
   // the program's options after the command's name (help shows them once, from the program)
   const addGlobals = () => {
@@ -94,7 +95,7 @@ function addCommand(parent: Command, entry: AnyEntry | Group, ctx: Context, runF
     command.enablePositionalOptions();
     entry.define?.(command);
     addGlobals();
-    for (const sub of entry.subcommands) addCommand(command, sub, ctx, runF, `${path}${entry.name} `);
+    for (const sub of entry.subcommands) addCommand(command, sub, ctx, runF, `${path}${entry.name} `, local || entry.local);
     return;
   }
   entry.define(command);

@@ -40,6 +40,8 @@ export interface Entry<O> {
   name: string;
   summary: string;
   hidden?: boolean;
+  /** sends no request: its help leaves out the credentials and network options */
+  local?: boolean;
   /** arguments, options and help text */
   define(command: Command): void;
   /** the command's typed options from commander's parse: its arguments and its own flags */
@@ -55,6 +57,8 @@ const entry = <O>(e: Entry<O>): AnyEntry => e as unknown as AnyEntry;
 export interface Group {
   name: string;
   summary: string;
+  /** as an entry's: for the group and every subcommand */
+  local?: boolean;
   /** help text of the group */
   define?(command: Command): void;
   subcommands: AnyEntry[];
@@ -199,6 +203,7 @@ ${examples(
   }),
   {
     name: 'state',
+    local: true,
     summary: "look at a run's state file, forget windows so the next run fetches them again, remove a dead run's lock",
     define(command) {
       command.addHelpText('after', examples(
@@ -282,6 +287,7 @@ ${examples(
   }),
   entry<SchemaOptions>({
     name: 'schema',
+    local: true,
     summary: 'print the typed columns of an export: a table, a JSON Schema or a CREATE TABLE',
     define(command) {
       command
@@ -309,6 +315,7 @@ ${examples(
   }),
   entry<SandboxCommandOptions>({
     name: 'sandbox',
+    local: true,
     summary: 'run a local emulator of the Reporting API (for trying the CLI and testing scripts)',
     define(command) {
       const fault = <T>(parse: (text: string) => T) => (text: string): T => {
@@ -373,6 +380,7 @@ ${examples(
   }),
   entry<CompletionOptions>({
     name: 'completion',
+    local: true,
     summary: 'print a shell completion script (bash, zsh or fish)',
     define(command) {
       command

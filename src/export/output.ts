@@ -43,6 +43,11 @@ const EXTENSIONS: Record<Format, readonly string[]> = {
   csv: ['.csv', '.tsv'], json: ['.json'], ndjson: ['.ndjson', '.jsonl'], parquet: ['.parquet'], xlsx: ['.xlsx'],
 };
 
+/** Extensions meant for a format this tool writes under another name: a did-you-mean. */
+const LIKELY_EXTENSIONS: Readonly<Record<string, string>> = {
+  '.xls': '.xlsx', '.xlsm': '.xlsx', '.xlsb': '.xlsx', '.pq': '.parquet', '.parq': '.parquet', '.txt': '.csv', '.tab': '.tsv', '.ldjson': '.ndjson',
+};
+
 /** The extension of the file name, if it has one (`.csv`; not for `.hidden` or `dir.d/file`). */
 function extensionOf(path: string): string | undefined {
   const name = path.split(/[/\\]/).pop() ?? '';
@@ -87,7 +92,9 @@ export function chooseFormat<F extends string>(
     if (extension === undefined) return fallback;
     const owner = formats.find((f) => extensions[f]?.includes(extension));
     if (!owner) {
-      throw new UsageError(`no format writes "${extension}" files (-o ${options.output})`, `name the file ${formats.flatMap((f) => extensions[f] ?? []).map((e) => `*${e}`).join(', ')}, or give --format ${formats.join('|')}`);
+      const known = formats.flatMap((f) => extensions[f] ?? []);
+      const near = LIKELY_EXTENSIONS[extension];
+      throw new UsageError(`no format writes "${extension}" files (-o ${options.output})${near && known.includes(near) ? `; did you mean ${near}?` : ''}`, `name the file ${known.map((e) => `*${e}`).join(', ')}, or give --format ${formats.join('|')}`);
     }
     return owner;
   }

@@ -12,7 +12,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { DateTime } from 'luxon';
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
-import { PARIS, SIDES } from '../report/catalog.js';
+import { PARIS, SIDES, metricsWithField } from '../report/catalog.js';
 import { storedReportId } from '../api/schemas.js';
 import type { ReportRequest } from '../report/request.js';
 import { lockFile, type FileLock, type LockHost, type LockOptions } from '../fs/lock.js';
@@ -200,7 +200,10 @@ export function requestDifferences(stored: StateRequest, wanted: StateRequest): 
     }
   };
   scalar('the side', stored.side, wanted.side);
-  ordered('metrics', stored.metrics, wanted.metrics);
+  // a metric no row of the side carries (buyer's `requests`) changes nothing in the files: a state
+  // written when buyer's default still asked for it goes on
+  const carried = (metrics: readonly string[]) => metrics.filter((metric) => metricsWithField(wanted.side).includes(metric));
+  ordered('metrics', carried(stored.metrics), carried(wanted.metrics));
   ordered('breakdowns', stored.breakdowns, wanted.breakdowns);
   keyed('filter', stored.filters, wanted.filters);
   keyed('--param', stored.params, wanted.params);

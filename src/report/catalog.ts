@@ -31,10 +31,11 @@ export function isTimeDimension(value: string): value is TimeDimension {
   return (TIME_DIMENSIONS as readonly string[]).includes(value);
 }
 
-/** The metrics sent when none are asked for: every metric the contract lists for the side. */
+/** The metrics sent when none are asked for: every metric the contract lists for the side whose
+ * rows carry it (a buyer row has no `requests` field: asking for it gives nothing). */
 export const DEFAULT_METRICS: Record<Side, readonly string[]> = {
   buyer: [
-    'requests', 'displays', 'clicks', 'downloads', 'leads', 'landings', 'revenueEuro',
+    'displays', 'clicks', 'downloads', 'leads', 'landings', 'revenueEuro',
     'revenueDollar', 'eyesTrackings',
   ],
   seller: [
@@ -43,9 +44,10 @@ export const DEFAULT_METRICS: Record<Side, readonly string[]> = {
   ],
 };
 
-/** What each side accepts: the seller also takes eyesTrackings (its sample requests it). */
+/** What each side accepts: the contract's list (buyer's `requests` included, though its rows never
+ * carry it); the seller also takes eyesTrackings (its sample requests it). */
 export function metricsOf(side: Side): string[] {
-  return side === 'seller' ? [...DEFAULT_METRICS.seller, 'eyesTrackings'] : [...DEFAULT_METRICS.buyer];
+  return side === 'seller' ? [...DEFAULT_METRICS.seller, 'eyesTrackings'] : ['requests', ...DEFAULT_METRICS.buyer];
 }
 
 /** The row field a metric appears as (contract 2.4 note 1: revenueDollar arrives as valueDollar). */

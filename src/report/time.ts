@@ -80,7 +80,34 @@ export function parseTime(input: string, role: Role, nowMs: number): number {
     return Math.floor(instant.toSeconds());
   }
 
-  throw usage(role, text, `is not a time this tool understands${/^[a-z]+$/i.test(text) ? didYouMean(lower, ['now', 'today', 'yesterday']) : ''}`);
+  throw usage(role, text, `is not a time this tool understands${timeSuggestion(text, lower)}`);
+}
+
+/** What a time written another way most likely meant: a date of another notation (25/11/2026),
+ * a relative day in words (last-week) or without its minus (7d), a misspelt word (yesterdya). */
+function timeSuggestion(text: string, lower: string): string {
+  const dated = /^(\d{1,2})[/.-](\d{1,2})[/.-](\d{4})$/.exec(text);
+  if (dated) {
+    const [first, second, year] = dated.slice(1).map(Number) as [number, number, number];
+    const iso = (month: number, dayOfMonth: number) => {
+      const date = DateTime.fromObject({ year, month, day: dayOfMonth }, { zone: PARIS });
+      return date.isValid ? date.toFormat('yyyy-MM-dd') : undefined;
+    };
+    const dayFirst = iso(second, first);
+    const monthFirst = iso(first, second);
+    if (dayFirst && monthFirst && dayFirst !== monthFirst) return `; did you mean ${dayFirst} (day/month) or ${monthFirst} (month/day)?`;
+    const either = dayFirst ?? monthFirst;
+    return either ? `; did you mean ${either}?` : '';
+  }
+  const yearFirst = /^(\d{4})[/.](\d{1,2})[/.](\d{1,2})$/.exec(text);
+  if (yearFirst) {
+    const date = DateTime.fromObject({ year: Number(yearFirst[1]), month: Number(yearFirst[2]), day: Number(yearFirst[3]) }, { zone: PARIS });
+    return date.isValid ? `; did you mean ${date.toFormat('yyyy-MM-dd')}?` : '';
+  }
+  if (/^(last|past|previous)[\s_-]?week$|^a[\s_-]?week[\s_-]?ago$/.test(lower)) return '; did you mean -7d?';
+  const days = /^(\d+)\s*(d|days?)(\s*ago)?$/.exec(lower);
+  if (days) return `; did you mean -${Number(days[1])}d?`;
+  return /^[a-z]+$/i.test(text) ? didYouMean(lower, ['now', 'today', 'yesterday']) : '';
 }
 
 /** The last second of the Paris day holding `nowMs`. */

@@ -28,3 +28,28 @@ describe('a mistyped side', () => {
     expect(stderr.text).toBe('error: unknown side "byer"; did you mean buyer?\nhint: choose buyer, seller\n');
   });
 });
+
+describe('help lists what a command takes (issue 21, item 8)', () => {
+  const help = async (...args: string[]) => {
+    const { ctx, stdout } = fakeContext();
+    expect(await runCli(argv(...args, '--help'), ctx)).toBe(0);
+    return stdout.text;
+  };
+
+  it('buyer --help lists the metrics a buyer row carries, not requests; seller lists requests', async () => {
+    const metrics = (text: string) => /--metrics <list>\s+metrics, comma-separated, repeatable \(default: all: ([^)]*)\)/.exec(text.replace(/\s+/g, ' '))?.[1];
+    expect(metrics(await help('buyer'))).toBe('displays, clicks, downloads, leads, landings, revenueEuro, revenueDollar, eyesTrackings');
+    expect(metrics(await help('seller'))).toMatch(/^requests, displays, /);
+  });
+
+  it('commands that send no request list no credentials or network options; the others do', async () => {
+    for (const command of [['sandbox'], ['schema'], ['completion'], ['state'], ['state', 'show']]) {
+      const text = await help(...command);
+      expect(text, command.join(' ')).not.toMatch(/--profile|--base-url|--timeout|--retries|--body|Credentials:|Network options:/);
+      expect(text, command.join(' ')).toMatch(/^ {2}-q, --quiet/m);
+    }
+    for (const command of [['run'], ['buyer'], ['download'], ['whoami']]) {
+      expect(await help(...command), command.join(' ')).toMatch(/--base-url <url>[\s\S]*--timeout <duration>/);
+    }
+  });
+});

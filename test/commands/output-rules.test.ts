@@ -124,6 +124,18 @@ describe('one --json rule', () => {
     expect(forced.code).not.toBe(2);
   });
 
+  it('an extension meant for a format this tool writes under another name gets a did-you-mean', async () => {
+    for (const [file, near] of [['report.xls', '.xlsx'], ['report.XLS', '.xlsx'], ['report.pq', '.parquet']]) {
+      const result = await cli('run', 'buyer', ...DAY, '-o', file as string);
+      expect(result.code).toBe(2);
+      expect(result.stderr.split('\n')[0]).toBe(`error: no format writes "${file?.slice(6).toLowerCase()}" files (-o ${file}); did you mean ${near}?`);
+      expect(result.requests).toBe(0);
+    }
+    // campaigns writes no xlsx: no suggestion of one
+    const campaigns = await cli('campaigns', '-o', 'c.xls');
+    expect(campaigns.stderr).not.toMatch(/did you mean/);
+  });
+
   it('.tsv is CSV with tabs; a file without an extension is CSV', async () => {
     const tsv = await cli('run', 'buyer', ...DAY, '-o', 't.tsv', '-q');
     expect(readFileSync(join(tsv.dir, 't.tsv'), 'utf8').split('\n')[0]).toMatch(/^country\tcity\t/);

@@ -345,6 +345,14 @@ for w in doc["windows"]:
     ]);
   });
 
+  it('buyer\'s `requests`, which no buyer row carries, is no difference: a state of the old default goes on', () => {
+    expect(requestDifferences({ ...REQUEST, metrics: ['requests', 'displays', 'clicks'] }, REQUEST)).toEqual([]);
+    expect(requestDifferences({ ...REQUEST, metrics: ['requests', 'displays'] }, REQUEST)).toEqual(['metrics are displays,clicks here, displays in the state file']);
+    // a seller row carries requests: there it is a column, and a difference
+    const seller = { ...REQUEST, side: 'seller' as const };
+    expect(requestDifferences({ ...seller, metrics: ['requests', 'displays', 'clicks'] }, seller)).toEqual(['metrics are displays,clicks here, requests,displays,clicks in the state file']);
+  });
+
   it('a corrupt file, another kind of file or a newer version is a usage error, never a crash', async () => {
     const dir = tempDir();
     const cases: [string, RegExp][] = [

@@ -78,7 +78,7 @@ describe('windows add up to the whole period', () => {
     }
   }
 
-  it.each(TIME_BREAKDOWNS)('cuts at midnight, at the month end and inside the repeated hour of the DST day (%s)', async (...breakdowns) => {
+  it.each(TIME_BREAKDOWNS.map((breakdowns) => [breakdowns.join(',') || 'no time breakdown', breakdowns] as const))('cuts at midnight, at the month end and inside the repeated hour of the DST day (%s)', async (_label, breakdowns) => {
     const { since, until } = PERIODS.autumn;
     const cuts = [paris('2026-10-25T00:00:00'), ...REPEATED_HOUR, paris('2026-10-26T00:00:00'), paris('2026-11-01T00:00:00')];
     const whole = totalsOf(await report(since, until, breakdowns));

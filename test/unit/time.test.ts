@@ -61,8 +61,20 @@ describe('time expressions, in Europe/Paris', () => {
     ['1793487600000', /milliseconds/],
     ['20261101', /ambiguous; write the date as 2026-11-01/],
     ['2026-03-29T02:30', /does not exist in Paris/],
-    ['next tuesday', /not a time this tool understands/],
+    ['next tuesday', /not a time this tool understands$/],
     ['2026-13-01', /not a calendar date/],
+    // the other ways people write a day, answered with the way this tool reads it
+    ['25/11/2026', /understands; did you mean 2026-11-25\?$/],
+    ['11/25/2026', /understands; did you mean 2026-11-25\?$/],
+    ['03/04/2026', /understands; did you mean 2026-04-03 \(day\/month\) or 2026-03-04 \(month\/day\)\?$/],
+    ['25.11.2026', /understands; did you mean 2026-11-25\?$/],
+    ['2026/11/25', /understands; did you mean 2026-11-25\?$/],
+    ['31/02/2026', /understands$/],
+    ['last-week', /understands; did you mean -7d\?$/],
+    ['last week', /understands; did you mean -7d\?$/],
+    ['7d', /understands; did you mean -7d\?$/],
+    ['3 days ago', /understands; did you mean -3d\?$/],
+    ['yesterdya', /understands; did you mean yesterday\?$/],
     ['', /not a time/],
   ])('refuses %j with a usage error that says what is expected', (input, message) => {
     try {
