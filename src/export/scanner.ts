@@ -98,6 +98,8 @@ export class ReportScanner {
   private spaced = false;
   /** the keys of the last row found free of duplicates: most rows have the same, so are not checked again */
   private uniqueKeys: string[] = [];
+  /** which of uniqueKeys holds no quote or backslash: found again by comparing text (keyAt) */
+  private plainKeys: boolean[] = [];
   rows = 0;
   /** the other top-level members: `summary`, and whatever else the server sent */
   readonly members: Record<string, unknown> = {};
@@ -244,7 +246,10 @@ export class ReportScanner {
   private emit(values: string[], raw: string): void {
     const keys = this.keys;
     if (keys.length > 1 && !sameKeys(keys, this.uniqueKeys)) {
-      if (new Set(keys).size === keys.length) this.uniqueKeys = keys.slice();
+      if (new Set(keys).size === keys.length) {
+        this.uniqueKeys = keys.slice();
+        this.plainKeys = keys.map((key) => !key.includes('"') && !key.includes('\\'));
+      }
       else {
         const kinds = this.kinds;
         const at = new Map<string, number>();
@@ -271,6 +276,18 @@ export class ReportScanner {
       }
     }
     this.handler.row(keys, values, this.kinds, raw);
+  }
+
+  /**
+   * The end quote of the key starting at `start` when it is the previous row's key at `index` (it
+   * then is that same string: no slice, and the rows' keys compare by identity), else -1. Rows of a
+   * report repeat their keys: 30 keys a row, 30 million strings fewer for a 1M-row report.
+   */
+  private keyAt(start: number, index: number): number {
+    const known = this.uniqueKeys[index];
+    if (known === undefined || this.plainKeys[index] !== true) return -1;
+    const end = start + 1 + known.length;
+    return end < this.buf.length && this.buf.charCodeAt(end) === 34 && this.buf.startsWith(known, start + 1) ? end : -1;
   }
 
   /** Index of the closing quote of the string starting at `start`, or NEED_MORE. */
@@ -356,10 +373,16 @@ export class ReportScanner {
     }
     for (;;) {
       if (s.charCodeAt(i) !== 34) this.fail(`data[${this.rows}]: a key was expected`);
-      const keyEnd = this.stringEnd(i);
-      if (keyEnd === NEED_MORE) return NEED_MORE;
-      keys.push(this.stringValue(i, keyEnd));
-      i = keyEnd + 1;
+      const knownEnd = this.keyAt(i, keys.length);
+      if (knownEnd >= 0) {
+        keys.push(this.uniqueKeys[keys.length] as string);
+        i = knownEnd + 1;
+      } else {
+        const keyEnd = this.stringEnd(i);
+        if (keyEnd === NEED_MORE) return NEED_MORE;
+        keys.push(this.stringValue(i, keyEnd));
+        i = keyEnd + 1;
+      }
       ws();
       if (i >= n) return NEED_MORE;
       if (s.charCodeAt(i) !== 58) this.fail(`data[${this.rows}]: ":" was expected after "${keys[keys.length - 1]}"`);
