@@ -111,7 +111,7 @@ export function extract(markdown: string, file: string): Extracted {
         const reason = (marker[1] ?? '').trim();
         if (!reason) errors.push(`${file}:${i + 1}: a "not run" marker needs a reason: <!-- not run: why -->`);
         pending = { reason, line: i + 1 };
-      } else if (ANY_MARKER.test(line)) {
+      } else if (ANY_MARKER.test(line.replace(/`[^`]*`/g, ''))) {
         errors.push(`${file}:${i + 1}: a "not run" marker is spelled <!-- not run: REASON --> on a line of its own`);
       }
       continue;

@@ -88,6 +88,8 @@ describe('the example rules', () => {
     expect(extract('<!-- not run: why -->\n\nText.\n```sh\nreporting whoami\n```\n', 'x.md').errors).toEqual([expect.stringContaining('just before a fenced block')]);
     expect(extract('<!-- not-run why -->\n```sh\nreporting whoami\n```\n', 'x.md').errors).toEqual([expect.stringContaining('spelled')]);
     expect(extract('<!-- not run: why -->\n```json\n{}\n```\n', 'x.md').errors).toEqual([expect.stringContaining('not an example')]);
+    // prose may quote the marker in inline code
+    expect(extract('Mark it `<!-- not run: REASON -->` before the fence.\n', 'x.md').errors).toEqual([]);
   });
 
   it('fail a shell example that would write outside the test folder', () => {
