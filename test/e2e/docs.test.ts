@@ -54,7 +54,7 @@ describe('the examples of README.md and docs/', () => {
   const made: string[] = [];
 
   beforeAll(async () => {
-    sandbox = await startSandbox({ host: '127.0.0.1', port: 0, readyDelayMs: 30 });
+    sandbox = await startSandbox({ host: '127.0.0.1', port: 0, readyDelayMs: 0 });
     // `reporting` on PATH, as `npm install -g .` would put it
     bin = mkdtempSync(join(tmpdir(), 'reporting-docs-bin-'));
     made.push(bin);
