@@ -123,7 +123,7 @@ export class NetworkFailure extends Error {
 }
 
 /** The most read of an answer that is not a download: room for over 400,000 campaigns of 300
- * bytes each; a JSON answer beyond it is an unexpected response (README, Security). */
+ * bytes each; a JSON answer beyond it is an unexpected response (docs/security.md). */
 const ANSWER_CAP_BYTES = 128 * 1024 * 1024;
 /** The most read of an error body: only an excerpt of it is ever shown. */
 const ERROR_BODY_CAP_BYTES = 64 * 1024;

@@ -14,7 +14,7 @@ function isCommanderError(error: unknown): error is CommanderError {
 }
 
 /** Prints what the user needs to know about `error` on stderr and returns the exit code. */
-/** The exit codes as `run --help` ends with them (a scheduler's table; README "Exit codes"). */
+/** The exit codes as `run --help` ends with them (a scheduler's table; docs/exit-codes-and-logs.md). */
 export const EXIT_CODES_HELP = [
   '',
   '',

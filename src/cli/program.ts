@@ -51,7 +51,7 @@ function buildProgram(ctx: Context, settings: { runF?: RunF } = {}): Command {
   for (const option of globalOptions()) program.addOption(option);
 
   for (const entry of REGISTRY) addCommand(program, entry, ctx, settings.runF);
-  program.addHelpText('after', '\nEvery command has its own --help. The README (shipped with the package) covers time\nexpressions, output formats, exit codes and cron recipes.\n');
+  program.addHelpText('after', '\nEvery command has its own --help. The README and docs/ (shipped with the package) cover\ntime expressions, output formats, exit codes, state files and recipes for cron and Kubernetes.\n');
   return program;
 }
 
@@ -155,7 +155,7 @@ function parsedFlags(program: Command | undefined): { verbose: boolean; noColor:
   return {
     verbose: given('verbose').includes(true),
     noColor: given('color').includes(false),
-    // with --log-format json even the last word, an error, is a JSON line (README "JSON logs")
+    // with --log-format json even the last word, an error, is a JSON line (docs/exit-codes-and-logs.md, "JSON logs")
     jsonLog: given('logFormat').includes('json'),
   };
 }

@@ -26,7 +26,7 @@ export interface RowHandler {
 export class ReportFormatError extends Error {}
 
 /** The largest single row (or other member of the report) read: beyond it the body is refused
- * rather than held in memory. Documented in the README (Security). */
+ * rather than held in memory. Documented in docs/security.md. */
 const ROW_CAP_CHARS = 64 * 1024 * 1024;
 
 /**

@@ -43,7 +43,7 @@ export type Holder = z.infer<typeof holderSchema>;
 
 /**
  * Another live run holds the lock. Exit code 2 (usage): this command line cannot run now, the
- * overlap is a scheduling mistake to fix, not a fault to retry at once (see README, "State file").
+ * overlap is a scheduling mistake to fix, not a fault to retry at once (see docs/recurring.md).
  */
 export class LockedError extends CliError {
   constructor(readonly file: string, readonly holder: Holder | undefined, hint?: string) {

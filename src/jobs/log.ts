@@ -1,6 +1,6 @@
 // What a run tells about itself, as typed events: for people (the lines of progress.ts's Reporter,
 // as `run` always printed them) or, with `--log-format json`, for machines: one JSON object per
-// line on stderr, versioned (`v`), documented in the README ("JSON logs"), so that cron mail,
+// line on stderr, versioned (`v`), documented in docs/exit-codes-and-logs.md, so that cron mail,
 // Kubernetes and log collectors can read and reconstruct a run.
 //
 // No event carries free text from the CLI's own state: every field is typed. The only text that
@@ -37,7 +37,7 @@ export function serverText(text: string, secrets: Secrets = NO_SECRETS): string 
 
 const windowJson = (window: Window) => ({ since: parisIso(window.since), until: parisIso(window.until), sinceUnix: window.since, untilUnix: window.until });
 
-/** One event as the JSON object of its log line (see the README for every field). */
+/** One event as the JSON object of its log line (see docs/exit-codes-and-logs.md for every field). */
 export function eventJson(event: LogEvent, nowMs: number, secrets: Secrets = NO_SECRETS): Record<string, unknown> {
   const line: Record<string, unknown> = { v: LOG_VERSION, ts: new Date(nowMs).toISOString(), event: event.event, window: windowJson(event.window) };
   for (const [name, value] of Object.entries(event)) {

@@ -2,7 +2,7 @@
 // what happened to it (report ID, status, attempts, rows, bytes, sha256 and path of the file
 // written), so that the next run skips what is done, resumes a submitted report by its ID instead
 // of submitting it again, retries what failed, and re-fetches the last days (--lookback) whose
-// numbers may still move. Its format is documented in the README ("State file") and versioned:
+// numbers may still move. Its format is documented in docs/recurring.md and versioned:
 // loaders read it as the run's manifest.
 //
 // The file is only ever replaced whole (atomic write) and only by the run holding its lock; between

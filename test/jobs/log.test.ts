@@ -156,10 +156,11 @@ describe('text logs', () => {
   });
 });
 
-describe('the README', () => {
+describe('the docs (docs/exit-codes-and-logs.md)', () => {
   it('documents every event, and its example lines are what the logger writes', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const section = readme.slice(readme.indexOf('## JSON logs'), readme.indexOf('## The sandbox'));
+    const page = readFileSync(new URL('../../docs/exit-codes-and-logs.md', import.meta.url), 'utf8');
+    expect(page).toContain('\n## JSON logs\n');
+    const section = page.slice(page.indexOf('\n## JSON logs\n'));
     for (const event of new Set(EVENTS.map((e) => e.event))) expect(section).toContain(`\`${event}\``);
     const example = /```json\n([\s\S]*?)```/.exec(section)?.[1]?.trim().split('\n') ?? [];
     expect(example.length).toBeGreaterThan(0);

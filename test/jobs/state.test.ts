@@ -375,11 +375,12 @@ for w in doc["windows"]:
   });
 });
 
-describe('the README', () => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+describe('the docs (docs/recurring.md)', () => {
+  const page = readFileSync(new URL('../../docs/recurring.md', import.meta.url), 'utf8');
 
   it("documents a state file that this version reads, with every field of a window", () => {
-    const section = readme.slice(readme.indexOf('### Format (version 2)'));
+    expect(page).toContain('\n## Format (version 2)\n');
+    const section = page.slice(page.indexOf('\n## Format (version 2)\n'));
     const example = /```json\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
     const path = join(tempDir(), 'example.json');
     writeFileSync(path, example);

@@ -16,6 +16,11 @@ describe('the package', () => {
     expect(pkg.files).toContain('LICENSE');
   });
 
+  it('ships the docs that --help and the README point to', () => {
+    expect(pkg.files).toContain('README.md');
+    expect(pkg.files).toContain('docs');
+  });
+
   it('ships no script that imports a dev dependency', () => {
     expect(pkg.files).not.toContain('scripts');
     const bin = readFileSync(new URL('bin/reporting.js', root), 'utf8');
