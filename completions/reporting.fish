@@ -218,7 +218,7 @@ complete -c reporting -n '__reporting_using sandbox' -l max-running -r -d 'answe
 complete -c reporting -n '__reporting_using sandbox' -l fail-over-days -r -d 'reports touching more than N days end in failed ("too much data")'
 complete -c reporting -n '__reporting_using sandbox' -l restate -r -d 'numbers of the days within DURATION before now change with every submission (e.g. 3d)'
 complete -c reporting -n '__reporting_using sandbox' -l report-ttl -r -d 'forget report IDs this long after submission (status and download answer 404)'
-complete -c reporting -n '__reporting_using sandbox' -l now -r -d 'the sandbox clock starts at this ISO 8601 instant (for --restate and --report-ttl)'
+complete -c reporting -n '__reporting_using sandbox' -l now -r -d 'the sandbox clock starts at this instant, then runs (ISO 8601 or Unix seconds, as REPORTING_NOW): today for --restate, --report-ttl'
 complete -c reporting -n '__reporting_using sandbox' -l latency -r -d 'fault: delay before every answer'
 complete -c reporting -n '__reporting_using sandbox' -l error -r -d 'fault: STATUS[,endpoint=NAME][,first=N|,rate=R][,retry-after=S][,html] (repeatable)'
 complete -c reporting -n '__reporting_using sandbox' -l reset-download -r -d 'fault: BYTES[,times=N]: reset the connection after BYTES of a download'
