@@ -66,6 +66,8 @@ function show(path: string, f: Factory): void {
     ['output', request.output ?? '(stdout)'],
     ...(request.chunk !== undefined ? [['chunk', request.chunk ?? '(none)'] as [string, string]] : []),
     ['updated', doc.updatedAt],
+    // the period the last run planned: the next --since auto --lookback counts back from its end
+    ...(doc.planned ? [['planned', `${describeWindow({ since: doc.planned.sinceUnix, until: doc.planned.untilUnix })} (at ${doc.planned.at})`] as [string, string]] : []),
     ['windows', doc.windows.length ? `${doc.windows.length} (${[...counts].map(([status, n]) => `${n} ${status}`).join(', ')})` : '0'],
   ];
   let text = lines.map(([name, value]) => `${`${name}:`.padEnd(12)}${safeLine(value)}\n`).join('');

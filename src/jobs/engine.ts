@@ -73,7 +73,7 @@ async function runPlanned(job: Job, f: Factory, where: Where): Promise<void> {
   if (plan.period.until > endOfParisDay(f.calendar.now())) {
     view.emit({ event: 'warning', window: plan.period, message: `the period ends on ${parisDate(plan.period.until)}, after today (${parisDate(f.calendar.now() / 1000)}): the days after today have no numbers yet` });
   }
-  await recorder.planned(plan.windows);
+  await recorder.planned(plan.windows, plan.period);
   const toFetch = plan.windows.filter((p) => p.step !== 'skip');
   if (toFetch.length === 0 && !plan.perWindow) {
     // one merged output, every window done already: the file stands as it is
