@@ -31,7 +31,7 @@ export function parseInstant(input: string, name: string, hint?: string): number
 
 /** An instant as a Paris ISO time with its offset, to the second. */
 export function parisTime(ms: number): string {
-  return DateTime.fromMillis(ms, { zone: PARIS }).toISO({ suppressMilliseconds: true, includeOffset: true }) ?? new Date(ms).toISOString();
+  return DateTime.fromMillis(Math.floor(ms / 1000) * 1000, { zone: PARIS }).toISO({ suppressMilliseconds: true, includeOffset: true }) ?? new Date(ms).toISOString();
 }
 
 export interface Calendar {
