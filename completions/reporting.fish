@@ -195,7 +195,7 @@ complete -c reporting -n '__reporting_using run' -l chunk -r -d 'one report per 
 complete -c reporting -n '__reporting_using run' -l concurrency -r -d 'with --chunk: reports in progress at once, 1-16'
 complete -c reporting -n '__reporting_using run' -l no-split -d 'with --chunk: do not halve a window whose report fails or is too large'
 complete -c reporting -n '__reporting_using run' -l state -r -d 'the run\'s manifest: skip windows done, resume submitted reports by ID, retry failed ones'
-complete -c reporting -n '__reporting_using run' -l lookback -r -d 'with --state: fetch again the N days before the last window done (late numbers)'
+complete -c reporting -n '__reporting_using run' -l lookback -r -d 'with --state: Nd: fetch again the N days up to the end of the last run\'s period, its last day included (late numbers)'
 complete -c reporting -n '__reporting_using run' -l full-refresh -d 'with --state: ignore what the state file says and start it over'
 complete -c reporting -n '__reporting_using run' -l no-resume -d 'submit a new report even if an interrupted run of the same request left one'
 complete -c reporting -n '__reporting_using run' -l log-format -r -d 'text, or json: one JSON object per event on stderr'

@@ -145,7 +145,7 @@ async function forget(path: string, words: readonly string[], f: Factory): Promi
   const selectors = words.map(parseSelector);
   // the request recorded, to open the file as a run would (locked; another run's: LockedError)
   const { request } = existing(path);
-  const state = RunState.open(path, request, { now: f.now, host: f.host });
+  const state = RunState.open(path, request, { now: f.calendar.now, host: f.host, lock: { now: f.now } });
   let forgotten: StateEntry[];
   try {
     // chosen under the lock: what the file holds now
