@@ -53,6 +53,18 @@ export function calendarFrom(setting: string | undefined, realNow: () => number)
   return { now: () => realNow() + offsetMs, moved: { setting: setting.trim(), startMs, offsetMs, at: parisTime(startMs) } };
 }
 
+/** An offset as `+1d 2h 3m 4s` (`-` when the calendar is behind the real clock; whole seconds). */
+export function offsetText(ms: number): string {
+  let left = Math.round(Math.abs(ms) / 1000);
+  const parts: string[] = [];
+  for (const [unit, size] of [['d', 86_400], ['h', 3600], ['m', 60], ['s', 1]] as const) {
+    const count = Math.floor(left / size);
+    left -= count * size;
+    if (count > 0) parts.push(`${count}${unit}`);
+  }
+  return `${ms < 0 ? '-' : '+'}${parts.join(' ') || '0s'}`;
+}
+
 /** The warning every command prints while REPORTING_NOW is set (-q included: a variable left in
  * a cron environment would export the same day every night). */
 export function movedWarning(calendar: Calendar, realNow: number): string | undefined {

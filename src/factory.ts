@@ -10,7 +10,7 @@ import { ReportingClient } from './api/client.js';
 import { Http } from './api/http.js';
 import { Secrets } from './api/redact.js';
 import { resolveBaseUrl, resolveToken, type BaseUrlSource } from './auth/resolve.js';
-import { calendarFrom, movedWarning, type Calendar } from './clock.js';
+import { calendarFrom, movedWarning, offsetText, type Calendar } from './clock.js';
 import { StoreError, TokenStore, configDir, type Profile } from './auth/store.js';
 import type { Host } from './host.js';
 import { jsonLine, safeText } from './io/safe-text.js';
@@ -222,7 +222,7 @@ export function warnMovedCalendar(f: Factory, jsonLog: boolean): void {
   } else {
     f.stderr.write(`warning: ${safeText(warning)}\n`);
   }
-  f.trace?.(`clock: the calendar is the real clock ${f.calendar.moved.offsetMs >= 0 ? '+' : '-'} ${Math.abs(f.calendar.moved.offsetMs)} ms (REPORTING_NOW); --max-wait, --timeout and locks keep the real clock`);
+  f.trace?.(`clock: the calendar is the real clock ${offsetText(f.calendar.moved.offsetMs)} (REPORTING_NOW); --max-wait, --timeout and lock staleness keep the real clock`);
 }
 
 /** The same base URL, whatever the spelling (a trailing slash, the case of the host, a default port). */

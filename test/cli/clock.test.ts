@@ -5,7 +5,7 @@
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/program.js';
-import { calendarFrom, parseInstant } from '../../src/clock.js';
+import { calendarFrom, offsetText, parseInstant } from '../../src/clock.js';
 import { argv, fakeContext, FIXED_NOW } from '../helpers/ctx.js';
 import { withSandbox } from '../helpers/http.js';
 
@@ -120,6 +120,9 @@ describe('REPORTING_NOW through the CLI', () => {
   it('-v says the offset and that timers keep the real clock', async () => {
     const { ctx, stderr } = fakeContext({ env: { REPORTING_NOW: NIGHT, REPORTING_CONFIG_DIR: '/nonexistent-reporting-test' } });
     expect(await runCli(argv('whoami', '-v'), ctx)).toBe(0);
-    expect(stderr.text).toContain(`clock: the calendar is the real clock - ${FIXED_NOW - Date.parse(NIGHT)} ms (REPORTING_NOW); --max-wait, --timeout and locks keep the real clock`);
+    // 2026-11-21 12:00 Paris back to 2026-03-10 03:00 Paris: 256 days 9 hours (the summer hour in between)
+    expect(stderr.text).toContain('clock: the calendar is the real clock -256d 9h (REPORTING_NOW); --max-wait, --timeout and lock staleness keep the real clock');
+    expect(offsetText(90_061_000)).toBe('+1d 1h 1m 1s');
+    expect(offsetText(0)).toBe('+0s');
   });
 });
