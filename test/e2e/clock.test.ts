@@ -7,10 +7,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { DateTime } from 'luxon';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { readState } from '../../src/jobs/state.js';
 import { clockFrom } from '../../src/sandbox/options.js';
-import { collect, firstLine, runCli, startCli, type Result } from '../helpers/cli.js';
+import { collect, firstLine, runCli, startCli, type Result, type RunOptions } from '../helpers/cli.js';
 import { withSandbox } from '../helpers/http.js';
 import { tempDir } from '../helpers/tmp.js';
 import { until } from '../helpers/wait.js';
@@ -47,10 +47,12 @@ describe('three nights rehearsed with REPORTING_NOW against `reporting sandbox -
       const sandbox = startCli(['sandbox', '--port', port, '--json', '--delay', '100ms', '--now', night]);
       const info = JSON.parse(await firstLine(sandbox)) as { baseUrl: string; token: string; now: string };
       port = new URL(info.baseUrl).port;
+      const stopped = collect(sandbox);
+      // a failed assertion must not leave the sandbox running (a passing night stops it with SIGINT below)
+      onTestFinished(() => { if (sandbox.exitCode === null && sandbox.signalCode === null) sandbox.kill('SIGKILL'); });
       // the sandbox says its clock, which runs on from --now
       expect(Date.parse(info.now) - Date.parse(night)).toBeGreaterThanOrEqual(0);
       expect(Date.parse(info.now) - Date.parse(night)).toBeLessThan(60_000);
-      const stopped = collect(sandbox);
       const env = { REPORTING_NOW: night, REPORTING_BASE_URL: info.baseUrl, REPORTING_TOKEN: info.token, REPORTING_CONFIG_DIR: join(dir, '.config') };
       const since = index === 0 ? ['--since', '2026-03-25'] : ['--since', 'auto'];
       // the first night with -q and text; the next ones with a JSON log
@@ -101,11 +103,11 @@ describe('a crash must not widen the next night\'s work (issue 21, item 5)', () 
     // the sandbox's clock starts at the first night (as `sandbox --now` does) and is moved a day each night
     await withSandbox({ readyDelayMs: 2500, now: clockFrom('2026-11-21T03:00') }, async (sandbox, dir) => {
       const state = join(dir, 'buyer.state.json');
-      const night = (now: string, since: string[], log: string[] = ['--log-format', 'json']) => [
+      const night = (now: string, since: string[], log: string[] = ['--log-format', 'json']): [string[], RunOptions] => [
         ['run', 'buyer', ...since, '--until', 'yesterday', '--lookback', '3d', ...REQUEST, '--concurrency', '4', '--state', state,
           '-o', join(dir, 'out', '{since}.csv'), '--poll-interval', '50ms', ...log],
         { env: { REPORTING_NOW: now, REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: sandbox.token, REPORTING_CONFIG_DIR: join(dir, '.config') }, cwd: dir },
-      ] as const;
+      ];
       const submitsSoFar = () => sandbox.reports().filter((report) => report.events.some((e) => e.kind === 'submit')).length;
 
       // night of the 21st: the first run, 14th..20th
@@ -116,8 +118,9 @@ describe('a crash must not widen the next night\'s work (issue 21, item 5)', () 
       // night of the 22nd: the lookback (18th..20th) and the 21st are submitted, then the run is killed
       sandbox.advance(DAY_MS);
       const [args, options] = night('2026-11-22T03:00', ['--since', 'auto']);
-      const killed = startCli([...args], options);
+      const killed = startCli(args, options);
       const killedDone = collect(killed);
+      onTestFinished(() => { if (killed.exitCode === null && killed.signalCode === null) killed.kill('SIGKILL'); });
       const submitted = () => readState(state)?.windows.filter((w) => w.status === 'submitted').map((w) => dayOf(w.sinceUnix)) ?? [];
       await until(() => submitted().length === 4, 'four windows submitted');
       killed.kill('SIGKILL');
