@@ -10,9 +10,10 @@ import { ReportingClient } from './api/client.js';
 import { Http } from './api/http.js';
 import { Secrets } from './api/redact.js';
 import { resolveBaseUrl, resolveToken, type BaseUrlSource } from './auth/resolve.js';
+import { calendarFrom, movedWarning, offsetText, type Calendar } from './clock.js';
 import { StoreError, TokenStore, configDir, type Profile } from './auth/store.js';
 import type { Host } from './host.js';
-import { safeText } from './io/safe-text.js';
+import { jsonLine, safeText } from './io/safe-text.js';
 import { shellCommand } from './io/shell.js';
 
 export interface Output {
@@ -34,7 +35,9 @@ export interface Context {
   stdin: Input;
   env: Record<string, string | undefined>;
   cwd: string;
-  /** milliseconds since the epoch; tests fix it */
+  /** milliseconds since the epoch, the real clock: timers and durations; tests fix it. The
+   * calendar (today, --since auto, the times in logs) is the Factory's `calendar`, which
+   * REPORTING_NOW moves */
   now(): number;
   /** [0, 1); tests fix it */
   random(): number;
@@ -67,6 +70,8 @@ export const DEFAULT_GLOBALS: GlobalFlags = {
 
 export interface Factory extends Context {
   readonly globals: GlobalFlags;
+  /** the calendar's clock: `now` moved by REPORTING_NOW (src/clock.ts); timers keep `now` */
+  readonly calendar: Calendar;
   /** the secrets this command knows (tokens, passwords): masked in every trace and message */
   readonly secrets: Secrets;
   readonly profileName: string;
@@ -88,6 +93,8 @@ export interface Factory extends Context {
 
 export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
   const profileName = globals.profile.trim() || 'default';
+  // an unparsable REPORTING_NOW stops the command here, before it does anything (exit 2)
+  const calendar = calendarFrom(ctx.env.REPORTING_NOW, ctx.now);
   const secrets = new Secrets();
   secrets.add(ctx.env.REPORTING_TOKEN);
   secrets.add(ctx.env.REPORTING_TOKEN?.trim());
@@ -103,6 +110,7 @@ export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
   const factory: Factory = {
     ...ctx,
     globals,
+    calendar,
     secrets,
     profileName,
     trace,
@@ -201,6 +209,20 @@ export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
     },
   };
   return factory;
+}
+
+/** REPORTING_NOW moves the calendar: said on every command, -q included (left in a cron
+ * environment, it would export the same day every night); a JSON line with --log-format json. */
+export function warnMovedCalendar(f: Factory, jsonLog: boolean): void {
+  const realNow = f.now();
+  const warning = movedWarning(f.calendar, realNow);
+  if (!warning || !f.calendar.moved) return;
+  if (jsonLog) {
+    f.stderr.write(`${jsonLine({ v: 1, ts: new Date(f.calendar.now()).toISOString(), event: 'warning', message: warning, now: f.calendar.moved.at })}\n`);
+  } else {
+    f.stderr.write(`warning: ${safeText(warning)}\n`);
+  }
+  f.trace?.(`clock: the calendar is the real clock ${offsetText(f.calendar.moved.offsetMs)} (REPORTING_NOW); --max-wait, --timeout and lock staleness keep the real clock`);
 }
 
 /** The same base URL, whatever the spelling (a trailing slash, the case of the host, a default port). */

@@ -53,13 +53,16 @@ export interface ExitOptions {
   noColor: boolean;
   /** --log-format json: the error is the log's last line, a JSON object like the others */
   jsonLog?: boolean;
+  /** the command's calendar (REPORTING_NOW moves it), once its factory was made: dates that line;
+   * `at`, the instant REPORTING_NOW named */
+  clock?: { now(): number; at?: string };
 }
 
 function writeError(ctx: Context, options: ExitOptions, message: string, hint?: string, exitCode: number = EXIT.usage): void {
   const { noColor } = options;
   if (options.jsonLog) {
     const plain = (text: string) => withoutControls(text).trim();
-    ctx.stderr.write(`${jsonLine({ v: 1, ts: new Date(ctx.now()).toISOString(), event: 'error', message: plain(message), ...(hint ? { hint: plain(hint) } : {}), exitCode })}\n`);
+    ctx.stderr.write(`${jsonLine({ v: 1, ts: new Date((options.clock?.now ?? ctx.now)()).toISOString(), ...(options.clock?.at ? { now: options.clock.at } : {}), event: 'error', message: plain(message), ...(hint ? { hint: plain(hint) } : {}), exitCode })}\n`);
     return;
   }
   // messages carry server text (error envelopes, statuses): no control character reaches the terminal

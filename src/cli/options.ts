@@ -129,7 +129,7 @@ export function addJobOptions(command: Command): Command {
   return command
     .optionsGroup('Recurring runs (nightly exports):')
     .option('--state <file>', 'the run\'s manifest: skip windows done, resume submitted reports by ID, retry failed ones')
-    .addOption(new Option('--lookback <days>', 'with --state: fetch again the N days before the last window done (late numbers)')
+    .addOption(new Option('--lookback <days>', 'with --state: Nd: fetch again the N days up to the end of the last run\'s period, its last day included (late numbers)')
       .argParser((text: string) => parseLookback(text)))
     .option('--full-refresh', 'with --state: ignore what the state file says and start it over')
     .option('--no-resume', 'submit a new report even if an interrupted run of the same request left one')

@@ -8,7 +8,7 @@ import { didYouMean } from '../suggest.js';
 import type { Context, Factory, GlobalFlags } from '../factory.js';
 import { wantsColor } from '../io/color.js';
 import { flushed } from '../io/flush.js';
-import { exitCodeFor } from './exit.js';
+import { exitCodeFor, type ExitOptions } from './exit.js';
 import { choiceOption, count, duration } from './flags.js';
 import { GROUPS, GroupedHelp, LOCAL_COMMANDS } from './help.js';
 import { REGISTRY, type AnyEntry, type Group } from './registry.js';
@@ -17,7 +17,7 @@ import type { Parsed } from './options.js';
 /** Runs a command instead of loading its module: the seam for flags-only tests (gh's runF). */
 export type RunF = (name: string, opts: unknown, f: Factory) => Promise<void>;
 
-function buildProgram(ctx: Context, settings: { runF?: RunF } = {}): Command {
+function buildProgram(ctx: Context, settings: { runF?: RunF; made?: (f: Factory) => void } = {}): Command {
   class ReportingCommand extends Command {
     override createCommand(name?: string): Command {
       return new ReportingCommand(name);
@@ -50,7 +50,7 @@ function buildProgram(ctx: Context, settings: { runF?: RunF } = {}): Command {
     .configureOutput(output);
   for (const option of globalOptions()) program.addOption(option);
 
-  for (const entry of REGISTRY) addCommand(program, entry, ctx, settings.runF);
+  for (const entry of REGISTRY) addCommand(program, entry, ctx, settings.runF, '', settings.made);
   program.addHelpText('after', '\nEvery command has its own --help. The README and docs/ (shipped with the package) cover\ntime expressions, output formats, exit codes, state files and recipes for cron and Kubernetes.\n');
   return program;
 }
@@ -80,7 +80,7 @@ function globalOptions(): Option[] {
   ];
 }
 
-function addCommand(parent: Command, entry: AnyEntry | Group, ctx: Context, runF: RunF | undefined, path = '', local = false): void {
+function addCommand(parent: Command, entry: AnyEntry | Group, ctx: Context, runF: RunF | undefined, path = '', made?: (f: Factory) => void, local = false): void {
   const command = parent.command(entry.name, { hidden: 'hidden' in entry ? entry.hidden : undefined }).description(entry.summary);
   if (local || entry.local) LOCAL_COMMANDS.add(command);
   command.exitOverride().configureOutput(parent.configureOutput());
@@ -95,7 +95,7 @@ function addCommand(parent: Command, entry: AnyEntry | Group, ctx: Context, runF
     command.enablePositionalOptions();
     entry.define?.(command);
     addGlobals();
-    for (const sub of entry.subcommands) addCommand(command, sub, ctx, runF, `${path}${entry.name} `, local || entry.local);
+    for (const sub of entry.subcommands) addCommand(command, sub, ctx, runF, `${path}${entry.name} `, made, local || entry.local);
     return;
   }
   entry.define(command);
@@ -104,8 +104,11 @@ function addCommand(parent: Command, entry: AnyEntry | Group, ctx: Context, runF
     const opts = entry.options(command.processedArgs as string[], command.opts<Parsed>(), command);
     // the lazy boundary: the factory (HTTP client, token store) and the command's module load
     // only now that a command runs
-    const [{ createFactory }, module] = await Promise.all([import('../factory.js'), runF ? undefined : entry.load()]);
+    const [{ createFactory, warnMovedCalendar }, module] = await Promise.all([import('../factory.js'), runF ? undefined : entry.load()]);
     const f = createFactory(ctx, globalsOf(command, ctx));
+    made?.(f);
+    // the sandbox has its own clock (--now): REPORTING_NOW moves the CLI's calendar only
+    if (entry.name !== 'sandbox') warnMovedCalendar(f, parsedFlags(command).jsonLog);
     try {
       if (module) await module.run(opts, f);
       else await runF?.(`${path}${entry.name}`, opts, f);
@@ -170,8 +173,11 @@ export async function runCli(argv: string[], ctx: Context, runF?: RunF): Promise
   ctx.stdout.once('error', onOutputError);
   let program: Command | undefined;
   let code: number;
+  // the command's calendar, once its factory is made: the error's JSON line is dated by it
+  let clock: ExitOptions['clock'];
+  const made = (f: Factory) => { clock = { now: f.calendar.now, at: f.calendar.moved?.at }; };
   try {
-    program = buildProgram(ctx, { runF });
+    program = buildProgram(ctx, { runF, made });
     if (argv.length <= 2) {
       program.outputHelp({ error: true });
       code = EXIT.usage;
@@ -188,14 +194,14 @@ export async function runCli(argv: string[], ctx: Context, runF?: RunF): Promise
       code = EXIT.ok;
     }
   } catch (error) {
-    code = exitCodeFor(error, ctx, parsedFlags(program));
+    code = exitCodeFor(error, ctx, { ...parsedFlags(program), clock });
   }
   try {
     if (code === EXIT.ok) {
       await flushed(ctx.stdout);
       if (outputFailure) {
         const { stdoutWriteError } = await import('../export/sink.js');
-        code = exitCodeFor(stdoutWriteError(outputFailure), ctx, parsedFlags(program));
+        code = exitCodeFor(stdoutWriteError(outputFailure), ctx, { ...parsedFlags(program), clock });
       }
     }
   } finally {

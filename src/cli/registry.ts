@@ -335,7 +335,7 @@ ${examples(
         .option('--fail-over-days <n>', 'reports touching more than N days end in failed ("too much data")', count('--fail-over-days', 1, 100_000))
         .option('--restate <duration>', 'numbers of the days within DURATION before now change with every submission (e.g. 3d)', duration('--restate', BOUNDS.sandboxSpan))
         .option('--report-ttl <duration>', 'forget report IDs this long after submission (status and download answer 404)', duration('--report-ttl', BOUNDS.sandboxSpan))
-        .option('--now <instant>', 'the sandbox clock starts at this ISO 8601 instant (for --restate and --report-ttl)')
+        .option('--now <instant>', 'the sandbox clock starts at this instant, then runs (ISO 8601 or Unix seconds, as REPORTING_NOW): today for --restate, --report-ttl')
         .option('--latency <duration>', 'fault: delay before every answer', duration('--latency', BOUNDS.sandboxLatency))
         .option('--error <spec>', 'fault: STATUS[,endpoint=NAME][,first=N|,rate=R][,retry-after=S][,html] (repeatable)',
           (text: string, previous: ErrorFault[] = []) => [...previous, fault(parseErrorFault)(text)])

@@ -11,7 +11,7 @@ export interface ReportOptions {
 
 export async function run(opts: ReportOptions, f: Factory): Promise<void> {
   // validated before any connection: a usage error makes no request at all
-  const request = buildReportRequest(opts.side, opts.report, f.now());
+  const request = buildReportRequest(opts.side, opts.report, f.calendar.now());
   const reportId = await f.client().submit(opts.side, requestParams(request));
   f.stdout.write(f.globals.json ? `${JSON.stringify({ side: opts.side, reportId, status: 'progress' })}\n` : `${reportId}\n`);
 }

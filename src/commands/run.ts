@@ -34,11 +34,11 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
   const flags = opts.jobs ?? DEFAULT_JOB_FLAGS;
   // everything the user typed is checked before the first request; `--since auto` is resolved
   // from the state file (src/jobs/engine.ts), the period is checked with its end meanwhile
-  const request = buildReportRequest(side, flags.sinceAuto ? { ...opts.report, since: opts.report.until ?? 'now' } : opts.report, f.now());
+  const request = buildReportRequest(side, flags.sinceAuto ? { ...opts.report, since: opts.report.until ?? 'now' } : opts.report, f.calendar.now());
   const named = { side, since: parisDate(request.since), until: parisDate(request.until) };
-  if (flags.state && request.until > endOfParisDay(f.now())) {
+  if (flags.state && request.until > endOfParisDay(f.calendar.now())) {
     // the state would record days with no numbers yet as done, and later runs would skip them
-    throw new UsageError(`--until ${named.until} is after today (${parisDate(f.now() / 1000)}): with --state, days that have not happened would be recorded done`,
+    throw new UsageError(`--until ${named.until} is after today (${parisDate(f.calendar.now() / 1000)}): with --state, days that have not happened would be recorded done`,
       'end the period today at the latest, e.g. --until yesterday for a nightly job');
   }
   // one path for two files loses one of them: the token store, the state, its lock, the output

@@ -1,5 +1,6 @@
 // `sandbox`: run the local emulator of the Reporting API until Ctrl-C.
 
+import { parisTime } from '../clock.js';
 import { UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { sandboxOptionsFrom, type SandboxFlags } from '../sandbox/options.js';
@@ -9,19 +10,25 @@ export type SandboxCommandOptions = SandboxFlags;
 
 export async function run(opts: SandboxCommandOptions, f: Factory): Promise<void> {
   const settings = sandboxOptionsFrom(opts);
+  if (f.calendar.moved && opts.now === undefined) {
+    f.stderr.write(`warning: REPORTING_NOW does not move the sandbox's clock; start it with --now ${f.calendar.moved.setting} to rehearse that day\n`);
+  }
   if (f.globals.verbose) settings.log = (line) => { f.stderr.write(`${line}\n`); };
   const sandbox = await startSandbox(settings).catch((error: NodeJS.ErrnoException) => {
     const where = `${settings.host}:${settings.port}`;
     if (error.code === 'EADDRINUSE') throw new UsageError(`cannot listen on ${where}: the address is in use`, 'choose another --port, or --port 0 for a free one');
     throw new UsageError(`cannot listen on ${where}: ${error.message}`);
   });
-  const info = { baseUrl: sandbox.baseUrl, email: sandbox.email, password: sandbox.password, token: sandbox.token };
+  // the sandbox's clock, when --now moved it
+  const now = opts.now === undefined ? undefined : parisTime(sandbox.now());
+  const info = { baseUrl: sandbox.baseUrl, email: sandbox.email, password: sandbox.password, token: sandbox.token, ...(now ? { now } : {}) };
   if (f.globals.json) {
     f.stdout.write(`${JSON.stringify(info)}\n`);
   } else {
     f.stdout.write(
       `Sandbox listening on ${info.baseUrl}\n` +
-      `  email:    ${info.email}\n  password: ${info.password}\n  token:    ${info.token}\n\n` +
+      `  email:    ${info.email}\n  password: ${info.password}\n  token:    ${info.token}\n` +
+      `${now ? `  now:      ${now} (--now; the CLI follows with REPORTING_NOW=${now})\n` : ''}\n` +
       `Try:\n  reporting login --base-url ${info.baseUrl} --email ${info.email}\n` +
       `  export REPORTING_BASE_URL=${info.baseUrl} REPORTING_TOKEN=${info.token}\n` +
       `Press Ctrl-C to stop.\n`,

@@ -66,6 +66,8 @@ function show(path: string, f: Factory): void {
     ['output', request.output ?? '(stdout)'],
     ...(request.chunk !== undefined ? [['chunk', request.chunk ?? '(none)'] as [string, string]] : []),
     ['updated', doc.updatedAt],
+    // the period the last run planned: the next --since auto --lookback counts back from its end
+    ...(doc.planned ? [['planned', `${describeWindow({ since: doc.planned.sinceUnix, until: doc.planned.untilUnix })} (at ${doc.planned.at})`] as [string, string]] : []),
     ['windows', doc.windows.length ? `${doc.windows.length} (${[...counts].map(([status, n]) => `${n} ${status}`).join(', ')})` : '0'],
   ];
   let text = lines.map(([name, value]) => `${`${name}:`.padEnd(12)}${safeLine(value)}\n`).join('');
@@ -143,7 +145,7 @@ async function forget(path: string, words: readonly string[], f: Factory): Promi
   const selectors = words.map(parseSelector);
   // the request recorded, to open the file as a run would (locked; another run's: LockedError)
   const { request } = existing(path);
-  const state = RunState.open(path, request, { now: f.now, host: f.host });
+  const state = RunState.open(path, request, { now: f.calendar.now, host: f.host, lock: { now: f.now } });
   let forgotten: StateEntry[];
   try {
     // chosen under the lock: what the file holds now

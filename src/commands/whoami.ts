@@ -1,6 +1,7 @@
 // `whoami`: the active profile, its base URL and whether a token is stored (never the token).
 
 import { resolveToken } from '../auth/resolve.js';
+import { parisTime } from '../clock.js';
 import type { Factory } from '../factory.js';
 
 export type WhoamiOptions = Record<string, never>;
@@ -29,6 +30,8 @@ export async function run(_opts: WhoamiOptions, f: Factory): Promise<void> {
     relogin: Boolean(f.env.REPORTING_EMAIL && f.env.REPORTING_PASSWORD),
     store: f.store().path,
     profiles: Object.keys(profiles).sort(),
+    /** REPORTING_NOW: the calendar's time and the real one (null: the calendar is the real clock) */
+    now: f.calendar.moved ? { calendar: parisTime(f.calendar.now()), real: parisTime(f.now()), REPORTING_NOW: f.calendar.moved.setting } : null,
   };
   if (f.globals.json) {
     f.stdout.write(`${JSON.stringify(info)}\n`);
@@ -43,5 +46,6 @@ export async function run(_opts: WhoamiOptions, f: Factory): Promise<void> {
   if (info.relogin) lines.push('re-login: REPORTING_EMAIL and REPORTING_PASSWORD are set');
   lines.push(`store:    ${info.store}`);
   if (info.profiles.length > 1) lines.push(`profiles: ${info.profiles.join(', ')}`);
+  if (info.now) lines.push(`now:      ${info.now.calendar} (moved by REPORTING_NOW=${info.now.REPORTING_NOW}; the real clock says ${info.now.real})`);
   f.stdout.write(`${lines.join('\n')}\n`);
 }

@@ -39,7 +39,7 @@ export async function runJob(job: Job, f: Factory): Promise<void> {
   precheck(job, { ...where, since: job.request.since });
   const output = job.output.template === undefined ? undefined : resolve(f.cwd, job.output.template);
   // a symbolic link is followed: the file it names is read, locked and replaced; the link stays
-  const state = RunState.open(realTarget(job.flags.state, f.cwd), stateRequestOf(job.request, job.output.format, output, chunk ? formatChunk(chunk) : null, outputShapeOf(job), { baseUrl: f.baseUrl().url, profile: f.profileName }), { now: f.now, host: f.host, fullRefresh: job.flags.fullRefresh });
+  const state = RunState.open(realTarget(job.flags.state, f.cwd), stateRequestOf(job.request, job.output.format, output, chunk ? formatChunk(chunk) : null, outputShapeOf(job), { baseUrl: f.baseUrl().url, profile: f.profileName }), { now: f.calendar.now, host: f.host, fullRefresh: job.flags.fullRefresh, lock: { now: f.now } });
   try {
     const start = state.start(job.flags.sinceAuto ? 'auto' : job.request.since, job.request.until, job.flags.lookbackDays);
     // a start inside a recorded window (the lookback's days, a --since in mid-week) starts at that
@@ -70,10 +70,10 @@ async function runPlanned(job: Job, f: Factory, where: Where): Promise<void> {
   const plan = planRun(job, { ...where, recall: (w) => recall(journal, w) });
   const view = await createView(f, { shape: plan.shape, format: job.flags.logFormat, quiet: f.globals.quiet, verbose: f.globals.verbose, perWindow: plan.perWindow, side: job.side, total: plan.windows.length, secrets: f.secrets, retries: f.globals.retries });
   const recorder = new Recorder(view, where.state, journal, (line) => f.trace?.(line), f.signal);
-  if (plan.period.until > endOfParisDay(f.now())) {
-    view.emit({ event: 'warning', window: plan.period, message: `the period ends on ${parisDate(plan.period.until)}, after today (${parisDate(f.now() / 1000)}): the days after today have no numbers yet` });
+  if (plan.period.until > endOfParisDay(f.calendar.now())) {
+    view.emit({ event: 'warning', window: plan.period, message: `the period ends on ${parisDate(plan.period.until)}, after today (${parisDate(f.calendar.now() / 1000)}): the days after today have no numbers yet` });
   }
-  await recorder.planned(plan.windows);
+  await recorder.planned(plan.windows, plan.period);
   const toFetch = plan.windows.filter((p) => p.step !== 'skip');
   if (toFetch.length === 0 && !plan.perWindow) {
     // one merged output, every window done already: the file stands as it is

@@ -37,9 +37,10 @@ export function serverText(text: string, secrets: Secrets = NO_SECRETS): string 
 
 const windowJson = (window: Window) => ({ since: parisIso(window.since), until: parisIso(window.until), sinceUnix: window.since, untilUnix: window.until });
 
-/** One event as the JSON object of its log line (see docs/exit-codes-and-logs.md for every field). */
-export function eventJson(event: LogEvent, nowMs: number, secrets: Secrets = NO_SECRETS): Record<string, unknown> {
-  const line: Record<string, unknown> = { v: LOG_VERSION, ts: new Date(nowMs).toISOString(), event: event.event, window: windowJson(event.window) };
+/** One event as the JSON object of its log line (see docs/exit-codes-and-logs.md for every field). `nowMs` is the
+ * calendar's time (REPORTING_NOW moves it); `now`, the instant REPORTING_NOW named, when set. */
+export function eventJson(event: LogEvent, nowMs: number, secrets: Secrets = NO_SECRETS, now?: string): Record<string, unknown> {
+  const line: Record<string, unknown> = { v: LOG_VERSION, ts: new Date(nowMs).toISOString(), ...(now === undefined ? {} : { now }), event: event.event, window: windowJson(event.window) };
   for (const [name, value] of Object.entries(event)) {
     if (name === 'event' || name === 'window' || value === undefined) continue;
     if (name === 'into') line.into = (value as readonly Window[]).map(windowJson);

@@ -33,7 +33,9 @@ export class Recorder {
     this.reportOf.set(`${window.since}-${window.until}`, reportId);
   }
 
-  async planned(windows: readonly PlannedWindow[]): Promise<void> {
+  /** The plan: warnings, skipped windows, and, with a state, the windows to fetch recorded pending
+   * and the run's `period` recorded as planned, before the first submit. */
+  async planned(windows: readonly PlannedWindow[], period?: Window): Promise<void> {
     for (const p of windows) {
       if (p.entry?.submitting) {
         this.view.emit({ event: 'warning', window: p.window, message: `an earlier run was stopped while submitting this window's report (at ${p.entry.submitting}): a report of unknown ID may be running on the server; it costs the platform one report, and nothing in the files` });
@@ -42,7 +44,7 @@ export class Recorder {
       this.view.skip(p.window);
       this.view.emit({ event: 'skipped', window: p.window, reportId: p.entry?.reportId ?? undefined, file: p.entry?.file ?? undefined, reason: 'done' });
     }
-    await this.state?.pending(windows.filter((p) => p.step !== 'skip').map((p) => p.window));
+    await this.state?.pending(windows.filter((p) => p.step !== 'skip').map((p) => p.window), period);
   }
 
   async submitting(window: Window): Promise<void> {

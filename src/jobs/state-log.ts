@@ -16,7 +16,9 @@
 //   file: it is ignored, so no order of writes and crashes applies a change twice or to a stranger.
 //
 // A change says which windows go (`drop`), which are recorded pending if absent (`add`), and which
-// fields of a window are set (`set`, creating it if absent); windows are keyed by since/until.
+// fields of a window are set (`set`, creating it if absent); windows are keyed by since/until. A
+// run's change may also record the period it planned (`planned`, issue 21 item 5: the next
+// `--since auto` counts its lookback from its end), which replaces the one recorded.
 
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -34,9 +36,20 @@ const LOG_VERSION = 1;
 export interface Keyed { sinceUnix: number; untilUnix: number }
 type Key = [since: number, until: number];
 
+/** The period a run planned, recorded before its first submit. */
+export interface Planned {
+  since: string;
+  until: string;
+  sinceUnix: number;
+  untilUnix: number;
+  /** when the run planned it (the calendar's time) */
+  at: string;
+}
+
 export interface Change<E> {
   /** the document's updatedAt once changed */
   at: string;
+  planned?: Planned;
   drop?: Key[];
   add?: Key[];
   set?: [since: number, until: number, fields: Partial<E>][];
@@ -95,6 +108,14 @@ export function applyChange<E extends Keyed>(windows: readonly E[], change: Chan
   return out;
 }
 
+/** A planned period as the state and its log record it. */
+export function isPlanned(value: unknown): value is Planned {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const { since, until, sinceUnix, untilUnix, at } = value as Record<string, unknown>;
+  return typeof since === 'string' && typeof until === 'string' && typeof at === 'string' && !Number.isNaN(Date.parse(at))
+    && isKey([sinceUnix, untilUnix]);
+}
+
 /** The first line of a log extending the document whose SHA-256 is `base`. */
 const headerOf = (base: string) => JSON.stringify({ log: HEADER, version: LOG_VERSION, base });
 
@@ -109,9 +130,10 @@ function parseChange<E>(line: string, shape: EntryShape<E>): Change<E> | string 
     return 'not JSON';
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return 'not a change';
-  const { at, drop, add, set, ...rest } = raw as Record<string, unknown>;
+  const { at, drop, add, set, planned, ...rest } = raw as Record<string, unknown>;
   if (Object.keys(rest).length) return `unknown field ${Object.keys(rest)[0]}`;
   if (typeof at !== 'string' || Number.isNaN(Date.parse(at))) return 'at is not a time';
+  if (planned !== undefined && !isPlanned(planned)) return 'planned is not a period';
   for (const [name, keys] of [['drop', drop], ['add', add]] as const) {
     if (keys !== undefined && !(Array.isArray(keys) && keys.every(isKey))) return `${name} is not a list of windows`;
   }
@@ -132,7 +154,7 @@ function parseChange<E>(line: string, shape: EntryShape<E>): Change<E> | string 
  * The windows of the document `text` (read from `path`) with its log applied, or undefined when
  * there is no log for this document. A complete line that is not a valid change is a usage error.
  */
-export function replayLog<E extends Keyed>(path: string, text: string, windows: readonly E[], shape: EntryShape<E>): { windows: E[]; at?: string } | undefined {
+export function replayLog<E extends Keyed>(path: string, text: string, windows: readonly E[], shape: EntryShape<E>): { windows: E[]; at?: string; planned?: Planned } | undefined {
   const logPath = logPathOf(path);
   let log: string;
   try {
@@ -147,6 +169,7 @@ export function replayLog<E extends Keyed>(path: string, text: string, windows: 
   if (header !== headerOf(sha256(text))) return undefined;
   let out = [...windows];
   let at: string | undefined;
+  let planned: Planned | undefined;
   const damaged = (line: number, why: string) => new UsageError(
     `the state file's log ${logPath} is damaged at line ${line}: ${why}`,
     `delete ${logPath} to use ${path} as it was last written (windows done since are fetched again), or start over with --full-refresh`,
@@ -160,8 +183,9 @@ export function replayLog<E extends Keyed>(path: string, text: string, windows: 
       if (problem) throw damaged(index + 2, problem);
     }
     at = change.at;
+    planned = change.planned ?? planned;
   }
-  return { windows: out, at };
+  return { windows: out, at, planned };
 }
 
 export interface WriterStart {

@@ -68,11 +68,24 @@ const entrySchema = z.object({
 }).refine((entry) => entry.sinceUnix <= entry.untilUnix, { message: 'sinceUnix is after untilUnix' });
 export type StateEntry = z.infer<typeof entrySchema>;
 
+/** (version 2, since issue 21 item 5) the period the last run planned, recorded before its first
+ * submit: the next `--since auto` counts its lookback from its end, so a run that died with windows
+ * submitted does not widen the next one. Absent in older files: the lookback counts from the last
+ * window done, as before. */
+const plannedSchema = z.object({
+  since: z.string(),
+  until: z.string(),
+  sinceUnix: z.number().int(),
+  untilUnix: z.number().int(),
+  at: z.string(),
+}).refine((planned) => planned.sinceUnix <= planned.untilUnix, { message: 'sinceUnix is after untilUnix' });
+
 const stateSchema = z.object({
   version: z.number().int().min(OLDEST_READ).max(STATE_VERSION),
   createdAt: z.string(),
   updatedAt: z.string(),
   request: requestSchema,
+  planned: plannedSchema.optional(),
   windows: z.array(entrySchema),
 });
 export type StateDoc = z.infer<typeof stateSchema>;
@@ -99,7 +112,8 @@ function loadState(path: string): { doc: StateDoc; text?: string } | undefined {
   const windows = [...read.doc.windows].sort(byWindow);
   const logged = replayLog(path, read.text, windows, ENTRY_SHAPE);
   if (!logged) return { doc: { ...read.doc, windows }, text: read.text };
-  return { doc: { ...read.doc, updatedAt: logged.at ?? read.doc.updatedAt, windows: logged.windows } };
+  const planned = logged.planned ?? read.doc.planned;
+  return { doc: { ...read.doc, updatedAt: logged.at ?? read.doc.updatedAt, ...(planned ? { planned } : {}), windows: logged.windows } };
 }
 
 function readDocument(path: string): { doc: StateDoc; text: string } | undefined {
@@ -264,12 +278,26 @@ function afterLastDone(doc: StateDoc): number | undefined {
 }
 
 /**
- * Where `--since auto` starts: the second after the last window done, or earlier if a window
+ * Where the last run left off: the second after the end of the period it planned (recorded by
+ * state files since issue 21, item 5), or after the last window done if that is later (an older
+ * period re-fetched by hand since) or if no period is recorded (an older file). A run killed with
+ * windows submitted planned them: the next one goes on from its end, not from its last window
+ * done, so its lookback does not slide back over days already fetched.
+ */
+export function afterLastRun(doc: StateDoc): number | undefined {
+  const afterLast = afterLastDone(doc);
+  const afterPlanned = doc.planned ? doc.planned.untilUnix + 1 : undefined;
+  if (afterPlanned === undefined) return afterLast;
+  return afterLast === undefined ? afterPlanned : Math.max(afterLast, afterPlanned);
+}
+
+/**
+ * Where `--since auto` starts: the second after the last run (afterLastRun), or earlier if a window
  * recorded before it is not done (failed, interrupted, or fetched before its period ended).
- * Undefined when no window was ever done.
+ * Undefined when no window was ever done and no run planned.
  */
 export function autoSince(doc: StateDoc, fileExists: (path: string) => boolean = existsSync): number | undefined {
-  const afterLast = afterLastDone(doc);
+  const afterLast = afterLastRun(doc);
   if (afterLast === undefined) return undefined;
   // a window not done, or done but its file deleted since, is fetched again
   const open = doc.windows.filter((entry) => !isSettled(entry, fileExists) && entry.sinceUnix < afterLast);
@@ -291,9 +319,9 @@ export interface Start {
 
 /**
  * Resolves `--since` (a time already parsed, or `auto`) against the state. The lookback is the
- * N days before the end of the last window done (an old window that keeps failing does not drag
- * every later day into it); it applies to an explicit since too. `auto` starts at autoSince, or
- * at the lookback if that is earlier.
+ * N days before the end of the last run's planned period (afterLastRun: an old window that keeps
+ * failing does not drag every later day into it, nor do windows a killed run left submitted); it
+ * applies to an explicit since too. `auto` starts at autoSince, or at the lookback if that is earlier.
  */
 export function resolveStart(
   since: number | 'auto',
@@ -302,7 +330,7 @@ export function resolveStart(
   options: { lookbackDays: number; fullRefresh: boolean },
 ): Start {
   const state = doc && !options.fullRefresh ? doc : undefined;
-  const afterLast = state && afterLastDone(state);
+  const afterLast = state && afterLastRun(state);
   const lookbackFrom = afterLast !== undefined && options.lookbackDays > 0 ? daysBefore(afterLast, options.lookbackDays) : undefined;
   if (since !== 'auto') return { since, lookbackFrom, upToDate: false };
   const auto = state && autoSince(state);
@@ -557,10 +585,13 @@ export class RunState {
     return gone.length ? this.change({ drop: gone.map(keyOf) }) : this.writer.write();
   }
 
-  /** Records the windows of this run that have no record yet, as pending (before the first submit). */
-  pending(windows: readonly Window[]): Promise<void> {
+  /** Records the windows of this run that have no record yet, as pending, and the period it
+   * planned (before the first submit): one change. */
+  pending(windows: readonly Window[], period?: Window): Promise<void> {
     const missing = windows.filter((window) => !covered(this.current.windows, window));
-    return missing.length ? this.change({ add: missing.map((window) => [window.since, window.until]) }) : this.writer.write();
+    const planned = period && { since: parisIso(period.since), until: parisIso(period.until), sinceUnix: period.since, untilUnix: period.until, at: instant(this.now()) };
+    if (!missing.length && !planned) return this.writer.write();
+    return this.change({ ...(missing.length ? { add: missing.map((window): [number, number] => [window.since, window.until]) } : {}), ...(planned ? { planned } : {}) });
   }
 
   /** The intent, recorded before the submit: if the run dies before its answer is recorded, the
@@ -606,7 +637,8 @@ export class RunState {
   private change(change: Omit<Change<StateEntry>, 'at'>): Promise<void> {
     const logged: Change<StateEntry> = { at: instant(this.now()), ...change };
     if (!logged.drop?.length) delete logged.drop;
-    this.current = { ...this.current, updatedAt: logged.at, windows: applyChange(this.current.windows, logged, ENTRY_SHAPE.create) };
+    const planned = logged.planned ?? this.current.planned;
+    this.current = { ...this.current, updatedAt: logged.at, ...(planned ? { planned } : {}), windows: applyChange(this.current.windows, logged, ENTRY_SHAPE.create) };
     return this.writer.write(JSON.stringify(logged));
   }
 

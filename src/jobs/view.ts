@@ -6,6 +6,7 @@
 // (progress.ts's Reporter). With `--log-format json`: the log's JSON lines. -q silences the text.
 
 import { loadProgressBars } from '../lazy.js';
+import type { Calendar } from '../clock.js';
 import type { Context } from '../factory.js';
 import type { Secrets } from '../api/redact.js';
 import { formatDuration } from '../duration.js';
@@ -46,7 +47,11 @@ interface ViewOptions {
 }
 
 /** The view of a run: JSON lines, a run of one report's lines, or the windows' view. */
-export async function createView(ctx: Context, options: ViewOptions & { shape: Shape; retries: number }): Promise<RunView> {
+/** What a view needs of the process: the streams, the real clock (durations) and, when the run
+ * has one, the calendar (the times in JSON lines: REPORTING_NOW moves them). */
+type ViewContext = Context & { calendar?: Calendar };
+
+export async function createView(ctx: ViewContext, options: ViewOptions & { shape: Shape; retries: number }): Promise<RunView> {
   if (options.format === 'json' || options.shape === 'windows') return createWindowsView(ctx, options);
   const reporter = await createReporter(ctx, options.quiet);
   const secrets = options.secrets;
@@ -111,7 +116,7 @@ const poolLine = (event: PoolEvent): string | undefined => event.type === 'throt
   ? `${describeWindow(event.window)}: too many reports in progress; at most ${event.limit} at once now, waiting ${formatDuration(event.waitMs)}`
   : undefined;
 
-export async function createWindowsView(ctx: Pick<Context, 'stderr' | 'now'>, options: ViewOptions): Promise<RunView> {
+export async function createWindowsView(ctx: Pick<ViewContext, 'stderr' | 'now' | 'calendar'>, options: ViewOptions): Promise<RunView> {
   if (options.format === 'json') return jsonView(ctx, options.secrets);
   if (options.quiet) return { emit() {}, pool() {}, skip() {}, progress() {}, note() {}, stop() {} };
   if (!ctx.stderr.isTTY) return linesView(ctx, options);
@@ -119,8 +124,10 @@ export async function createWindowsView(ctx: Pick<Context, 'stderr' | 'now'>, op
 }
 
 /** The log's JSON lines: every event, whatever -q says (asking for a machine log is asking for it). */
-function jsonView(ctx: Pick<Context, 'stderr' | 'now'>, secrets: Secrets | undefined): RunView {
-  const line = (event: LogEvent) => { ctx.stderr.write(`${jsonLine(eventJson(event, ctx.now(), secrets))}\n`); };
+function jsonView(ctx: Pick<ViewContext, 'stderr' | 'now' | 'calendar'>, secrets: Secrets | undefined): RunView {
+  const calendar = ctx.calendar ?? { now: ctx.now };
+  const now = calendar.moved?.at;
+  const line = (event: LogEvent) => { ctx.stderr.write(`${jsonLine(eventJson(event, calendar.now(), secrets, now))}\n`); };
   return {
     emit: line,
     pool(event) {

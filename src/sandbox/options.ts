@@ -1,8 +1,6 @@
 // From the `reporting sandbox` command's flags (typed at the edge) to the server's settings.
 
-import { DateTime } from 'luxon';
-import { PARIS } from '../report/catalog.js';
-import { UsageError } from '../errors.js';
+import { parseInstant } from '../clock.js';
 import type { BodyFault, ErrorFault, Faults, Malformed } from './faults.js';
 import type { Layout, SandboxOptions } from './state.js';
 
@@ -26,7 +24,7 @@ export interface SandboxFlags {
   failOverDays?: number;
   restateMs?: number;
   reportTtlMs?: number;
-  /** an ISO instant: the sandbox clock starts there */
+  /** an ISO time or Unix seconds: the sandbox clock starts there */
   now?: string;
 }
 
@@ -56,13 +54,9 @@ export function sandboxOptionsFrom(flags: SandboxFlags): SandboxOptions & { host
   };
 }
 
-/** A clock that reads `iso` now and then runs at the speed of real time. An instant without an
- * offset is read in Europe/Paris, as the API's dates are. */
-export function clockFrom(iso: string, option = '--now'): () => number {
-  const start = DateTime.fromISO(iso.trim(), { zone: PARIS });
-  if (!start.isValid) {
-    throw new UsageError(`${option} wants an ISO 8601 instant like 2026-11-20T06:00:00+01:00, not "${iso}"`);
-  }
-  const offset = start.toMillis() - Date.now();
+/** A clock that reads `text` now and then runs at the speed of real time: the syntax of
+ * REPORTING_NOW (src/clock.ts), an ISO 8601 time (without an offset: Paris time) or Unix seconds. */
+export function clockFrom(text: string, option = '--now'): () => number {
+  const offset = parseInstant(text, option) - Date.now();
   return () => Date.now() + offset;
 }

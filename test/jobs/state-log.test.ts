@@ -30,6 +30,36 @@ function crashCopy(path: string): string {
 }
 
 describe('the log of a large state (FILE.log)', () => {
+  it('the period a run planned (issue 21, item 5) is a logged change: a crash before the fold keeps it, the fold writes it', async () => {
+    const path = join(tempDir(), 'planned.state.json');
+    const windows = hours(100);
+    const period = { since: (windows[0] as Window).since, until: (windows[99] as Window).until };
+    const state = RunState.open(path, REQUEST, { now, host: HOST });
+    await state.pending(windows, period);
+    await state.submitted(windows[0] as Window, 'r1');
+    // on disk: the document as opened (no period), and the log that says it
+    expect((raw(path) as { planned?: unknown }).planned).toBeUndefined();
+    expect(readFileSync(`${path}.log`, 'utf8')).toContain('"planned":');
+    const expected = { sinceUnix: period.since, untilUnix: period.until, since: '2026-01-01T00:00:00+01:00', until: '2026-01-05T03:59:59+01:00', at: '2026-11-21T05:00:00.000Z' };
+    expect(readState(crashCopy(path))?.planned).toEqual(expected);
+    // a later run that plans another period replaces it
+    await state.pending(hours(10, 100), { since: FIRST + 100 * 3600, until: FIRST + 110 * 3600 - 1 });
+    expect(readState(crashCopy(path))?.planned?.sinceUnix).toBe(FIRST + 100 * 3600);
+    await state.close();
+    expect(existsSync(`${path}.log`)).toBe(false);
+    expect((raw(path) as { planned?: { untilUnix: number } }).planned?.untilUnix).toBe(FIRST + 110 * 3600 - 1);
+  });
+
+  it('a logged period that is not one is a damaged log', async () => {
+    const path = join(tempDir(), 'bad-planned.state.json');
+    const state = RunState.open(path, REQUEST, { now, host: HOST });
+    await state.pending(hours(40));
+    const copy = crashCopy(path);
+    appendFileSync(`${copy}.log`, '{"at":"2026-11-21T05:00:00.000Z","planned":{"sinceUnix":5,"untilUnix":1,"since":"x","until":"y","at":"2026-11-21T05:00:00.000Z"}}\n');
+    expect(() => readState(copy)).toThrow(/damaged at line \d+: planned is not a period/);
+    await state.close();
+  });
+
   it(`beyond ${SMALL_WINDOWS} windows, each change appends a line of constant size; the file is rewritten at the end and the log goes`, async () => {
     const path = join(tempDir(), 'year.state.json');
     const log = `${path}.log`;

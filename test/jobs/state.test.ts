@@ -167,6 +167,51 @@ describe('--since auto and --lookback', () => {
     expect(resolveStart('auto', day('2026-11-19').until, state, { lookbackDays: 1, fullRefresh: false }).upToDate).toBe(false);
   });
 
+  // issue 21, item 5: a run killed with windows submitted planned them; the next one counts its
+  // lookback from the end of that period, not from its last window done
+  const planned = (first: string, last: string, at: string) => ({
+    since: DateTime.fromSeconds(day(first).since, { zone: PARIS }).toISO() ?? '', until: DateTime.fromSeconds(day(last).until, { zone: PARIS }).toISO() ?? '',
+    sinceUnix: day(first).since, untilUnix: day(last).until, at: new Date(ms(at)).toISOString(),
+  });
+  // night of the 25th: --lookback 3d planned 21..24 (21..23 again, 24 new), killed with all four submitted
+  const killed = (withPlanned: boolean) => ({
+    ...doc([...nightly('2026-11-10', '2026-11-20'), ...days('2026-11-21', '2026-11-24').map((w) => entry(w, 'submitted', '2026-11-25T03:00'))]),
+    ...(withPlanned ? { planned: planned('2026-11-21', '2026-11-24', '2026-11-25T03:00') } : {}),
+  });
+
+  it('after a run killed with windows submitted, the lookback counts from the end of the period it planned', () => {
+    const state = killed(true);
+    // the same night, run again: the four are resumed, nothing older is submitted
+    const again = resolveStart('auto', day('2026-11-24').until, state, { lookbackDays: 3, fullRefresh: false });
+    expect(again).toEqual({ since: day('2026-11-21').since, lookbackFrom: day('2026-11-22').since, upToDate: false });
+    expect(summary(planSteps(state, days('2026-11-21', '2026-11-24'), { lookbackFrom: again.lookbackFrom }))).toEqual([
+      '2026-11-21 resume', '2026-11-22 resume', '2026-11-23 resume', '2026-11-24 resume',
+    ]);
+    // the next night: the four resumed, the 25th new
+    const next = resolveStart('auto', day('2026-11-25').until, state, { lookbackDays: 3, fullRefresh: false });
+    expect(next.since).toBe(day('2026-11-21').since);
+    expect(summary(planSteps(state, days('2026-11-21', '2026-11-25'), { lookbackFrom: next.lookbackFrom }))).toEqual([
+      '2026-11-21 resume', '2026-11-22 resume', '2026-11-23 resume', '2026-11-24 resume', '2026-11-25 submit:new',
+    ]);
+  });
+
+  it('a state without a planned period (older files) keeps the rule of the last window done', () => {
+    const state = killed(false);
+    const again = resolveStart('auto', day('2026-11-24').until, state, { lookbackDays: 3, fullRefresh: false });
+    // what the issue saw: three older days submitted again
+    expect(again).toEqual({ since: day('2026-11-18').since, lookbackFrom: day('2026-11-18').since, upToDate: false });
+  });
+
+  it('a planned period older than the last window done (a backfill of old days) does not pull the lookback back', () => {
+    const state = { ...doc(nightly('2026-11-10', '2026-11-19')), planned: planned('2026-01-01', '2026-01-31', '2026-11-20T10:00') };
+    expect(resolveStart('auto', day('2026-11-20').until, state, { lookbackDays: 2, fullRefresh: false }).lookbackFrom).toBe(day('2026-11-18').since);
+  });
+
+  it('--since auto after a first run killed before any window was done starts at the period it planned', () => {
+    const state = { ...doc(days('2026-11-01', '2026-11-03').map((w) => entry(w, 'submitted', '2026-11-04T03:00'))), planned: planned('2026-11-01', '2026-11-03', '2026-11-04T03:00') };
+    expect(resolveStart('auto', day('2026-11-04').until, state, { lookbackDays: 0, fullRefresh: false }).since).toBe(day('2026-11-01').since);
+  });
+
   it('refuses --since auto without a window done, or with --full-refresh', () => {
     for (const [state, fullRefresh] of [[undefined, false], [doc([]), false], [doc(nightly('2026-11-10', '2026-11-12')), true]] as const) {
       const error = (() => { try { resolveStart('auto', 0, state, { lookbackDays: 0, fullRefresh }); } catch (e) { return e; } })();

@@ -49,7 +49,7 @@ describe('reporting sandbox', () => {
     [['--restate', '3 days'], /--restate wants a duration like 500ms, 30s, 5m, 2h or 3d/],
     [['--max-running', '0'], /--max-running wants a whole number from 1/],
     [['--fail-over-days', '1.5'], /--fail-over-days wants a whole number/],
-    [['--now', 'yesterday'], /--now wants an ISO 8601 instant/],
+    [['--now', 'yesterday'], /^error: --now "yesterday": is not a time; give an ISO 8601 time .* or Unix seconds/],
     // a typo would make a sandbox whose reports never become ready, or a fault that never fires
     [['--report-status', 'redy'], /^error: unknown report status "redy": --report-status is one of failed, error, canceled, expired, progress, ready; did you mean ready\?$/],
     [['--error', '503,first=2,rate=0.5'], /^error: --error: first=2 and rate=0.5 cannot be combined: give first=N .* or rate=R/],
