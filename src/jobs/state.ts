@@ -338,7 +338,7 @@ export function resolveStart(
     throw new UsageError(
       options.fullRefresh
         ? '--since auto continues from the state file, which --full-refresh ignores'
-        : `--since auto continues after the last window done, and ${doc ? 'the state file has none yet' : 'there is no state file yet'}`,
+        : `--since auto continues after the period the last run planned, and ${doc ? 'the state file records no run yet' : 'there is no state file yet'}`,
       'give the first day once, e.g. --since 2026-11-01 --state FILE; later runs can use --since auto',
     );
   }

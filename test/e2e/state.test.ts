@@ -211,7 +211,7 @@ describe('--state: stale report IDs and one run at a time', () => {
       expect(bad.stderr).toMatch(/--lookback wants a number of days from 0 to 366/);
       const first = await runCli(['run', 'buyer', '--since', 'auto', '--until', 'yesterday', '--state', join(dir, 's.json')], { env: env(sandbox, dir) });
       expect(first.code).toBe(2);
-      expect(first.stderr).toMatch(/--since auto continues after the last window done, and there is no state file yet/);
+      expect(first.stderr).toMatch(/--since auto continues after the period the last run planned, and there is no state file yet/);
       expect(sandbox.reports()).toHaveLength(0);
     });
   });
