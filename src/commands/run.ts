@@ -10,7 +10,7 @@ import { checkWritableTarget } from '../export/sink.js';
 import { UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { runJob } from '../jobs/engine.js';
-import { DEFAULT_JOB_FLAGS, type ChunkFlags, type JobFlags } from '../jobs/job.js';
+import { DEFAULT_JOB_FLAGS, type ChunkFlags, type Job, type JobFlags } from '../jobs/job.js';
 import { columnNames, type Side } from '../report/catalog.js';
 import type { WaitFlags } from '../report/poll.js';
 import { buildReportRequest, type ReportFlags } from '../report/request.js';
@@ -30,6 +30,11 @@ export interface RunOptions {
 }
 
 export async function run(opts: RunOptions, f: Factory): Promise<void> {
+  await runJob(prepareRun(opts, f), f);
+}
+
+/** The run's Job, every flag checked before the first request (`jobs` checks all its jobs so). */
+export function prepareRun(opts: RunOptions, f: Factory): Job {
   const { side } = opts;
   const flags = opts.jobs ?? DEFAULT_JOB_FLAGS;
   // everything the user typed is checked before the first request; `--since auto` is resolved
@@ -53,5 +58,5 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
     const path = expandTemplate(output.template, { ...named, reportId: 'ID' });
     checkWritableTarget(path, f.cwd, path === output.template || output.template.includes('{reportId}') ? output.template : `${output.template} (${path})`);
   }
-  await runJob({ side, request, given: opts.output, output, wait: opts.wait, chunk: opts.chunk, flags, argv: opts.argv ?? [] }, f);
+  return { side, request, given: opts.output, output, wait: opts.wait, chunk: opts.chunk, flags, argv: opts.argv ?? [] };
 }
