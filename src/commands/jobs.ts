@@ -19,6 +19,7 @@ import { runJob } from '../jobs/engine.js';
 import type { LogEvent } from '../jobs/events.js';
 import type { Job } from '../jobs/job.js';
 import { DEFAULT_CONCURRENCY } from '../jobs/limits.js';
+import { checkChunk, parseChunk } from '../report/windows.js';
 import { prepareRun, type RunOptions } from './run.js';
 
 /** `run`'s parser, from the CLI (src/cli/run-words.ts). */
@@ -99,7 +100,9 @@ function checkJobs(jobs: readonly FileJob[], file: JobFile, parser: RunWordsPars
     }
     try {
       const opts = parser.parse(job.words);
-      prepareRun(opts, quiet);
+      const prepared = prepareRun(opts, quiet);
+      // what the engine checks first (before any request), checked now for every job
+      if (opts.chunk) checkChunk(parseChunk(opts.chunk.chunk), prepared.request.breakdowns);
       checked.set(job, opts);
     } catch (error) {
       at(placeOf(job, error instanceof Error ? error.message : ''), error);
@@ -116,14 +119,14 @@ function checkProfiles(jobs: readonly FileJob[], file: JobFile, f: Factory): voi
   const first = jobs[0];
   const other = jobs.find((job) => job.profile !== first?.profile);
   if (first && other && fromEnvironment.length > 0) {
-    throw new JobFileError(file.file, other.keys.get('profile') ?? other.at, `jobs of several profiles ("${first.profile}", "${other.profile}") with ${fromEnvironment.join(' and ')} set: one account's data would be saved under each profile`,
+    throw new JobFileError(file.file, other.profileAt, `jobs of several profiles ("${first.profile}", "${other.profile}") with ${fromEnvironment.join(' and ')} set: one account's data would be saved under each profile`,
       `unset ${fromEnvironment.join(' and ')} (each profile has its own token: reporting login --profile NAME), or run one profile's jobs`);
   }
   if (f.env.REPORTING_TOKEN?.trim()) return;
   const stored = f.store().profiles();
   for (const job of jobs) {
     if (!stored[job.profile]) {
-      throw new JobFileError(file.file, job.keys.get('profile') ?? job.at, `job "${job.name}": profile "${job.profile}" does not exist`, `log in with \`${shellCommand(['reporting', 'login', '--profile', job.profile])}\`, or fix the name`);
+      throw new JobFileError(file.file, job.profileAt, `job "${job.name}": profile "${job.profile}" does not exist`, `log in with \`${shellCommand(['reporting', 'login', '--profile', job.profile])}\`, or fix the name`);
     }
   }
 }

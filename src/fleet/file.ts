@@ -31,6 +31,8 @@ export interface FileJob {
   /** the name as written */
   base: string;
   profile: string;
+  /** where its profile is named (the item of `profiles`) */
+  profileAt: At;
   side: string;
   /** `run`'s words after `reporting run` (side first), paths made absolute */
   words: string[];
@@ -189,7 +191,7 @@ export function readJobFile(text: string, file: string, cwd: string, env: Record
       if (profiles.length === 0) fail(where(profileEntry.value, profileEntry.at), 'profiles lists at least one profile');
     }
     const several = profileEntry?.key === 'profiles';
-    for (const { name: profile } of profiles) {
+    for (const { name: profile, at: profileAt } of profiles) {
       const name = several ? `${base}@${profile}` : base;
       const fill = (text: string) => text.replaceAll('{job}', name).replaceAll('{profile}', profile);
       const words = [side];
@@ -221,7 +223,7 @@ export function readJobFile(text: string, file: string, cwd: string, env: Record
         }
         words.push(...mine);
       }
-      jobs.push({ name, base, profile, side, words, at: jobAt, keys, keyWords, state, output });
+      jobs.push({ name, base, profile, profileAt: profileAt ?? jobAt, side, words, at: jobAt, keys, keyWords, state, output });
     }
   }
   refuseDuplicates(file, jobs);
