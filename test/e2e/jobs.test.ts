@@ -1,0 +1,118 @@
+// `jobs run` end to end: the built CLI against a sandbox with three accounts (a token each, each
+// its own profile). Every job's files equal the same `run` command line's (read back by
+// csv-parse); the sandbox never sees more than `concurrency` reports in progress, nor more than
+// `per-profile` for one token; one job failing leaves the others complete.
+
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { describe, expect, it } from 'vitest';
+import type { Sandbox } from '../../src/sandbox/server.js';
+import { runCli } from '../helpers/cli.js';
+import { withSandbox } from '../helpers/http.js';
+
+const PROFILES = ['acme', 'globex', 'initech'];
+
+/** Three profiles, each logged in with email and password: three tokens. */
+async function loggedIn(sandbox: Sandbox, dir: string): Promise<Record<string, string>> {
+  const env = { REPORTING_CONFIG_DIR: join(dir, '.config') };
+  for (const profile of PROFILES) {
+    const login = await runCli(['login', '--profile', profile, '--email', sandbox.email, '--password-stdin', '--base-url', sandbox.baseUrl], { env, input: `${sandbox.password}\n` });
+    expect(login.code, login.stderr).toBe(0);
+  }
+  const store = JSON.parse(readFileSync(join(dir, '.config', 'config.json'), 'utf8')).profiles;
+  expect(new Set(PROFILES.map((p) => store[p].token)).size).toBe(3);
+  return env;
+}
+
+const FILE = (extra = '') => `version: 1
+concurrency: 4
+per-profile: 2
+defaults:
+  since: 2026-11-01
+  until: 2026-11-05
+  chunk: day
+  poll-interval: 20ms
+  state: state/{job}.json
+  output: out/{job}/{since}.csv
+${extra}jobs:
+  - name: buyer-daily
+    side: buyer
+    profiles: [acme, globex, initech]
+    breakdowns: [DAILY, CAMPAIGN]
+  - name: seller-apps
+    side: seller
+    profiles: [acme, globex, initech]
+    breakdowns: DAILY,APP
+`;
+
+const csvFiles = (dir: string) => Object.fromEntries(readdirSync(dir).sort().map((name) => [name, parse(readFileSync(join(dir, name), 'utf8'))]));
+
+describe('jobs run against three accounts', () => {
+  it('3 profiles x 2 reports: outputs equal run\'s; at most concurrency at once, per-profile per token; job and profile in every JSON line', async () => {
+    // a day's report takes ~0.2 s: the windows overlap, and the limits are what holds them back
+    await withSandbox({ workMsPerDay: 200 }, async (sandbox, dir) => {
+      const env = await loggedIn(sandbox, dir);
+      writeFileSync(join(dir, 'reporting.yaml'), FILE('  log-format: json\n'));
+      const result = await runCli(['jobs', 'run', '--json'], { env, cwd: dir });
+      expect(result.code, result.stderr).toBe(0);
+      const stats = sandbox.stats();
+      expect(stats.submitted).toBe(30);
+      expect(stats.peakInProgressAllTokens).toBe(4);
+      expect(stats.peakInProgress).toBe(2);
+      expect(stats.refused).toBe(0);
+
+      const summary = JSON.parse(result.stdout);
+      expect(summary.jobs.map((job: { job: string }) => job.job).sort()).toEqual(PROFILES.flatMap((p) => [`buyer-daily@${p}`, `seller-apps@${p}`]).sort());
+      for (const job of summary.jobs) expect(job).toMatchObject({ exitCode: 0, fetched: 5, skipped: 0, failed: 0 });
+      expect(summary.peak).toBe(4);
+
+      // every JSON log line names its job and profile
+      const lines = result.stderr.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
+      expect(lines.length).toBeGreaterThan(30);
+      for (const line of lines) expect(line.job).toBe(`${line.job.split('@')[0]}@${line.profile}`);
+      expect(new Set(lines.map((line) => line.profile))).toEqual(new Set(PROFILES));
+
+      // the same run command lines, one profile each, into another folder
+      for (const [side, breakdowns] of [['buyer', 'DAILY,CAMPAIGN'], ['seller', 'DAILY,APP']]) {
+        const ref = await runCli(['run', side as string, '--since', '2026-11-01', '--until', '2026-11-05', '--chunk', 'day', '--breakdowns', breakdowns as string,
+          '--poll-interval', '20ms', '-o', join(dir, 'ref', side as string, '{since}.csv'), '--profile', 'globex', '-q'], { env });
+        expect(ref.code, ref.stderr).toBe(0);
+        const expected = csvFiles(join(dir, 'ref', side as string));
+        expect(Object.keys(expected)).toHaveLength(5);
+        for (const profile of PROFILES) expect(csvFiles(join(dir, 'out', `${side === 'buyer' ? 'buyer-daily' : 'seller-apps'}@${profile}`))).toEqual(expected);
+      }
+
+      // a second run: every window done, skipped, nothing submitted
+      const before = sandbox.stats().submitted;
+      const again = await runCli(['jobs', 'run'], { env, cwd: dir });
+      expect(again.code, again.stderr).toBe(0);
+      expect(sandbox.stats().submitted).toBe(before);
+      expect(again.stderr).toMatch(/^JOB +RESULT +FETCHED +SKIPPED +FAILED +ROWS +FILES +TIME$/m);
+      expect(again.stderr).toMatch(/^buyer-daily@acme +ok +0 +5 +0 /m);
+    });
+  });
+
+  it('one job failing leaves the others complete: exit code, summary, and its retry command', async () => {
+    // a report of more than 3 days fails ("too much data"); the broken job asks for 5 in one
+    await withSandbox({ failOverDays: 3 }, async (sandbox, dir) => {
+      const env = await loggedIn(sandbox, dir);
+      writeFileSync(join(dir, 'jobs.yaml'), `${FILE()}  - name: too-long
+    side: buyer
+    profile: acme
+    chunk: 5d
+    no-split: true
+    breakdowns: DAILY
+    output: out/{job}.csv
+`);
+      const result = await runCli(['jobs', 'run', '-f', 'jobs.yaml'], { env, cwd: dir });
+      expect(result.code).toBe(6);
+      expect(result.stderr).toMatch(/^too-long: error: /m);
+      expect(result.stderr).toMatch(/^too-long +exit 6 +0 +0 +1 /m);
+      expect(result.stderr).toMatch(/^buyer-daily@initech +ok +5 +0 +0 /m);
+      expect(result.stderr).toContain('retry: reporting jobs run -f jobs.yaml too-long\n');
+      expect(result.stderr).toMatch(/^error: 1 of 7 jobs failed: too-long$/m);
+      for (const profile of PROFILES) expect(readdirSync(join(dir, 'out', `seller-apps@${profile}`))).toHaveLength(5);
+    });
+  });
+});
