@@ -98,7 +98,7 @@ function jobsEntry(action: JobsOptions['action'], summary: string, selects: bool
   return entry<JobsOptions>({
     name: action,
     summary,
-    local: action !== 'run',
+    local: action !== 'run' && action !== 'plan',
     define(command) {
       command.option('-f, --file <file>', 'the job file (else REPORTING_JOBS, else reporting.yaml)', path);
       if (selects) {
@@ -208,6 +208,7 @@ ${examples(
       addOutputOptions(command, PLACEHOLDERS);
       addChunkOptions(command);
       addJobOptions(command);
+      command.option('--plan', 'print the windows the run would fetch, resume or skip, and why; send no request, write nothing');
       addWaitOptions(command, 'the report').addHelpText('after', examples(
         'reporting run buyer --since yesterday --until yesterday --breakdowns DAILY,COUNTRY -o nightly.csv',
         'reporting run seller --since 2026-11-01 --until 2026-11-20 --breakdowns DAILY,APP \\',
@@ -226,6 +227,7 @@ ${examples(
       wait: waitFlagsOf(parsed),
       chunk: chunkFlagsOf(parsed, command),
       jobs: jobFlagsOf(parsed),
+      plan: Boolean(parsed.plan),
       // commander keeps the words as typed (node and the script first) on the program
       argv: (command.parent as unknown as { rawArgs: string[] }).rawArgs.slice(2),
     }),
@@ -233,10 +235,11 @@ ${examples(
   }),
   {
     name: 'jobs',
-    summary: 'run many reports of many accounts from a job file (reporting.yaml): run, list, validate',
+    summary: 'run many reports of many accounts from a job file (reporting.yaml): run, plan, list, validate',
     define(command) {
       command.addHelpText('after', examples(
         'reporting jobs validate',
+        'reporting jobs plan --json',
         'reporting jobs run',
         "reporting jobs run 'buyer-*' --exclude '*@globex' -f nightly.yaml",
         'reporting jobs list --json',
@@ -245,6 +248,7 @@ ${examples(
     },
     subcommands: [
       jobsEntry('run', 'run the jobs of the file (or those named): one process, a shared budget of reports at once', true),
+      jobsEntry('plan', 'print what jobs run would do: per job, the windows to fetch, resume or skip, and why; sends no request', true),
       jobsEntry('list', 'print the expanded job names, one a line (--json: an array), sending no request', true),
       jobsEntry('validate', 'check the job file as `run` would check each job, sending no request (exit 0 or 2)', false),
     ],

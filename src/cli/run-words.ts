@@ -44,7 +44,7 @@ const isMany = (option: Option) => /<(list|ids|name|name=value)>$/.test(option.f
 
 export function runParser(runEntry: RunEntry): RunParser {
   const flags = runCommand(runEntry).options
-    .filter((option) => option.long && option.long !== '--help')
+    .filter((option) => option.long && option.long !== '--help' && option.long !== '--plan')
     .map((option) => ({ name: (option.long as string).slice(2), value: option.required || option.optional, negate: option.negate, many: isMany(option) }));
   return {
     flags,

@@ -18,6 +18,7 @@ import { table } from '../io/table.js';
 import { runJob } from '../jobs/engine.js';
 import type { LogEvent } from '../jobs/events.js';
 import type { Job } from '../jobs/job.js';
+import { previewJob, previewLines } from '../jobs/preview.js';
 import { DEFAULT_CONCURRENCY } from '../jobs/limits.js';
 import { checkChunk, parseChunk } from '../report/windows.js';
 import { prepareRun, type RunOptions } from './run.js';
@@ -29,7 +30,7 @@ export interface RunWordsParser {
 }
 
 export interface JobsOptions {
-  action: 'run' | 'list' | 'validate';
+  action: 'run' | 'plan' | 'list' | 'validate';
   /** -f FILE (else REPORTING_JOBS, else reporting.yaml) */
   file?: string;
   /** names or globs; none: every job */
@@ -55,6 +56,7 @@ export async function run(opts: JobsOptions, f: Factory): Promise<void> {
     if (f.globals.json) f.stdout.write(`${JSON.stringify({ file: file.file, valid: true, jobs: file.jobs.map((job) => ({ job: job.name, profile: job.profile, side: job.side, command: shellCommand(['reporting', 'run', ...commandWords(job)]) })) })}\n`);
     return;
   }
+  if (opts.action === 'plan') return planJobs(selected.map((job) => ({ job, opts: checked.get(job) as RunOptions })), f);
   await runJobs(selected.map((job) => ({ job, opts: checked.get(job) as RunOptions })), file, f);
 }
 
@@ -146,6 +148,23 @@ interface Outcome {
   durationMs: number;
   error?: string;
   retry?: string;
+}
+
+/** What each job would do now: the engine's plan, from its state file as it is (no lock taken, no
+ * request sent, nothing written). */
+function planJobs(jobs: readonly { job: FileJob; opts: RunOptions }[], f: Factory): void {
+  const planned = jobs.map(({ job, opts }) => {
+    const jf = createFactory(f, { ...f.globals, profile: job.profile, json: false });
+    return { job: job.name, profile: job.profile, windows: previewJob(prepareRun(opts, jf), jf) };
+  });
+  if (f.globals.json) {
+    f.stdout.write(`${JSON.stringify({ jobs: planned })}\n`);
+    return;
+  }
+  for (const { job, windows } of planned) {
+    const fetch = windows.filter((w) => w.action !== 'skip').length;
+    f.stdout.write(`${job}: ${fetch} window${fetch === 1 ? '' : 's'} to fetch, ${windows.length - fetch} to skip\n${previewLines(windows).map((line) => `  ${line}\n`).join('')}`);
+  }
 }
 
 /** What a job's events add up to. */

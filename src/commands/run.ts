@@ -10,6 +10,7 @@ import { checkWritableTarget } from '../export/sink.js';
 import { UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { runJob } from '../jobs/engine.js';
+import { previewJob, previewLines } from '../jobs/preview.js';
 import { DEFAULT_JOB_FLAGS, type ChunkFlags, type Job, type JobFlags } from '../jobs/job.js';
 import { columnNames, type Side } from '../report/catalog.js';
 import type { WaitFlags } from '../report/poll.js';
@@ -27,10 +28,15 @@ export interface RunOptions {
   jobs?: JobFlags;
   /** the command line after `reporting`, for the retry command of failed windows */
   argv?: readonly string[];
+  /** --plan: print what the run would do, and do nothing */
+  plan?: boolean;
 }
 
 export async function run(opts: RunOptions, f: Factory): Promise<void> {
-  await runJob(prepareRun(opts, f), f);
+  const job = prepareRun(opts, f);
+  if (!opts.plan) return runJob(job, f);
+  const windows = previewJob(job, f);
+  f.stdout.write(f.globals.json ? `${JSON.stringify({ windows })}\n` : previewLines(windows).map((line) => `${line}\n`).join(''));
 }
 
 /** The run's Job, every flag checked before the first request (`jobs` checks all its jobs so). */

@@ -53,7 +53,7 @@ export async function runJob(job: Job, f: Factory): Promise<void> {
 }
 
 /** What the state records of the output's shape: another one would mix two kinds of file. */
-const outputShapeOf = ({ output: { csv } }: Job) => ({ columns: csv.columns ?? null, delimiter: csv.delimiter, bom: csv.bom, excel: csv.excel });
+export const outputShapeOf = ({ output: { csv } }: Job) => ({ columns: csv.columns ?? null, delimiter: csv.delimiter, bom: csv.bom, excel: csv.excel });
 
 async function nothingToFetch(job: Job, f: Factory, startedAt: number): Promise<void> {
   const view = observed(job, await createView(f, { shape: 'windows', format: job.flags.logFormat, quiet: f.globals.quiet, side: job.side, total: 0, secrets: f.secrets, retries: f.globals.retries }));
@@ -89,12 +89,12 @@ async function runPlanned(job: Job, f: Factory, where: Where): Promise<void> {
   await run.go(toFetch.map((p) => p.window));
 }
 
-const recall = (journal: { journal: Journal; keyOf(w: Window): string } | undefined, window: Window) => {
+export const recall = (journal: { journal: Journal; keyOf(w: Window): string } | undefined, window: Window) => {
   const remembered = journal?.journal.recall(journal.keyOf(window));
   return remembered ? { reportId: remembered.reportId, source: 'journal' as const } : undefined;
 };
 
-const journalKeyOf = (job: Job, f: Factory) => (window: Window) =>
+export const journalKeyOf = (job: Job, f: Factory) => (window: Window) =>
   journalKey(journalRequestOf({ ...job.request, since: window.since, until: window.until }, f.baseUrl().url, f.profileName));
 
 /** The fetch, deliver and record stages over the windows to fetch, under the pool. */

@@ -8,8 +8,9 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/server.js';
-import { runCli } from '../helpers/cli.js';
+import { collect, runCli, startCli } from '../helpers/cli.js';
 import { withSandbox } from '../helpers/http.js';
+import { until } from '../helpers/wait.js';
 
 const PROFILES = ['acme', 'globex', 'initech'];
 
@@ -113,6 +114,80 @@ describe('jobs run against three accounts', () => {
       expect(result.stderr).toContain('retry: reporting jobs run -f jobs.yaml too-long\n');
       expect(result.stderr).toMatch(/^error: 1 of 7 jobs failed: too-long$/m);
       for (const profile of PROFILES) expect(readdirSync(join(dir, 'out', `seller-apps@${profile}`))).toHaveLength(5);
+    });
+  });
+});
+
+interface Planned { job: string; profile: string; windows: { since: string; until: string; action: string; reason: string; reportId?: string }[] }
+
+describe('jobs plan and run --plan', () => {
+  it('sends no request; its windows are those run then fetches; after a run, all skipped (done)', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const env = await loggedIn(sandbox, dir);
+      writeFileSync(join(dir, 'reporting.yaml'), FILE());
+      const logins = sandbox.requests.length;
+      const plan = await runCli(['jobs', 'plan', '--json', '*@acme'], { env, cwd: dir });
+      expect(plan.code, plan.stderr).toBe(0);
+      expect(sandbox.requests.length).toBe(logins);
+      const planned = JSON.parse(plan.stdout).jobs as Planned[];
+      expect(planned.map((p) => [p.job, p.profile])).toEqual([['buyer-daily@acme', 'acme'], ['seller-apps@acme', 'acme']]);
+      expect(planned[0]?.windows).toEqual(['01', '02', '03', '04', '05'].map((d) => ({ since: `2026-11-${d}`, until: `2026-11-${d}`, action: 'fetch', reason: 'new' })));
+      // run --plan says the same for one command line
+      const single = await runCli(['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-05', '--chunk', 'day', '--breakdowns', 'DAILY,CAMPAIGN',
+        '--state', join(dir, 'state', 'buyer-daily@acme.json'), '-o', join(dir, 'out', 'buyer-daily@acme', '{since}.csv'), '--profile', 'acme', '--plan', '--json'], { env });
+      expect(single.code, single.stderr).toBe(0);
+      expect(JSON.parse(single.stdout).windows).toEqual(planned[0]?.windows);
+      expect(sandbox.requests.length).toBe(logins);
+
+      const ran = await runCli(['jobs', 'run', '--json', '*@acme'], { env, cwd: dir });
+      expect(ran.code, ran.stderr).toBe(0);
+      const fetched = JSON.parse(ran.stdout).jobs.map((job: { job: string; fetched: number }) => [job.job, job.fetched]);
+      expect(fetched).toEqual(planned.map((p) => [p.job, p.windows.filter((w) => w.action === 'fetch').length]));
+      expect(sandbox.stats().submitted).toBe(10);
+
+      const after = JSON.parse((await runCli(['jobs', 'plan', '--json', '*@acme'], { env, cwd: dir })).stdout).jobs as Planned[];
+      for (const job of after) expect(job.windows.map((w) => `${w.action} ${w.reason}`)).toEqual(Array(5).fill('skip done'));
+      const text = await runCli(['jobs', 'plan', 'buyer-daily@acme'], { env, cwd: dir });
+      expect(text.stdout).toBe('buyer-daily@acme: 0 windows to fetch, 5 to skip\n' + ['01', '02', '03', '04', '05'].map((d) => `  2026-11-${d}  skip  done\n`).join(''));
+    });
+  });
+
+  it('after a killed jobs run, plan shows the reports to resume by ID, and the next run resumes them', async () => {
+    // reports stay in progress until the clock moves: the run is killed while they wait
+    let frozen = true;
+    const at = Date.now();
+    await withSandbox({ now: () => (frozen ? at : Date.now()) }, async (sandbox, dir) => {
+      const env = await loggedIn(sandbox, dir);
+      writeFileSync(join(dir, 'reporting.yaml'), FILE());
+      const child = startCli(['jobs', 'run', 'seller-apps@globex'], { env, cwd: dir });
+      const done = collect(child);
+      // per-profile: 2, so two of its five windows are submitted, the others wait for a slot
+      await until(() => sandbox.stats().submitted === 2, 'two reports submitted');
+      // the state records each ID before any wait; give the last write a moment
+      await until(() => {
+        try {
+          return JSON.parse(readFileSync(join(dir, 'state', 'seller-apps@globex.json'), 'utf8')).windows.filter((w: { reportId?: string }) => w.reportId).length === 2;
+        } catch {
+          return false;
+        }
+      }, 'two report IDs in the state file');
+      expect(sandbox.stats().submitted).toBe(2);
+      child.kill('SIGKILL');
+      await done;
+      const ids = new Set(sandbox.reports().map((r) => r.id));
+      const requests = sandbox.requests.length;
+      const plan = JSON.parse((await runCli(['jobs', 'plan', '--json', 'seller-apps@globex'], { env, cwd: dir })).stdout).jobs as Planned[];
+      expect(sandbox.requests.length).toBe(requests);
+      const windows = plan[0]?.windows ?? [];
+      expect(windows.map((w) => `${w.since} ${w.action} ${w.reason}`)).toEqual([
+        '2026-11-01 resume submitted', '2026-11-02 resume submitted', '2026-11-03 fetch new', '2026-11-04 fetch new', '2026-11-05 fetch new']);
+      expect(new Set(windows.flatMap((w) => (w.reportId ? [w.reportId] : [])))).toEqual(ids);
+      frozen = false;
+      const resumed = await runCli(['jobs', 'run', 'seller-apps@globex'], { env, cwd: dir });
+      expect(resumed.code, resumed.stderr).toBe(0);
+      // the two reports resumed by ID, three submitted
+      expect(sandbox.stats().submitted).toBe(5);
+      expect(resumed.stderr).toMatch(/resumed seller report/);
     });
   });
 });
