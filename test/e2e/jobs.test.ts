@@ -191,3 +191,46 @@ describe('jobs plan and run --plan', () => {
     });
   });
 });
+
+describe('throttling stays with the profile that got it', () => {
+  it('a 429 storm on one token (at most 1 report in progress for it) barely slows the other profiles', async () => {
+    // one job per profile, 8 daily windows each; each report ~0.3 s; 6 at once overall, 3 per profile
+    const file = `version: 1
+concurrency: 6
+per-profile: 3
+defaults:
+  since: 2026-11-01
+  until: 2026-11-08
+  chunk: day
+  poll-interval: 50ms
+  state: state/{job}.json
+  output: out/{job}/{since}.csv
+jobs:
+  - name: daily
+    side: buyer
+    profiles: [acme, globex, initech]
+    breakdowns: DAILY
+`;
+    const measure = async (storm: boolean) => {
+      let throttled: string | undefined;
+      return withSandbox({ workMsPerDay: 300, maxRunningFor: (token) => (token === throttled ? 1 : undefined) }, async (sandbox, dir) => {
+        const env = await loggedIn(sandbox, dir);
+        if (storm) throttled = JSON.parse(readFileSync(join(dir, '.config', 'config.json'), 'utf8')).profiles.acme.token;
+        writeFileSync(join(dir, 'reporting.yaml'), file);
+        const result = await runCli(['jobs', 'run', '--json'], { env, cwd: dir, timeoutMs: 120_000 });
+        expect(result.code, result.stderr).toBe(0);
+        const ms = Object.fromEntries(JSON.parse(result.stdout).jobs.map((job: { job: string; durationMs: number }) => [job.job.split('@')[1], job.durationMs]));
+        return { ms, refused: sandbox.stats().refused };
+      });
+    };
+    const calm = await measure(false);
+    const storm = await measure(true);
+    const others = (run: { ms: Record<string, number> }) => Math.max(run.ms.globex ?? 0, run.ms.initech ?? 0);
+    console.log(`429 isolation: calm ${JSON.stringify(calm)}; storm on acme ${JSON.stringify(storm)}; others' slowest ${others(calm)} -> ${others(storm)} ms`);
+    expect(calm.refused).toBe(0);
+    expect(storm.refused).toBeGreaterThan(0);
+    // the throttled profile is slower; the others are not held back by it
+    expect(storm.ms.acme).toBeGreaterThan(others(storm));
+    expect(others(storm)).toBeLessThan(others(calm) * 1.5);
+  }, 240_000);
+});
