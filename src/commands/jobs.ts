@@ -53,7 +53,7 @@ export async function run(opts: JobsOptions, f: Factory): Promise<void> {
   }
   if (opts.action === 'validate') {
     if (!f.globals.quiet) f.stderr.write(`${safeText(file.file)}: ${file.jobs.length} job${file.jobs.length === 1 ? '' : 's'}, valid\n`);
-    if (f.globals.json) f.stdout.write(`${JSON.stringify({ file: file.file, valid: true, jobs: file.jobs.map((job) => ({ job: job.name, profile: job.profile, side: job.side, command: shellCommand(['reporting', 'run', ...commandWords(job)]) })) })}\n`);
+    if (f.globals.json) f.stdout.write(`${JSON.stringify({ file: file.file, valid: true, jobs: file.jobs.map((job) => ({ job: job.name, profile: job.profile, side: job.side, command: f.secrets.redact(shellCommand(['reporting', 'run', ...commandWords(job)])) })) })}\n`);
     return;
   }
   if (opts.action === 'plan') return planJobs(selected.map((job) => ({ job, opts: checked.get(job) as RunOptions })), f);
@@ -61,6 +61,12 @@ export async function run(opts: JobsOptions, f: Factory): Promise<void> {
 }
 
 function loadFile(opts: JobsOptions, f: Factory): JobFile {
+  const file = readFile(opts, f);
+  for (const secret of file.secrets) f.secrets.add(secret);
+  return file;
+}
+
+function readFile(opts: JobsOptions, f: Factory): JobFile {
   const file = opts.file ?? (f.env.REPORTING_JOBS?.trim() || JOB_FILE);
   let text: string;
   try {
@@ -86,7 +92,7 @@ function checkJobs(jobs: readonly FileJob[], file: JobFile, parser: RunWordsPars
   for (const job of jobs) {
     const at = (fallback: ReturnType<typeof placeOf>, error: unknown): never => {
       if (!(error instanceof CliError)) throw error;
-      throw new JobFileError(file.file, fallback, `job "${job.name}": ${error.message}`, error.hint);
+      throw new JobFileError(file.file, fallback, `job "${job.name}": ${f.secrets.redact(error.message)}`, error.hint && f.secrets.redact(error.hint));
     };
     try {
       parser.parse([job.side], false);
@@ -218,8 +224,9 @@ async function runJobs(jobs: readonly { job: FileJob; opts: RunOptions }[], file
 
 async function runOne(fileJob: FileJob, opts: RunOptions, file: JobFile, budget: Budget, f: Factory): Promise<Outcome> {
   const started = f.now();
-  const stderr = labelledOutput(f.stderr, fileJob.name, fileJob.profile);
+  const stderr = labelledOutput(f.stderr, fileJob.name, fileJob.profile, (text) => f.secrets.redact(text));
   const jf = createFactory({ ...f, stderr }, { ...f.globals, profile: fileJob.profile, json: false });
+  for (const secret of file.secrets) jf.secrets.add(secret);
   const tally = new Tally();
   let exitCode: number = EXIT.ok;
   let error: string | undefined;

@@ -53,6 +53,8 @@ export interface JobFile {
   concurrency?: number;
   perProfile?: number;
   jobs: FileJob[];
+  /** the values `${VAR}` read from the environment: masked wherever a job's words are shown */
+  secrets: string[];
 }
 
 /** A mistake in the job file: `FILE:LINE:COL: message`, exit 2. */
@@ -140,9 +142,11 @@ export function readJobFile(text: string, file: string, cwd: string, env: Record
   const folder = dirname(resolve(cwd, file));
 
   /** `${VAR}` from the environment; a missing one is an error at its value */
+  const secrets = new Set<string>();
   const expandEnv = (text: string, at: At | undefined) => text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
     const value = env[name];
     if (value === undefined) fail(at, `\${${name}} is not set in the environment`, `set ${name}, or write the value in the file`);
+    if ((value as string).trim() !== '') secrets.add(value as string);
     return value as string;
   });
   const scalarText = (entry: Entry): string | number | boolean | null => {
@@ -227,7 +231,7 @@ export function readJobFile(text: string, file: string, cwd: string, env: Record
     }
   }
   refuseDuplicates(file, jobs);
-  return { file, folder, concurrency, perProfile, jobs };
+  return { file, folder, concurrency, perProfile, jobs, secrets: [...secrets] };
 }
 
 function entriesOf(map: YAMLMap, atOf: (offset: number) => At): Entry[] {

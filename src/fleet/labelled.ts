@@ -5,9 +5,11 @@
 import type { Output } from '../factory.js';
 import { jsonLine } from '../io/safe-text.js';
 
-export function labelledOutput(target: Output, job: string, profile: string): Output & { flush(): void } {
+export function labelledOutput(target: Output, job: string, profile: string, redact: (text: string) => string = (text) => text): Output & { flush(): void } {
   let pending = '';
-  const line = (text: string) => {
+  const line = (raw: string) => {
+    // what `${VAR}` read (a job's words, in a retry command) is masked like the command's secrets
+    const text = redact(raw);
     if (text.startsWith('{')) {
       try {
         const { v, ts, ...rest } = JSON.parse(text) as Record<string, unknown>;

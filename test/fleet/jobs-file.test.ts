@@ -82,6 +82,18 @@ describe('jobs list and validate', () => {
   });
 });
 
+describe('${VAR}', () => {
+  it('reads the environment; the value is masked wherever the job\'s words are shown', async () => {
+    const secret = 'k3y-fr0m-th3-3nv1r0nm3nt';
+    const dir = await folder(edit(19, '    param: apikey=${API_KEY}'));
+    const result = await jobs(dir, ['validate', '--json'], { API_KEY: secret });
+    expect(result.code, result.stderr).toBe(0);
+    const seller = JSON.parse(result.stdout).jobs.find((job: { job: string }) => job.job === 'seller-apps');
+    expect(seller.command).toContain('--param=apikey=');
+    expect(result.stdout + result.stderr).not.toContain(secret);
+  });
+});
+
 describe('the job file\'s mistakes: file:line:column, exit 2, before any request', () => {
   const cases: [string, string, RegExp][] = [
     ['an unknown key, with did-you-mean', edit(18, '    breakdown: DAILY,APP'), /^error: reporting\.yaml:18:5: unknown option "breakdown"; did you mean breakdowns\?$/m],
