@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { formatDuration } from '../duration.js';
-import { CliError, EXIT } from '../errors.js';
+import { CliError, EXIT, UsageError } from '../errors.js';
 import { createFactory, type Factory } from '../factory.js';
 import { Budget } from '../fleet/budget.js';
 import { JobFileError, JOB_FILE, missingJobFile, readJobFile, type FileJob, type JobFile, type RunFlagInfo } from '../fleet/file.js';
@@ -41,6 +41,10 @@ export interface JobsOptions {
 }
 
 export async function run(opts: JobsOptions, f: Factory): Promise<void> {
+  if (f.profileName !== 'default' && (opts.action === 'run' || opts.action === 'plan')) {
+    // silently ignored, it would run every profile's jobs when one was meant
+    throw new UsageError(`--profile ${f.profileName} (or REPORTING_PROFILE) does not apply to jobs: each job names its profile in the job file`, `run one profile's jobs by name: reporting jobs ${opts.action} '*@${f.profileName}'`);
+  }
   const file = loadFile(opts, f);
   // list and validate check every job; run checks the ones it runs (all before any request)
   const selected = opts.action === 'validate' ? file.jobs : selectJobs(file.jobs, opts.names, opts.exclude, shardFrom(opts.shard, f.env));

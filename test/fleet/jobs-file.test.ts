@@ -128,6 +128,13 @@ describe('the job file\'s mistakes: file:line:column, exit 2, before any request
     expect((await jobs(dir, ['validate', '--json'], { REPORTING_TOKEN: 'a'.repeat(40) })).code).toBe(2);
   });
 
+  it('--profile does not apply to jobs run (each job names its own): refused, not ignored', async () => {
+    const dir = await folder(FILE);
+    const result = await jobs(dir, ['run', '--profile', 'acme']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^error: --profile acme \(or REPORTING_PROFILE\) does not apply to jobs.*\nhint: .*reporting jobs run '\*@acme'/);
+  });
+
   it('no job file: says so, and how to name one', async () => {
     const dir = tempDir();
     const result = await jobs(dir, ['list']);
