@@ -7,7 +7,7 @@ function __reporting_state --description "print the subcommand and the side bein
     set -l side
     set -l arg
     set -l skip 0
-    set -l value_options --ad-network-id --adunit-id --advertiser-id --app-id --as --base-url --body --breakdowns --buyer-id --campaign-id --carrier --chunk --city-id --columns --concurrency --country-id --deal-id --delay --delimiter --department-id --device-brand-id --device-model --device-type-id --dmp-id --dmp-source-id --email --error --fail-over-days --format --format-id --host --latency --layout --log-format --lookback --malformed --max-running --max-wait --metrics --now --os-id --output --param --placement-id --platform-id --poll-interval --port --postalcode --profile --publisher-id --region-id --report-status --report-ttl --reset-download --restate --retries --scale --seed --since --stall-download --state --sub-publisher-id --sub-sub-publisher-id --table --timeout --token-uses --until --work -o
+    set -l value_options --ad-network-id --adunit-id --advertiser-id --app-id --as --base-url --body --breakdowns --buyer-id --campaign-id --carrier --chunk --city-id --columns --concurrency --country-id --deal-id --delay --delimiter --department-id --device-brand-id --device-model --device-type-id --dmp-id --dmp-source-id --email --error --exclude --fail-over-days --file --format --format-id --host --latency --layout --log-format --lookback --malformed --max-running --max-wait --metrics --now --os-id --output --param --placement-id --platform-id --poll-interval --port --postalcode --profile --publisher-id --region-id --report-status --report-ttl --reset-download --restate --retries --scale --seed --shard --since --stall-download --state --sub-publisher-id --sub-sub-publisher-id --table --timeout --token-uses --until --work -f -o
     for word in $tokens[2..-1]
         if test $skip = 1
             set skip 0
@@ -73,6 +73,7 @@ complete -c reporting -n 'test -z (__reporting_state)[1]' -a seller -d 'submit a
 complete -c reporting -n 'test -z (__reporting_state)[1]' -a status -d 'print a report\'s status; --wait polls until it is ready'
 complete -c reporting -n 'test -z (__reporting_state)[1]' -a download -d 'download a ready report to a file or stdout (--wait polls first)'
 complete -c reporting -n 'test -z (__reporting_state)[1]' -a run -d 'submit a report, wait for it, download it and write CSV, JSON, NDJSON, Parquet or XLSX'
+complete -c reporting -n 'test -z (__reporting_state)[1]' -a jobs -d 'run many reports of many accounts from a job file (reporting.yaml): run, plan, list, validate'
 complete -c reporting -n 'test -z (__reporting_state)[1]' -a state -d 'look at a run\'s state file, forget windows so the next run fetches them again, remove a dead run\'s lock'
 complete -c reporting -n 'test -z (__reporting_state)[1]' -a campaigns -d 'list campaigns and their ad units: a table, --json, or --format csv'
 complete -c reporting -n 'test -z (__reporting_state)[1]' -a schema -d 'print the typed columns of an export: a table, a JSON Schema or a CREATE TABLE'
@@ -199,8 +200,12 @@ complete -c reporting -n '__reporting_using run' -l lookback -r -d 'with --state
 complete -c reporting -n '__reporting_using run' -l full-refresh -d 'with --state: ignore what the state file says and start it over'
 complete -c reporting -n '__reporting_using run' -l no-resume -d 'submit a new report even if an interrupted run of the same request left one'
 complete -c reporting -n '__reporting_using run' -l log-format -r -d 'text, or json: one JSON object per event on stderr'
+complete -c reporting -n '__reporting_using run' -l plan -d 'print the windows the run would fetch, resume or skip, and why; send no request, write nothing'
 complete -c reporting -n '__reporting_using run' -l poll-interval -r -d 'poll at this fixed interval (default: 1s, doubling to 7.5s)'
 complete -c reporting -n '__reporting_using run' -l max-wait -r -d 'give up waiting for the report after this long'
+complete -c reporting -n '__reporting_using jobs' -s f -l file -r -d 'the job file (else REPORTING_JOBS, else reporting.yaml)'
+complete -c reporting -n '__reporting_using jobs' -l exclude -r -d 'leave out these jobs (names or globs, comma-separated, repeatable)'
+complete -c reporting -n '__reporting_using jobs' -l shard -r -d 'only shard K of N (a stable hash of each job\'s name; else JOB_COMPLETION_INDEX + 1 of REPORTING_SHARDS)'
 complete -c reporting -n '__reporting_using state' -l force -d 'also remove a lock of another host touched in the last 5 minutes, or one this tool did not write'
 complete -c reporting -n '__reporting_using campaigns' -l format -r -d 'csv: one row per ad unit; default: from -o\'s extension, else table'
 complete -c reporting -n '__reporting_using campaigns' -s o -l output -r -d 'write to FILE (atomically) instead of stdout'
@@ -231,6 +236,8 @@ complete -c reporting -n '__reporting_using sandbox' -l layout -r -d 'JSON layou
 complete -c reporting -n '__reporting_needs_side' -a 'buyer seller'
 complete -c reporting -n '__reporting_using schema' -a 'buyer seller'
 complete -c reporting -n '__reporting_using completion' -a 'bash zsh fish'
+complete -c reporting -n '__reporting_needs_arg jobs' -a 'run plan list validate'
+complete -c reporting -n '__reporting_using jobs; and not __reporting_needs_arg jobs' -F
 complete -c reporting -n '__reporting_needs_arg state' -a 'show forget unlock'
 complete -c reporting -n '__reporting_using state; and not __reporting_needs_arg state' -F
 complete -c reporting -n '__reporting_using buyer seller run' -l breakdowns -x -a '(__reporting_list breakdowns)'

@@ -7,6 +7,7 @@ import { Argument, InvalidArgumentError, Option, type Command } from 'commander'
 import type { CampaignsOptions } from '../commands/campaigns.js';
 import type { CompletionOptions } from '../commands/completion.js';
 import type { DownloadOptions } from '../commands/download.js';
+import type { JobsOptions } from '../commands/jobs.js';
 import type { LoginOptions } from '../commands/login.js';
 import type { LogoutOptions } from '../commands/logout.js';
 import type { ProfilesOptions } from '../commands/profiles.js';
@@ -28,6 +29,8 @@ import { UsageError } from '../errors.js';
 import { MALFORMED, REPORT_STATUSES, parseBodyFault, parseErrorFault, type BodyFault, type ErrorFault, type Malformed } from '../sandbox/faults.js';
 import type { Layout } from '../sandbox/server.js';
 import { choiceArgument, choiceOption, count, duration, list, path } from './flags.js';
+import { runParser } from './run-words.js';
+import { parseShard } from '../fleet/select.js';
 import {
   addChunkOptions, addJobOptions, addOutputOptions, addReportOptions, addWaitOptions, chunkFlagsOf, jobFlagsOf, outputFlagsOf, reportFlagsOf, waitFlagsOf, type Parsed,
 } from './options.js';
@@ -89,6 +92,33 @@ const stateFile = () => new Argument('<file>', 'the state file (as given to run 
   if (text.trim() === '') throw new InvalidArgumentError('a file name, not an empty one');
   return text;
 });
+
+/** `jobs run|list|validate`: a job file, and which of its jobs. */
+function jobsEntry(action: JobsOptions['action'], summary: string, selects: boolean): AnyEntry {
+  return entry<JobsOptions>({
+    name: action,
+    summary,
+    local: action !== 'run' && action !== 'plan',
+    define(command) {
+      command.option('-f, --file <file>', 'the job file (else REPORTING_JOBS, else reporting.yaml)', path);
+      if (selects) {
+        command
+          .argument('[name...]', 'job names or globs (buyer-*, *@acme); default: every job')
+          .option('--exclude <name>', 'leave out these jobs (names or globs, comma-separated, repeatable)', list)
+          .option('--shard <K/N>', "only shard K of N (a stable hash of each job's name; else JOB_COMPLETION_INDEX + 1 of REPORTING_SHARDS)", (text: string) => parseShard(text));
+      }
+    },
+    options: (args, parsed, command) => ({
+      action,
+      file: parsed.file as string | undefined,
+      names: selects ? ((command.processedArgs[0] as string[] | undefined) ?? []) : [],
+      exclude: (parsed.exclude as string[] | undefined) ?? [],
+      shard: parsed.shard as JobsOptions['shard'],
+      parser: runParser(REGISTRY.find((e) => e.name === 'run') as AnyEntry),
+    }),
+    load: () => import('../commands/jobs.js'),
+  });
+}
 
 export const REGISTRY: (AnyEntry | Group)[] = [
   entry<LoginOptions>({
@@ -178,6 +208,7 @@ ${examples(
       addOutputOptions(command, PLACEHOLDERS);
       addChunkOptions(command);
       addJobOptions(command);
+      command.option('--plan', 'print the windows the run would fetch, resume or skip, and why; send no request, write nothing');
       addWaitOptions(command, 'the report').addHelpText('after', examples(
         'reporting run buyer --since yesterday --until yesterday --breakdowns DAILY,COUNTRY -o nightly.csv',
         'reporting run seller --since 2026-11-01 --until 2026-11-20 --breakdowns DAILY,APP \\',
@@ -196,11 +227,32 @@ ${examples(
       wait: waitFlagsOf(parsed),
       chunk: chunkFlagsOf(parsed, command),
       jobs: jobFlagsOf(parsed),
+      plan: Boolean(parsed.plan),
       // commander keeps the words as typed (node and the script first) on the program
       argv: (command.parent as unknown as { rawArgs: string[] }).rawArgs.slice(2),
     }),
     load: () => import('../commands/run.js'),
   }),
+  {
+    name: 'jobs',
+    summary: 'run many reports of many accounts from a job file (reporting.yaml): run, plan, list, validate',
+    define(command) {
+      command.addHelpText('after', examples(
+        'reporting jobs validate',
+        'reporting jobs plan --json',
+        'reporting jobs run',
+        "reporting jobs run 'buyer-*' --exclude '*@globex' -f nightly.yaml",
+        'reporting jobs list --json',
+        'reporting jobs run --shard 2/5',
+      ));
+    },
+    subcommands: [
+      jobsEntry('run', 'run the jobs of the file (or those named): one process, a shared budget of reports at once', true),
+      jobsEntry('plan', 'print what jobs run would do: per job, the windows to fetch, resume or skip, and why; sends no request', true),
+      jobsEntry('list', 'print the expanded job names, one a line (--json: an array), sending no request', true),
+      jobsEntry('validate', 'check the job file as `run` would check each job, sending no request (exit 0 or 2)', false),
+    ],
+  },
   {
     name: 'state',
     local: true,

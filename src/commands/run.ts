@@ -10,7 +10,8 @@ import { checkWritableTarget } from '../export/sink.js';
 import { UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { runJob } from '../jobs/engine.js';
-import { DEFAULT_JOB_FLAGS, type ChunkFlags, type JobFlags } from '../jobs/job.js';
+import { previewJob, previewLines } from '../jobs/preview.js';
+import { DEFAULT_JOB_FLAGS, type ChunkFlags, type Job, type JobFlags } from '../jobs/job.js';
 import { columnNames, type Side } from '../report/catalog.js';
 import type { WaitFlags } from '../report/poll.js';
 import { buildReportRequest, type ReportFlags } from '../report/request.js';
@@ -27,9 +28,19 @@ export interface RunOptions {
   jobs?: JobFlags;
   /** the command line after `reporting`, for the retry command of failed windows */
   argv?: readonly string[];
+  /** --plan: print what the run would do, and do nothing */
+  plan?: boolean;
 }
 
 export async function run(opts: RunOptions, f: Factory): Promise<void> {
+  const job = prepareRun(opts, f);
+  if (!opts.plan) return runJob(job, f);
+  const windows = previewJob(job, f);
+  f.stdout.write(f.globals.json ? `${JSON.stringify({ windows })}\n` : previewLines(windows).map((line) => `${line}\n`).join(''));
+}
+
+/** The run's Job, every flag checked before the first request (`jobs` checks all its jobs so). */
+export function prepareRun(opts: RunOptions, f: Factory): Job {
   const { side } = opts;
   const flags = opts.jobs ?? DEFAULT_JOB_FLAGS;
   // everything the user typed is checked before the first request; `--since auto` is resolved
@@ -53,5 +64,5 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
     const path = expandTemplate(output.template, { ...named, reportId: 'ID' });
     checkWritableTarget(path, f.cwd, path === output.template || output.template.includes('{reportId}') ? output.template : `${output.template} (${path})`);
   }
-  await runJob({ side, request, given: opts.output, output, wait: opts.wait, chunk: opts.chunk, flags, argv: opts.argv ?? [] }, f);
+  return { side, request, given: opts.output, output, wait: opts.wait, chunk: opts.chunk, flags, argv: opts.argv ?? [] };
 }

@@ -53,14 +53,17 @@ export async function runJob(job: Job, f: Factory): Promise<void> {
 }
 
 /** What the state records of the output's shape: another one would mix two kinds of file. */
-const outputShapeOf = ({ output: { csv } }: Job) => ({ columns: csv.columns ?? null, delimiter: csv.delimiter, bom: csv.bom, excel: csv.excel });
+export const outputShapeOf = ({ output: { csv } }: Job) => ({ columns: csv.columns ?? null, delimiter: csv.delimiter, bom: csv.bom, excel: csv.excel });
 
 async function nothingToFetch(job: Job, f: Factory, startedAt: number): Promise<void> {
-  const view = await createView(f, { shape: 'windows', format: job.flags.logFormat, quiet: f.globals.quiet, side: job.side, total: 0, secrets: f.secrets, retries: f.globals.retries });
+  const view = observed(job, await createView(f, { shape: 'windows', format: job.flags.logFormat, quiet: f.globals.quiet, side: job.side, total: 0, secrets: f.secrets, retries: f.globals.retries }));
   view.note(`${job.side}: nothing to fetch: every window up to ${parisDate(job.request.until)} is done (${job.flags.state})`);
   view.emit(doneEvent({ since: job.request.until, until: job.request.until }, { fetched: 0, skipped: 0, committed: [] }, f.now() - startedAt));
   if (f.globals.json) f.stdout.write(`${JSON.stringify(upToDate(job, false))}\n`);
 }
+
+/** The view, its events shown to `job.observe` too. */
+const observed = (job: Job, view: RunView): RunView => (job.observe ? { ...view, emit: (event) => { job.observe?.(event); view.emit(event); } } : view);
 
 /** Where a run's plan starts: what planRun is given, but the journal's recall; and when it began. */
 type Where = Omit<PlanInput, 'recall'> & { startedAt: number };
@@ -68,7 +71,7 @@ type Where = Omit<PlanInput, 'recall'> & { startedAt: number };
 async function runPlanned(job: Job, f: Factory, where: Where): Promise<void> {
   const journal = where.state ? undefined : { journal: new Journal(where.configDir, f.now), keyOf: journalKeyOf(job, f) };
   const plan = planRun(job, { ...where, recall: (w) => recall(journal, w) });
-  const view = await createView(f, { shape: plan.shape, format: job.flags.logFormat, quiet: f.globals.quiet, verbose: f.globals.verbose, perWindow: plan.perWindow, side: job.side, total: plan.windows.length, secrets: f.secrets, retries: f.globals.retries });
+  const view = observed(job, await createView(f, { shape: plan.shape, format: job.flags.logFormat, quiet: f.globals.quiet, verbose: f.globals.verbose, perWindow: plan.perWindow, side: job.side, total: plan.windows.length, secrets: f.secrets, retries: f.globals.retries }));
   const recorder = new Recorder(view, where.state, journal, (line) => f.trace?.(line), f.signal);
   if (plan.period.until > endOfParisDay(f.calendar.now())) {
     view.emit({ event: 'warning', window: plan.period, message: `the period ends on ${parisDate(plan.period.until)}, after today (${parisDate(f.calendar.now() / 1000)}): the days after today have no numbers yet` });
@@ -86,12 +89,12 @@ async function runPlanned(job: Job, f: Factory, where: Where): Promise<void> {
   await run.go(toFetch.map((p) => p.window));
 }
 
-const recall = (journal: { journal: Journal; keyOf(w: Window): string } | undefined, window: Window) => {
+export const recall = (journal: { journal: Journal; keyOf(w: Window): string } | undefined, window: Window) => {
   const remembered = journal?.journal.recall(journal.keyOf(window));
   return remembered ? { reportId: remembered.reportId, source: 'journal' as const } : undefined;
 };
 
-const journalKeyOf = (job: Job, f: Factory) => (window: Window) =>
+export const journalKeyOf = (job: Job, f: Factory) => (window: Window) =>
   journalKey(journalRequestOf({ ...job.request, since: window.since, until: window.until }, f.baseUrl().url, f.profileName));
 
 /** The fetch, deliver and record stages over the windows to fetch, under the pool. */
@@ -117,7 +120,15 @@ class PlannedRun {
   async go(windows: Window[]): Promise<void> {
     let failed = true;
     try {
-      const outcome = await runWindows(windows, (window, ctx) => fetchWindow(window, ctx, this.fetchDeps()), this.poolOptions());
+      const gate = this.job.gate;
+      const outcome = await runWindows(windows, async (window, ctx) => {
+        const release = await gate?.acquire(ctx.signal);
+        try {
+          return await fetchWindow(window, ctx, this.fetchDeps());
+        } finally {
+          release?.();
+        }
+      }, this.poolOptions());
       this.view.stop();
       this.throwIfFailed(outcome);
       for (const output of await this.destination.finish()) await this.commit(output);

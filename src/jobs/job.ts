@@ -6,6 +6,7 @@ import type { OutputOptions, OutputPlan } from '../export/output.js';
 import type { Side } from '../report/catalog.js';
 import type { WaitFlags } from '../report/poll.js';
 import type { ReportRequest } from '../report/request.js';
+import type { LogEvent } from './events.js';
 import type { LogFormat } from './limits.js';
 
 export interface ChunkFlags {
@@ -41,6 +42,16 @@ export interface Job {
   flags: JobFlags;
   /** the command line after `reporting`, for the command that retries failed windows */
   argv: readonly string[];
+  /** a budget shared with other runs of the process (`jobs run`): held by each window's task from
+   * its submit to the end of its download, on top of the run's own --concurrency */
+  gate?: Gate;
+  /** sees every event the run's view is given (`jobs run` sums them up per job) */
+  observe?(event: LogEvent): void;
+}
+
+/** Slots shared by several runs: acquire one (waiting in turn, or until the signal aborts). */
+export interface Gate {
+  acquire(signal: AbortSignal): Promise<() => void>;
 }
 
 /**

@@ -539,6 +539,20 @@ export class RunState {
     }
   }
 
+  /**
+   * Reads `path` as `open` does, without taking its lock or writing anything: what a run would find
+   * there (`run --plan`, `jobs plan`). A file written for another request is the same usage error.
+   * Its writes are never called: nothing is recorded.
+   */
+  static peek(path: string, request: StateRequest, options: Pick<OpenOptions, 'now' | 'fullRefresh'>): RunState {
+    const read = options.fullRefresh ? undefined : loadState(path)?.doc;
+    if (read) checkRequest(path, read.request, request);
+    const at = instant(options.now());
+    const doc: StateDoc = read ?? { version: STATE_VERSION, createdAt: at, updatedAt: at, request, windows: [] };
+    const noLock = { path, release() {} } as unknown as FileLock;
+    return new RunState(path, doc, noLock, options.now, Boolean(options.fullRefresh), read !== undefined, { text: undefined, replayed: false });
+  }
+
   get doc(): StateDoc {
     return this.current;
   }

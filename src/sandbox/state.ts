@@ -22,6 +22,8 @@ export interface SandboxOptions {
   workMsPerDay?: number;
   /** submits beyond this many reports in progress for one token are answered 429 with Retry-After */
   maxRunning?: number;
+  /** a token's own --max-running (one account throttled, the others not); undefined: maxRunning */
+  maxRunningFor?: (token: string) => number | undefined;
   /** a report touching more Paris calendar days than this ends in `failed`, "too much data" */
   failOverDays?: number;
   /** the numbers of the Paris days that this time before "now" touches (and later ones) change

@@ -21,7 +21,7 @@ const MARKER = /^<!--\s*not run:(.*?)-->\s*$/;
 const ANY_MARKER = /<!--\s*not[\s_-]*run/i;
 /** A `reporting` command in any spelling a non-shell block may have: `reporting run`, YAML's
  * `[reporting, run`, a path ending in `/reporting run`. */
-const MENTIONS_CLI = /\breporting\b["',\s\]]+(login|logout|whoami|buyer|seller|status|download|run|state|campaigns|schema|sandbox|completion|help)\b/;
+const MENTIONS_CLI = /\breporting\b["',\s\]]+(login|logout|whoami|buyer|seller|status|download|run|jobs|state|campaigns|schema|sandbox|completion|help)\b/;
 
 export interface Command {
   /** 1-based line of the command's first line in its file */

@@ -38,7 +38,7 @@ export function submitReport(side: Side): Handler {
 /** --max-running: a token with that many reports in progress is answered 429, with Retry-After
  * saying when the first of them is done. */
 function refuseOverLimit(state: SandboxState, res: ServerResponse, token: string, at: number): void {
-  const { maxRunning } = state.options;
+  const maxRunning = state.options.maxRunningFor?.(token) ?? state.options.maxRunning;
   if (maxRunning === undefined) return;
   const running = state.ledger.inProgress(token, at);
   if (running.length < maxRunning) return;

@@ -1,0 +1,266 @@
+// `jobs run|list|validate`: many `run` command lines declared once in a job file (src/fleet/file.ts),
+// run by one process under a shared budget: at most `concurrency` reports at once overall and
+// `per-profile` for one profile. Each job is exactly its `run`: the same parser (handed in by the
+// CLI), the same checks before any request, the same engine, state file and outputs.
+
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { formatDuration } from '../duration.js';
+import { CliError, EXIT, UsageError } from '../errors.js';
+import { createFactory, type Factory } from '../factory.js';
+import { Budget } from '../fleet/budget.js';
+import { JobFileError, JOB_FILE, missingJobFile, readJobFile, type FileJob, type JobFile, type RunFlagInfo } from '../fleet/file.js';
+import { labelledOutput } from '../fleet/labelled.js';
+import { selectJobs, shardFrom, type Shard } from '../fleet/select.js';
+import { jsonLine, safeText } from '../io/safe-text.js';
+import { shellCommand } from '../io/shell.js';
+import { table } from '../io/table.js';
+import { runJob } from '../jobs/engine.js';
+import type { LogEvent } from '../jobs/events.js';
+import type { Job } from '../jobs/job.js';
+import { previewJob, previewLines } from '../jobs/preview.js';
+import { DEFAULT_CONCURRENCY } from '../jobs/limits.js';
+import { checkChunk, parseChunk } from '../report/windows.js';
+import { prepareRun, type RunOptions } from './run.js';
+
+/** `run`'s parser, from the CLI (src/cli/run-words.ts). */
+export interface RunWordsParser {
+  flags: readonly RunFlagInfo[];
+  parse(words: readonly string[], check?: boolean): RunOptions;
+}
+
+export interface JobsOptions {
+  action: 'run' | 'plan' | 'list' | 'validate';
+  /** -f FILE (else REPORTING_JOBS, else reporting.yaml) */
+  file?: string;
+  /** names or globs; none: every job */
+  names: string[];
+  exclude: string[];
+  shard?: Shard;
+  parser: RunWordsParser;
+}
+
+export async function run(opts: JobsOptions, f: Factory): Promise<void> {
+  if (f.profileName !== 'default' && (opts.action === 'run' || opts.action === 'plan')) {
+    // silently ignored, it would run every profile's jobs when one was meant
+    throw new UsageError(`--profile ${f.profileName} (or REPORTING_PROFILE) does not apply to jobs: each job names its profile in the job file`, `run one profile's jobs by name: reporting jobs ${opts.action} '*@${f.profileName}'`);
+  }
+  const file = loadFile(opts, f);
+  // list and validate check every job; run checks the ones it runs (all before any request)
+  const selected = opts.action === 'validate' ? file.jobs : selectJobs(file.jobs, opts.names, opts.exclude, shardFrom(opts.shard, f.env));
+  const checked = checkJobs(opts.action === 'list' ? file.jobs : selected, file, opts.parser, f);
+  if (opts.action !== 'list') checkProfiles(selected, file, f);
+  if (opts.action === 'list') {
+    const names = selected.map((job) => job.name);
+    f.stdout.write(f.globals.json ? `${JSON.stringify(names)}\n` : names.map((name) => `${name}\n`).join(''));
+    return;
+  }
+  if (opts.action === 'validate') {
+    if (!f.globals.quiet) f.stderr.write(`${safeText(file.file)}: ${file.jobs.length} job${file.jobs.length === 1 ? '' : 's'}, valid\n`);
+    if (f.globals.json) f.stdout.write(`${JSON.stringify({ file: file.file, valid: true, jobs: file.jobs.map((job) => ({ job: job.name, profile: job.profile, side: job.side, command: f.secrets.redact(shellCommand(['reporting', 'run', ...commandWords(job)])) })) })}\n`);
+    return;
+  }
+  if (opts.action === 'plan') return planJobs(selected.map((job) => ({ job, opts: checked.get(job) as RunOptions })), f);
+  await runJobs(selected.map((job) => ({ job, opts: checked.get(job) as RunOptions })), file, f);
+}
+
+function loadFile(opts: JobsOptions, f: Factory): JobFile {
+  const file = readFile(opts, f);
+  for (const secret of file.secrets) f.secrets.add(secret);
+  return file;
+}
+
+function readFile(opts: JobsOptions, f: Factory): JobFile {
+  const file = opts.file ?? (f.env.REPORTING_JOBS?.trim() || JOB_FILE);
+  let text: string;
+  try {
+    text = readFileSync(resolve(f.cwd, file), 'utf8');
+  } catch (error) {
+    throw missingJobFile(file, (error as NodeJS.ErrnoException).code);
+  }
+  return readJobFile(text, file, f.cwd, f.env, opts.parser.flags);
+}
+
+/** The place of the key a message names (`--since ...`), else the job's. */
+function placeOf(job: FileJob, message: string) {
+  const keys = [...job.keys.keys()].sort((a, b) => b.length - a.length);
+  const key = keys.find((name) => new RegExp(`--${name}\\b|\\b${name}\\b`).test(message) && name !== 'side') ?? (/\bside\b/.test(message) ? 'side' : undefined);
+  return (key && job.keys.get(key)) || job.at;
+}
+
+/** Each job as `run` would check its command line: its keys' values one by one (each error at its
+ * value), then together, then what `run` checks before its first request. */
+function checkJobs(jobs: readonly FileJob[], file: JobFile, parser: RunWordsParser, f: Factory): Map<FileJob, RunOptions> {
+  const checked = new Map<FileJob, RunOptions>();
+  const quiet = { ...f, globals: { ...f.globals, json: false } } as Factory;
+  for (const job of jobs) {
+    const at = (fallback: ReturnType<typeof placeOf>, error: unknown): never => {
+      if (!(error instanceof CliError)) throw error;
+      throw new JobFileError(file.file, fallback, `job "${job.name}": ${f.secrets.redact(error.message)}`, error.hint && f.secrets.redact(error.hint));
+    };
+    try {
+      parser.parse([job.side], false);
+    } catch (error) {
+      at(job.keys.get('side') ?? job.at, error);
+    }
+    for (const [key, words] of job.keyWords) {
+      try {
+        parser.parse([job.side, ...words], false);
+      } catch (error) {
+        at(job.keys.get(key) ?? job.at, error);
+      }
+    }
+    try {
+      const opts = parser.parse(job.words);
+      const prepared = prepareRun(opts, quiet);
+      // what the engine checks first (before any request), checked now for every job
+      if (opts.chunk) checkChunk(parseChunk(opts.chunk.chunk), prepared.request.breakdowns);
+      checked.set(job, opts);
+    } catch (error) {
+      at(placeOf(job, error instanceof Error ? error.message : ''), error);
+    }
+  }
+  return checked;
+}
+
+/** A profile that does not exist is the file's mistake; REPORTING_TOKEN or a base URL from the
+ * environment would stand for every profile, so jobs of several profiles are refused with them. */
+function checkProfiles(jobs: readonly FileJob[], file: JobFile, f: Factory): void {
+  const fromEnvironment = ['REPORTING_TOKEN', 'REPORTING_BASE_URL'].filter((name) => f.env[name]?.trim());
+  if (f.globals.baseUrl) fromEnvironment.push('--base-url');
+  const first = jobs[0];
+  const other = jobs.find((job) => job.profile !== first?.profile);
+  if (first && other && fromEnvironment.length > 0) {
+    throw new JobFileError(file.file, other.profileAt, `jobs of several profiles ("${first.profile}", "${other.profile}") with ${fromEnvironment.join(' and ')} set: one account's data would be saved under each profile`,
+      `unset ${fromEnvironment.join(' and ')} (each profile has its own token: reporting login --profile NAME), or run one profile's jobs`);
+  }
+  if (f.env.REPORTING_TOKEN?.trim()) return;
+  const stored = f.store().profiles();
+  for (const job of jobs) {
+    if (!stored[job.profile]) {
+      throw new JobFileError(file.file, job.profileAt, `job "${job.name}": profile "${job.profile}" does not exist`, `log in with \`${shellCommand(['reporting', 'login', '--profile', job.profile])}\`, or fix the name`);
+    }
+  }
+}
+
+/** The words of a job's `run` command line: its profile's too. */
+const commandWords = (job: FileJob) => [...job.words, ...(job.profile === 'default' ? [] : ['--profile', job.profile])];
+
+interface Outcome {
+  job: string;
+  profile: string;
+  exitCode: number;
+  fetched: number;
+  skipped: number;
+  failed: number;
+  rows: number;
+  files: string[];
+  durationMs: number;
+  error?: string;
+  retry?: string;
+}
+
+/** What each job would do now: the engine's plan, from its state file as it is (no lock taken, no
+ * request sent, nothing written). */
+function planJobs(jobs: readonly { job: FileJob; opts: RunOptions }[], f: Factory): void {
+  const planned = jobs.map(({ job, opts }) => {
+    const jf = createFactory(f, { ...f.globals, profile: job.profile, json: false });
+    return { job: job.name, profile: job.profile, windows: previewJob(prepareRun(opts, jf), jf) };
+  });
+  if (f.globals.json) {
+    f.stdout.write(`${JSON.stringify({ jobs: planned })}\n`);
+    return;
+  }
+  for (const { job, windows } of planned) {
+    const fetch = windows.filter((w) => w.action !== 'skip').length;
+    f.stdout.write(`${job}: ${fetch} window${fetch === 1 ? '' : 's'} to fetch, ${windows.length - fetch} to skip\n${previewLines(windows).map((line) => `  ${line}\n`).join('')}`);
+  }
+}
+
+/** What a job's events add up to. */
+class Tally {
+  fetched = 0;
+  skipped = 0;
+  rows = 0;
+  readonly failed = new Set<number>();
+  readonly files = new Set<string>();
+  private done = false;
+
+  observe(event: LogEvent): void {
+    if (event.event === 'failed') this.failed.add(event.window.since);
+    if ((event.event === 'written' || event.event === 'unchanged') && !this.done) {
+      this.fetched++;
+      this.rows += event.rows;
+      if (event.file) this.files.add(event.file);
+    }
+    if (event.event === 'done') {
+      this.done = true;
+      this.fetched = event.fetched;
+      this.skipped = event.skipped;
+      this.rows = event.rows;
+      for (const file of event.files) this.files.add(file);
+    }
+  }
+}
+
+async function runJobs(jobs: readonly { job: FileJob; opts: RunOptions }[], file: JobFile, f: Factory): Promise<void> {
+  const concurrency = file.concurrency ?? DEFAULT_CONCURRENCY;
+  const budget = new Budget(concurrency, Math.min(file.perProfile ?? concurrency, concurrency));
+  const outcomes = await Promise.all(jobs.map(({ job, opts }) => runOne(job, opts, file, budget, f)));
+  const failed = outcomes.filter((outcome) => outcome.exitCode !== EXIT.ok);
+  if (f.globals.json) {
+    f.stdout.write(`${JSON.stringify({ file: file.file, concurrency, perProfile: budget.perProfile, peak: budget.peak, jobs: outcomes })}\n`);
+  }
+  if (!f.globals.quiet) {
+    const rows = outcomes.map((o) => [
+      o.job, o.exitCode === EXIT.ok ? 'ok' : `exit ${o.exitCode}`, String(o.fetched), String(o.skipped), String(o.failed),
+      o.rows.toLocaleString('en-US'), o.files.length === 1 ? (o.files[0] as string) : String(o.files.length), formatDuration(o.durationMs),
+    ]);
+    f.stderr.write(`${table(['JOB', 'RESULT', 'FETCHED', 'SKIPPED', 'FAILED', 'ROWS', 'FILES', 'TIME'], rows, f.stderr.isTTY ? f.stderr.columns : undefined)}\n`);
+  }
+  if (failed.length === 0) return;
+  if (!f.globals.json) for (const outcome of failed) f.stderr.write(`retry: ${outcome.retry}\n`);
+  const codes = new Set(failed.map((outcome) => outcome.exitCode));
+  const code = codes.size === 1 ? [...codes][0] as number : EXIT.report;
+  throw new CliError(`${failed.length} of ${outcomes.length} job${outcomes.length === 1 ? '' : 's'} failed: ${failed.map((o) => o.job).join(', ')}`, code,
+    failed.length === 1 ? `retry it with: ${failed[0]?.retry}` : 'the retry commands above run only the jobs that failed');
+}
+
+async function runOne(fileJob: FileJob, opts: RunOptions, file: JobFile, budget: Budget, f: Factory): Promise<Outcome> {
+  const started = f.now();
+  const stderr = labelledOutput(f.stderr, fileJob.name, fileJob.profile, (text) => f.secrets.redact(text));
+  const jf = createFactory({ ...f, stderr }, { ...f.globals, profile: fileJob.profile, json: false });
+  for (const secret of file.secrets) jf.secrets.add(secret);
+  const tally = new Tally();
+  let exitCode: number = EXIT.ok;
+  let error: string | undefined;
+  try {
+    const prepared: Job = prepareRun(opts, jf);
+    await runJob({ ...prepared, argv: ['run', ...commandWords(fileJob)], gate: budget.gateFor(fileJob.profile), observe: (event) => tally.observe(event) }, jf);
+  } catch (caught) {
+    exitCode = caught instanceof CliError ? caught.exitCode : EXIT.internal;
+    error = caught instanceof Error ? caught.message : String(caught);
+    writeJobError(stderr, caught, jf, opts);
+  } finally {
+    await jf.close();
+    stderr.flush();
+  }
+  return {
+    job: fileJob.name, profile: fileJob.profile, exitCode, fetched: tally.fetched, skipped: tally.skipped, failed: tally.failed.size,
+    rows: tally.rows, files: [...tally.files].sort(), durationMs: f.now() - started,
+    ...(error === undefined ? {} : { error, retry: shellCommand(['reporting', 'jobs', 'run', '-f', file.file, fileJob.name]) }),
+  };
+}
+
+/** A job's error, as `run` would print it, on the job's own lines (a JSON line with JSON logs). */
+function writeJobError(stderr: ReturnType<typeof labelledOutput>, error: unknown, f: Factory, opts: RunOptions): void {
+  const message = error instanceof Error ? error.message : String(error);
+  const hint = error instanceof CliError ? error.hint : undefined;
+  const exitCode = error instanceof CliError ? error.exitCode : EXIT.internal;
+  if (opts.jobs?.logFormat === 'json') {
+    stderr.write(`${jsonLine({ v: 1, ts: new Date(f.calendar.now()).toISOString(), event: 'error', message: f.secrets.redact(message), ...(hint ? { hint: f.secrets.redact(hint) } : {}), exitCode })}\n`);
+    return;
+  }
+  stderr.write(`error: ${safeText(f.secrets.redact(message.replace(/\s*\n\s*/g, ' ')))}\n`);
+  if (hint) stderr.write(`hint: ${safeText(f.secrets.redact(hint))}\n`);
+}

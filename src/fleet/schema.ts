@@ -1,0 +1,51 @@
+// The JSON Schema of a job file, for editors' YAML validation (the YAML language server reads a
+// `# yaml-language-server: $schema=...` comment). Built from run's flags, so that it never lists a
+// key `run` does not take; docs/jobs.schema.json is this, written by `npm run schema:jobs` and
+// compared with it by test/fleet/schema.test.ts.
+
+import { MAX_BUDGET, type RunFlagInfo } from './file.js';
+
+export function jobFileSchema(flags: readonly RunFlagInfo[]): Record<string, unknown> {
+  const scalar = { type: ['string', 'number'] };
+  const options: Record<string, unknown> = {};
+  for (const flag of flags) {
+    if (!flag.value) {
+      options[flag.name] = { type: 'boolean', description: `--${flag.name}` };
+      if (flag.negate) options[flag.name.slice(3)] = { type: 'boolean', description: `false is --${flag.name}` };
+    } else {
+      options[flag.name] = flag.many
+        ? { description: `--${flag.name}: a list, or the comma form`, oneOf: [scalar, { type: 'array', items: scalar, minItems: 1 }] }
+        : { description: `--${flag.name}`, ...scalar };
+    }
+  }
+  const own = {
+    side: { enum: ['buyer', 'seller'], description: 'run\'s side' },
+    profile: { type: 'string', description: 'the profile (account) of the job; it keeps its name' },
+    profiles: { type: 'array', items: { type: 'string' }, minItems: 1, description: 'one job per profile, named NAME@PROFILE' },
+  };
+  return {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    $id: 'https://github.com/reporting/reporting/docs/jobs.schema.json',
+    title: 'reporting job file (reporting.yaml)',
+    description: 'Jobs for `reporting jobs run|plan|list|validate`: each job is a `run` command line, its keys run\'s long flag names. See docs/jobs.md.',
+    type: 'object',
+    required: ['version', 'jobs'],
+    additionalProperties: false,
+    properties: {
+      version: { const: 1 },
+      concurrency: { type: 'integer', minimum: 1, maximum: MAX_BUDGET, description: 'reports running at once across all jobs (default 8)' },
+      'per-profile': { type: 'integer', minimum: 1, maximum: MAX_BUDGET, description: 'reports running at once for one profile (default: concurrency)' },
+      defaults: { type: 'object', additionalProperties: false, properties: { ...own, ...options }, description: 'run options applied to every job (a job\'s own win)' },
+      jobs: {
+        type: 'array',
+        minItems: 1,
+        items: {
+          type: 'object',
+          required: ['name'],
+          additionalProperties: false,
+          properties: { name: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' }, ...own, ...options },
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,57 @@
+// Which jobs of a file a command takes: names or globs (`buyer-*`, `*@acme`), --exclude, and a
+// shard (--shard K/N, or a Kubernetes Indexed Job's JOB_COMPLETION_INDEX with REPORTING_SHARDS).
+
+import { createHash } from 'node:crypto';
+import { UsageError } from '../errors.js';
+import { didYouMean } from '../suggest.js';
+
+export interface Shard {
+  k: number;
+  n: number;
+}
+
+/** `K/N` with 1 <= K <= N. */
+export function parseShard(text: string, what = '--shard'): Shard {
+  const match = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text);
+  const k = Number(match?.[1]);
+  const n = Number(match?.[2]);
+  if (!match || n < 1 || k < 1 || k > n || n > 10_000) throw new UsageError(`${what} wants K/N with 1 <= K <= N (like 2/5), not "${text}"`);
+  return { k, n };
+}
+
+/** The shard a job lands in: the SHA-256 of its expanded name, as a number, modulo N, plus one.
+ * Stable: it depends on the name and N only, so adding a job moves no other job. */
+export function shardOf(name: string, n: number): number {
+  const digest = BigInt(`0x${createHash('sha256').update(name, 'utf8').digest('hex')}`);
+  return Number(digest % BigInt(n)) + 1;
+}
+
+/** --shard, else JOB_COMPLETION_INDEX (0-based) + 1 of REPORTING_SHARDS when both are set. */
+export function shardFrom(flag: Shard | undefined, env: Record<string, string | undefined>): Shard | undefined {
+  if (flag) return flag;
+  const index = env.JOB_COMPLETION_INDEX?.trim();
+  const shards = env.REPORTING_SHARDS?.trim();
+  if (!index || !shards) return undefined;
+  if (!/^\d+$/.test(index)) throw new UsageError(`JOB_COMPLETION_INDEX is a whole number from 0, not "${index}"`);
+  return parseShard(`${Number(index) + 1}/${shards}`, `JOB_COMPLETION_INDEX + 1 / REPORTING_SHARDS (${index} + 1 / ${shards})`);
+}
+
+const globOf = (pattern: string) => new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+
+/** The names among `all` that `patterns` name (all without any), less `exclude`'s, in shard `shard`.
+ * A pattern that names no job is a usage error (a typo would otherwise run nothing). */
+export function selectJobs<J extends { name: string }>(all: readonly J[], patterns: readonly string[], exclude: readonly string[], shard?: Shard): J[] {
+  const names = all.map((job) => job.name);
+  const matcher = (pattern: string, what: string) => {
+    const regex = globOf(pattern);
+    if (!names.some((name) => regex.test(name))) {
+      throw new UsageError(`${what} "${pattern}" names no job of the file${didYouMean(pattern, names)}`, 'see `reporting jobs list`');
+    }
+    return regex;
+  };
+  const wanted = patterns.map((pattern) => matcher(pattern, 'NAME'));
+  const unwanted = exclude.map((pattern) => matcher(pattern, '--exclude'));
+  return all.filter((job) => (wanted.length === 0 || wanted.some((regex) => regex.test(job.name)))
+    && !unwanted.some((regex) => regex.test(job.name))
+    && (!shard || shardOf(job.name, shard.n) === shard.k));
+}

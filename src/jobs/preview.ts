@@ -1,0 +1,59 @@
+// A run's plan, shown and not run (`run --plan`, `jobs plan`): the engine's own stage 1 (plan.ts)
+// over the state file as it is (read without its lock, nothing written) and the journal, sending
+// no request. Each window: fetch (new, lookback, failed last time, ...), resume (a report ID an
+// earlier run submitted) or skip (done), in the plan's own words.
+
+import { configDir } from '../auth/store.js';
+import type { Factory } from '../factory.js';
+import { realTarget } from '../paths.js';
+import { resolve } from 'node:path';
+import { checkChunk, formatChunk, parseChunk, windowArgs } from '../report/windows.js';
+import { journalKeyOf, outputShapeOf, recall } from './engine.js';
+import type { Job } from './job.js';
+import { Journal } from './journal.js';
+import { planRun, precheck } from './plan.js';
+import { RunState, stateRequestOf } from './state.js';
+
+export interface PreviewWindow {
+  /** as `run --since/--until` take them: Paris dates (first and last day), or Unix seconds for a
+   * window that is not whole days */
+  since: string;
+  until: string;
+  action: 'fetch' | 'resume' | 'skip';
+  /** the plan's word: new, lookback, failed, incomplete, missing-file, full-refresh, merged,
+   * no-resume (fetch); submitted, journal (resume); done (skip) */
+  reason: string;
+  reportId?: string;
+}
+
+/** The windows `job` would fetch, resume or skip now. Sends no request, writes nothing. */
+export function previewJob(job: Job, f: Factory): PreviewWindow[] {
+  const chunk = job.chunk ? parseChunk(job.chunk.chunk) : undefined;
+  if (chunk) checkChunk(chunk, job.request.breakdowns);
+  const where = { chunk, configDir: configDir(f.env, f.host.platform), cwd: f.cwd, platform: f.host.platform };
+  if (!job.flags.state) {
+    const journal = { journal: new Journal(where.configDir, f.now), keyOf: journalKeyOf(job, f) };
+    return render(planRun(job, { ...where, since: job.request.since, recall: (w) => recall(job.flags.resume ? journal : undefined, w) }).windows);
+  }
+  precheck(job, { ...where, since: job.request.since });
+  const output = job.output.template === undefined ? undefined : resolve(f.cwd, job.output.template);
+  const state = RunState.peek(realTarget(job.flags.state, f.cwd), stateRequestOf(job.request, job.output.format, output, chunk ? formatChunk(chunk) : null, outputShapeOf(job), { baseUrl: f.baseUrl().url, profile: f.profileName }), { now: f.calendar.now, fullRefresh: job.flags.fullRefresh });
+  const start = state.start(job.flags.sinceAuto ? 'auto' : job.request.since, job.request.until, job.flags.lookbackDays);
+  if (start.upToDate) return [];
+  return render(planRun(job, { ...where, since: state.windowStartOf(start.since), state, lookbackFrom: start.lookbackFrom, recall: () => undefined }).windows);
+}
+
+function render(windows: ReturnType<typeof planRun>['windows']): PreviewWindow[] {
+  return windows.map((p) => ({
+    ...windowArgs(p.window),
+    action: p.step === 'skip' ? 'skip' : p.step === 'resume' ? 'resume' : 'fetch',
+    reason: p.why,
+    ...(p.previous ? { reportId: p.previous.reportId } : {}),
+  }));
+}
+
+/** The plan as lines for people: one a window. */
+export function previewLines(windows: readonly PreviewWindow[]): string[] {
+  if (windows.length === 0) return ['nothing to fetch: every window is done'];
+  return windows.map((w) => `${w.since === w.until ? w.since : `${w.since}..${w.until}`}  ${w.action}  ${w.reason}${w.reportId ? `  ${w.reportId}` : ''}`);
+}

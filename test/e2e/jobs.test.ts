@@ -1,0 +1,236 @@
+// `jobs run` end to end: the built CLI against a sandbox with three accounts (a token each, each
+// its own profile). Every job's files equal the same `run` command line's (read back by
+// csv-parse); the sandbox never sees more than `concurrency` reports in progress, nor more than
+// `per-profile` for one token; one job failing leaves the others complete.
+
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { describe, expect, it } from 'vitest';
+import type { Sandbox } from '../../src/sandbox/server.js';
+import { collect, runCli, startCli } from '../helpers/cli.js';
+import { withSandbox } from '../helpers/http.js';
+import { until } from '../helpers/wait.js';
+
+const PROFILES = ['acme', 'globex', 'initech'];
+
+/** Three profiles, each logged in with email and password: three tokens. */
+async function loggedIn(sandbox: Sandbox, dir: string): Promise<Record<string, string>> {
+  const env = { REPORTING_CONFIG_DIR: join(dir, '.config') };
+  for (const profile of PROFILES) {
+    const login = await runCli(['login', '--profile', profile, '--email', sandbox.email, '--password-stdin', '--base-url', sandbox.baseUrl], { env, input: `${sandbox.password}\n` });
+    expect(login.code, login.stderr).toBe(0);
+  }
+  const store = JSON.parse(readFileSync(join(dir, '.config', 'config.json'), 'utf8')).profiles;
+  expect(new Set(PROFILES.map((p) => store[p].token)).size).toBe(3);
+  return env;
+}
+
+const FILE = (extra = '') => `version: 1
+concurrency: 4
+per-profile: 2
+defaults:
+  since: 2026-11-01
+  until: 2026-11-05
+  chunk: day
+  poll-interval: 20ms
+  state: state/{job}.json
+  output: out/{job}/{since}.csv
+${extra}jobs:
+  - name: buyer-daily
+    side: buyer
+    profiles: [acme, globex, initech]
+    breakdowns: [DAILY, CAMPAIGN]
+  - name: seller-apps
+    side: seller
+    profiles: [acme, globex, initech]
+    breakdowns: DAILY,APP
+`;
+
+const csvFiles = (dir: string) => Object.fromEntries(readdirSync(dir).sort().map((name) => [name, parse(readFileSync(join(dir, name), 'utf8'))]));
+
+describe('jobs run against three accounts', () => {
+  it('3 profiles x 2 reports: outputs equal run\'s; at most concurrency at once, per-profile per token; job and profile in every JSON line', async () => {
+    // a day's report takes ~0.2 s: the windows overlap, and the limits are what holds them back
+    await withSandbox({ workMsPerDay: 200 }, async (sandbox, dir) => {
+      const env = await loggedIn(sandbox, dir);
+      writeFileSync(join(dir, 'reporting.yaml'), FILE('  log-format: json\n'));
+      const result = await runCli(['jobs', 'run', '--json'], { env, cwd: dir });
+      expect(result.code, result.stderr).toBe(0);
+      const stats = sandbox.stats();
+      expect(stats.submitted).toBe(30);
+      expect(stats.peakInProgressAllTokens).toBe(4);
+      expect(stats.peakInProgress).toBe(2);
+      expect(stats.refused).toBe(0);
+
+      const summary = JSON.parse(result.stdout);
+      expect(summary.jobs.map((job: { job: string }) => job.job).sort()).toEqual(PROFILES.flatMap((p) => [`buyer-daily@${p}`, `seller-apps@${p}`]).sort());
+      for (const job of summary.jobs) expect(job).toMatchObject({ exitCode: 0, fetched: 5, skipped: 0, failed: 0 });
+      expect(summary.peak).toBe(4);
+
+      // every JSON log line names its job and profile
+      const lines = result.stderr.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
+      expect(lines.length).toBeGreaterThan(30);
+      for (const line of lines) expect(line.job).toBe(`${line.job.split('@')[0]}@${line.profile}`);
+      expect(new Set(lines.map((line) => line.profile))).toEqual(new Set(PROFILES));
+
+      // the same run command lines, one profile each, into another folder
+      for (const [side, breakdowns] of [['buyer', 'DAILY,CAMPAIGN'], ['seller', 'DAILY,APP']]) {
+        const ref = await runCli(['run', side as string, '--since', '2026-11-01', '--until', '2026-11-05', '--chunk', 'day', '--breakdowns', breakdowns as string,
+          '--poll-interval', '20ms', '-o', join(dir, 'ref', side as string, '{since}.csv'), '--profile', 'globex', '-q'], { env });
+        expect(ref.code, ref.stderr).toBe(0);
+        const expected = csvFiles(join(dir, 'ref', side as string));
+        expect(Object.keys(expected)).toHaveLength(5);
+        for (const profile of PROFILES) expect(csvFiles(join(dir, 'out', `${side === 'buyer' ? 'buyer-daily' : 'seller-apps'}@${profile}`))).toEqual(expected);
+      }
+
+      // a second run: every window done, skipped, nothing submitted
+      const before = sandbox.stats().submitted;
+      const again = await runCli(['jobs', 'run'], { env, cwd: dir });
+      expect(again.code, again.stderr).toBe(0);
+      expect(sandbox.stats().submitted).toBe(before);
+      expect(again.stderr).toMatch(/^JOB +RESULT +FETCHED +SKIPPED +FAILED +ROWS +FILES +TIME$/m);
+      expect(again.stderr).toMatch(/^buyer-daily@acme +ok +0 +5 +0 /m);
+    });
+  });
+
+  it('one job failing leaves the others complete: exit code, summary, and its retry command', async () => {
+    // a report of more than 3 days fails ("too much data"); the broken job asks for 5 in one
+    await withSandbox({ failOverDays: 3 }, async (sandbox, dir) => {
+      const env = await loggedIn(sandbox, dir);
+      writeFileSync(join(dir, 'jobs.yaml'), `${FILE()}  - name: too-long
+    side: buyer
+    profile: acme
+    chunk: 5d
+    no-split: true
+    breakdowns: DAILY
+    output: out/{job}.csv
+`);
+      const result = await runCli(['jobs', 'run', '-f', 'jobs.yaml'], { env, cwd: dir });
+      expect(result.code).toBe(6);
+      expect(result.stderr).toMatch(/^too-long: error: /m);
+      expect(result.stderr).toMatch(/^too-long +exit 6 +0 +0 +1 /m);
+      expect(result.stderr).toMatch(/^buyer-daily@initech +ok +5 +0 +0 /m);
+      expect(result.stderr).toContain('retry: reporting jobs run -f jobs.yaml too-long\n');
+      expect(result.stderr).toMatch(/^error: 1 of 7 jobs failed: too-long$/m);
+      for (const profile of PROFILES) expect(readdirSync(join(dir, 'out', `seller-apps@${profile}`))).toHaveLength(5);
+    });
+  });
+});
+
+interface Planned { job: string; profile: string; windows: { since: string; until: string; action: string; reason: string; reportId?: string }[] }
+
+describe('jobs plan and run --plan', () => {
+  it('sends no request; its windows are those run then fetches; after a run, all skipped (done)', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const env = await loggedIn(sandbox, dir);
+      writeFileSync(join(dir, 'reporting.yaml'), FILE());
+      const logins = sandbox.requests.length;
+      const plan = await runCli(['jobs', 'plan', '--json', '*@acme'], { env, cwd: dir });
+      expect(plan.code, plan.stderr).toBe(0);
+      expect(sandbox.requests.length).toBe(logins);
+      const planned = JSON.parse(plan.stdout).jobs as Planned[];
+      expect(planned.map((p) => [p.job, p.profile])).toEqual([['buyer-daily@acme', 'acme'], ['seller-apps@acme', 'acme']]);
+      expect(planned[0]?.windows).toEqual(['01', '02', '03', '04', '05'].map((d) => ({ since: `2026-11-${d}`, until: `2026-11-${d}`, action: 'fetch', reason: 'new' })));
+      // run --plan says the same for one command line
+      const single = await runCli(['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-05', '--chunk', 'day', '--breakdowns', 'DAILY,CAMPAIGN',
+        '--state', join(dir, 'state', 'buyer-daily@acme.json'), '-o', join(dir, 'out', 'buyer-daily@acme', '{since}.csv'), '--profile', 'acme', '--plan', '--json'], { env });
+      expect(single.code, single.stderr).toBe(0);
+      expect(JSON.parse(single.stdout).windows).toEqual(planned[0]?.windows);
+      expect(sandbox.requests.length).toBe(logins);
+
+      const ran = await runCli(['jobs', 'run', '--json', '*@acme'], { env, cwd: dir });
+      expect(ran.code, ran.stderr).toBe(0);
+      const fetched = JSON.parse(ran.stdout).jobs.map((job: { job: string; fetched: number }) => [job.job, job.fetched]);
+      expect(fetched).toEqual(planned.map((p) => [p.job, p.windows.filter((w) => w.action === 'fetch').length]));
+      expect(sandbox.stats().submitted).toBe(10);
+
+      const after = JSON.parse((await runCli(['jobs', 'plan', '--json', '*@acme'], { env, cwd: dir })).stdout).jobs as Planned[];
+      for (const job of after) expect(job.windows.map((w) => `${w.action} ${w.reason}`)).toEqual(Array(5).fill('skip done'));
+      const text = await runCli(['jobs', 'plan', 'buyer-daily@acme'], { env, cwd: dir });
+      expect(text.stdout).toBe('buyer-daily@acme: 0 windows to fetch, 5 to skip\n' + ['01', '02', '03', '04', '05'].map((d) => `  2026-11-${d}  skip  done\n`).join(''));
+    });
+  });
+
+  it('after a killed jobs run, plan shows the reports to resume by ID, and the next run resumes them', async () => {
+    // reports stay in progress until the clock moves: the run is killed while they wait
+    let frozen = true;
+    const at = Date.now();
+    await withSandbox({ now: () => (frozen ? at : Date.now()) }, async (sandbox, dir) => {
+      const env = await loggedIn(sandbox, dir);
+      writeFileSync(join(dir, 'reporting.yaml'), FILE());
+      const child = startCli(['jobs', 'run', 'seller-apps@globex'], { env, cwd: dir });
+      const done = collect(child);
+      // per-profile: 2, so two of its five windows are submitted, the others wait for a slot
+      await until(() => sandbox.stats().submitted === 2, 'two reports submitted');
+      // the state records each ID before any wait; give the last write a moment
+      await until(() => {
+        try {
+          return JSON.parse(readFileSync(join(dir, 'state', 'seller-apps@globex.json'), 'utf8')).windows.filter((w: { reportId?: string }) => w.reportId).length === 2;
+        } catch {
+          return false;
+        }
+      }, 'two report IDs in the state file');
+      expect(sandbox.stats().submitted).toBe(2);
+      child.kill('SIGKILL');
+      await done;
+      const ids = new Set(sandbox.reports().map((r) => r.id));
+      const requests = sandbox.requests.length;
+      const plan = JSON.parse((await runCli(['jobs', 'plan', '--json', 'seller-apps@globex'], { env, cwd: dir })).stdout).jobs as Planned[];
+      expect(sandbox.requests.length).toBe(requests);
+      const windows = plan[0]?.windows ?? [];
+      expect(windows.map((w) => `${w.since} ${w.action} ${w.reason}`)).toEqual([
+        '2026-11-01 resume submitted', '2026-11-02 resume submitted', '2026-11-03 fetch new', '2026-11-04 fetch new', '2026-11-05 fetch new']);
+      expect(new Set(windows.flatMap((w) => (w.reportId ? [w.reportId] : [])))).toEqual(ids);
+      frozen = false;
+      const resumed = await runCli(['jobs', 'run', 'seller-apps@globex'], { env, cwd: dir });
+      expect(resumed.code, resumed.stderr).toBe(0);
+      // the two reports resumed by ID, three submitted
+      expect(sandbox.stats().submitted).toBe(5);
+      expect(resumed.stderr).toMatch(/resumed seller report/);
+    });
+  });
+});
+
+describe('throttling stays with the profile that got it', () => {
+  it('a 429 storm on one token (at most 1 report in progress for it) barely slows the other profiles', async () => {
+    // one job per profile, 8 daily windows each; each report ~0.3 s; 6 at once overall, 3 per profile
+    const file = `version: 1
+concurrency: 6
+per-profile: 3
+defaults:
+  since: 2026-11-01
+  until: 2026-11-08
+  chunk: day
+  poll-interval: 50ms
+  state: state/{job}.json
+  output: out/{job}/{since}.csv
+jobs:
+  - name: daily
+    side: buyer
+    profiles: [acme, globex, initech]
+    breakdowns: DAILY
+`;
+    const measure = async (storm: boolean) => {
+      let throttled: string | undefined;
+      return withSandbox({ workMsPerDay: 300, maxRunningFor: (token) => (token === throttled ? 1 : undefined) }, async (sandbox, dir) => {
+        const env = await loggedIn(sandbox, dir);
+        if (storm) throttled = JSON.parse(readFileSync(join(dir, '.config', 'config.json'), 'utf8')).profiles.acme.token;
+        writeFileSync(join(dir, 'reporting.yaml'), file);
+        const result = await runCli(['jobs', 'run', '--json'], { env, cwd: dir, timeoutMs: 120_000 });
+        expect(result.code, result.stderr).toBe(0);
+        const ms = Object.fromEntries(JSON.parse(result.stdout).jobs.map((job: { job: string; durationMs: number }) => [job.job.split('@')[1], job.durationMs]));
+        return { ms, refused: sandbox.stats().refused };
+      });
+    };
+    const calm = await measure(false);
+    const storm = await measure(true);
+    const others = (run: { ms: Record<string, number> }) => Math.max(run.ms.globex ?? 0, run.ms.initech ?? 0);
+    console.log(`429 isolation: calm ${JSON.stringify(calm)}; storm on acme ${JSON.stringify(storm)}; others' slowest ${others(calm)} -> ${others(storm)} ms`);
+    expect(calm.refused).toBe(0);
+    expect(storm.refused).toBeGreaterThan(0);
+    // the throttled profile is slower; the others are not held back by it
+    expect(storm.ms.acme).toBeGreaterThan(others(storm));
+    expect(others(storm)).toBeLessThan(others(calm) * 1.5);
+  }, 240_000);
+});
