@@ -66,7 +66,8 @@ async function nothingToFetch(job: Job, f: Factory, startedAt: number): Promise<
 type Where = Omit<PlanInput, 'recall'> & { startedAt: number };
 
 async function runPlanned(job: Job, f: Factory, where: Where): Promise<void> {
-  const journal = where.state ? undefined : { journal: new Journal(where.configDir, f.now), keyOf: journalKeyOf(job, f) };
+  const { side, metrics, breakdowns } = job.request;
+  const journal = where.state ? undefined : { journal: new Journal(where.configDir, f.now), keyOf: journalKeyOf(job, f), about: { side, metrics: [...metrics], breakdowns: [...breakdowns] } };
   const plan = planRun(job, { ...where, recall: (w) => recall(journal, w) });
   const view = await createView(f, { shape: plan.shape, format: job.flags.logFormat, quiet: f.globals.quiet, side: job.side, total: plan.windows.length, secrets: f.secrets, retries: f.globals.retries });
   const recorder = new Recorder(view, where.state, journal, (line) => f.trace?.(line), f.signal);
