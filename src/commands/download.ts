@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { checkReportIdArgument } from '../api/schemas.js';
 import { configDir, refuseTokenStore } from '../auth/store.js';
 import { ReportError, UsageError } from '../errors.js';
-import { expandTemplate, isTabular, planOutput, refuseBinaryOnTerminal, resolveRequestedColumns, type OutputOptions, type OutputPlan } from '../export/output.js';
+import { droppedWarning, expandTemplate, isTabular, planOutput, refuseBinaryOnTerminal, resolveRequestedColumns, type OutputOptions, type OutputPlan } from '../export/output.js';
 import { Journal, type ReportAbout } from '../jobs/journal.js';
 import { readState } from '../jobs/state.js';
 import { checkWritableTarget } from '../export/sink.js';
@@ -89,7 +89,11 @@ export async function run(opts: DownloadOptions, f: Factory): Promise<void> {
   }
   const saved = await saveReport(f, client, id, plan, target, f.globals.retries, reporter);
   if (!quiet) reporter.note(describeSaved(saved, id, undefined, plan.format));
+  // fields the chosen columns left out that held values: named, never dropped silently
+  const dropped = droppedWarning(plan);
+  if (dropped && !quiet) reporter.note(`warning: ${dropped}`);
   if (json && saved.path) {
-    f.stdout.write(`${JSON.stringify({ reportId: id, rows: saved.rows, file: saved.path, format: plan.format, summary: saved.summary ?? null })}\n`);
+    const droppedFields = plan.csv.dropped?.size ? { droppedFields: [...plan.csv.dropped] } : {};
+    f.stdout.write(`${JSON.stringify({ reportId: id, rows: saved.rows, file: saved.path, format: plan.format, summary: saved.summary ?? null, ...droppedFields })}\n`);
   }
 }

@@ -103,6 +103,13 @@ export function chooseFormat<F extends string>(
   return options.json && (formats as readonly string[]).includes('json') ? ('json' as F) : fallback;
 }
 
+/** The warning of a run whose chosen columns left out fields that held values, if any did. */
+export function droppedWarning(plan: OutputPlan): string | undefined {
+  const dropped = [...(plan.csv.dropped ?? [])];
+  if (dropped.length === 0) return undefined;
+  return `${dropped.length === 1 ? 'a field' : 'fields'} outside the columns written held values in some rows and ${dropped.length === 1 ? 'was' : 'were'} left out: ${dropped.join(', ')}; --columns all writes every field`;
+}
+
 /** The two words --columns takes besides field names. */
 export const COLUMN_WORDS = ['requested', 'all'] as const;
 
@@ -173,7 +180,7 @@ export function planOutput(options: OutputOptions & { validate?: boolean }, avai
     }
   }
   const tsv = format === 'csv' && options.format === undefined && template !== undefined && extensionOf(template) === '.tsv';
-  const csv: CsvOptions = { delimiter: delimiterOf(options.delimiter ?? (tsv && !options.excel ? 'tab' : undefined)), bom: Boolean(options.bom), excel: Boolean(options.excel), columns };
+  const csv: CsvOptions = { delimiter: delimiterOf(options.delimiter ?? (tsv && !options.excel ? 'tab' : undefined)), bom: Boolean(options.bom), excel: Boolean(options.excel), columns, dropped: new Set() };
   if (csv.excel && options.delimiter !== undefined && csv.delimiter !== ';') {
     throw new UsageError('--excel writes ";" as the delimiter (a decimal comma needs it); drop --delimiter');
   }

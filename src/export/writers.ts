@@ -22,6 +22,14 @@ export interface CsvOptions {
   /** the columns this request's report has, typed (only `run` knows the request): what an empty
    * report is written with, so that it has the columns and types of a non-empty one */
   schema?: readonly TypedColumn[];
+  /** filled by the writers: the fields outside `columns` that held a value (not null, not "") in
+   * some row. Shared by every writer of a run, which names them at its end: never dropped silently */
+  dropped?: Set<string>;
+}
+
+/** A value worth naming when its field is left out: not null, not the empty string. */
+export function holdsValue(value: string, kind: Kind): boolean {
+  return kind !== Kind.Null && !(kind === Kind.String && value === '');
 }
 
 /** A cell with its own csv-stringify options (passed through by `cast.object`): a negative number
@@ -183,7 +191,10 @@ export class CsvWriter implements RowWriter {
       cells = new Array<string | CellWithOptions>(header.length).fill('');
       for (let k = 0; k < values.length; k++) {
         const slot = this.layoutSlots[k] as number;
-        if (slot < 0) continue;
+        if (slot < 0) {
+          if (holdsValue(values[k] as string, kinds[k] as Kind)) this.options.dropped?.add(keys[k] as string);
+          continue;
+        }
         const value = values[k] as string;
         if (excel && kinds[k] === Kind.Number) {
           const decimal = value.replace('.', ',');

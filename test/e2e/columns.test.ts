@@ -12,6 +12,7 @@ import { parse } from 'csv-parse/sync';
 import XLSX from 'xlsx';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { craftedServer } from '../helpers/crafted.js';
 import { runCli } from '../helpers/cli.js';
 import { formBody } from '../helpers/http.js';
 import { PYTHON } from '../helpers/python.js';
@@ -203,5 +204,52 @@ describe('download', () => {
     const wrong = await runCli(['download', allId, '--state', state, '-o', join(dir, 'w.csv')], { env: env(dir) });
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toMatch(new RegExp(`^error: report ${allId} is not in the state file `, 'm'));
+  });
+});
+
+describe('no data is dropped silently', () => {
+  // a server that fills fields this request did not ask for (a real API may)
+  const body = JSON.stringify({
+    data: [
+      { date: '2026-11-01', country: 'France', campaignName: 'Late \u001b[31m', displays: 5, clicks: 1, extra: 'x' },
+      { date: '2026-11-01', country: null, campaignName: '', displays: 2, clicks: 0, city: null },
+    ],
+    summary: { since: '2026-11-01T00:00:00+01:00', until: '2026-11-01T23:59:59+01:00', breakdowns: ['DAILY', 'COUNTRY'], timezone: 'europe/paris' },
+  });
+  const ONE_DAY = ['buyer', '--since', '2026-11-01', '--until', '2026-11-01', '--breakdowns', 'DAILY,COUNTRY', '--metrics', 'displays,clicks'];
+
+  it('fields outside the columns that held a value are named at the end (stderr, --json, the JSON log), with --columns all as the way to keep them', async () => {
+    const server = await craftedServer(body);
+    try {
+      const dir = tempDir();
+      const e = env(dir, { baseUrl: server.baseUrl, token: 't'.repeat(40) });
+      const text = await runCli(['run', ...ONE_DAY, '-o', join(dir, 'r.csv')], { env: e });
+      expect(text.code, text.stderr).toBe(0);
+      expect(csvOf(join(dir, 'r.csv'))).toEqual([REQUESTED, ['2026-11-01', 'France', '5', '1'], ['2026-11-01', '', '2', '0']]);
+      // null and "" are no values: city is not named
+      expect(text.stderr).toContain('warning: fields outside the columns written held values in some rows and were left out: campaignName, extra; --columns all writes every field\n');
+      for (const file of ['r.parquet', 'r.xlsx']) {
+        const typed = await runCli(['run', ...ONE_DAY, '-o', join(dir, file), '--json', '-q'], { env: e });
+        expect(typed.code, typed.stderr).toBe(0);
+        expect(JSON.parse(typed.stdout).droppedFields).toEqual(['campaignName', 'extra']);
+      }
+      const logged = await runCli(['run', ...ONE_DAY, '-o', join(dir, 'l.csv'), '--log-format', 'json'], { env: e });
+      const events = logged.stderr.trim().split('\n').map((line) => JSON.parse(line) as { event: string; message?: string });
+      expect(events.filter((event) => event.event === 'warning').map((event) => event.message)).toEqual([
+        'fields outside the columns written held values in some rows and were left out: campaignName, extra; --columns all writes every field',
+      ]);
+      // every field: nothing left out, nothing said
+      const all = await runCli(['run', ...ONE_DAY, '--columns', 'all', '-o', join(dir, 'a.csv'), '--json'], { env: e });
+      expect(all.stderr).not.toMatch(/warning/);
+      expect(JSON.parse(all.stdout).droppedFields).toBeUndefined();
+      expect(csvOf(join(dir, 'a.csv'))[0]).toEqual(['date', 'country', 'campaignName', 'displays', 'clicks', 'extra', 'city']);
+      // download with names: the same warning, and no escape byte from the server reaches stderr
+      const named = await runCli(['download', 'crafted', '--columns', 'date,displays', '-o', join(dir, 'd.csv')], { env: e });
+      expect(named.code, named.stderr).toBe(0);
+      expect(named.stderr).toContain('left out: country, campaignName, clicks, extra; --columns all writes every field\n');
+      expect(named.stderr).not.toContain('\u001b');
+    } finally {
+      await server.close();
+    }
   });
 });
