@@ -219,7 +219,7 @@ export function refuseBinaryOnTerminal(plan: OutputPlan, stdout: Output): void {
  * are. Without the request (`download` of a report no journal or state describes), the default is
  * every field, and `requested` is an error. With the request, the plan also gets the typed columns
  * of its report (the schema), which an empty report is written with: the same columns and types as
- * a non-empty one. `known` says where `download` learnt the request, for the error's hint. */
+ * a non-empty one. */
 export function resolveRequestedColumns(plan: OutputPlan, request?: { side: Side; metrics: readonly string[]; breakdowns: readonly string[] }): OutputPlan {
   const requested = isTabular(plan.format) && (plan.columnsBy === 'default' || plan.columnsBy === 'requested');
   if (!request) {
