@@ -169,15 +169,12 @@ export function planOutput(options: OutputOptions & { validate?: boolean }, avai
   const word = named?.length === 1 && (COLUMN_WORDS as readonly string[]).includes(named[0] as string) ? named[0] as 'requested' | 'all' : undefined;
   const columnsBy: ColumnsBy = named === undefined ? 'default' : word ?? 'named';
   const columns = columnsBy === 'named' ? named : undefined;
-  const csvOnly = ['columns', 'delimiter', 'bom', 'excel'] as const;
+  // --columns chooses the fields of every format (JSON and NDJSON keep the rows as received
+  // unless it is given); the rest is CSV's
+  const csvOnly = ['delimiter', 'bom', 'excel'] as const;
   if (format !== 'csv') {
-    // --columns also chooses the columns of the other tabular formats; `all` (the rows as they
-    // are) is what JSON and NDJSON write anyway
-    const given = csvOnly.filter((name) => options[name] !== undefined && options[name] !== false && !(name === 'columns' && (BINARY_FORMATS.includes(format) || columnsBy === 'all')));
-    if (given.length) {
-      throw new UsageError(`--${given[0]} applies to ${given[0] === 'columns' ? 'CSV, Parquet and XLSX' : 'CSV'} output, not ${format}`,
-        given[0] === 'columns' ? `${format === 'json' ? 'JSON' : 'NDJSON'} keeps the rows as received (--columns all); choose the columns in CSV, Parquet or XLSX` : undefined);
-    }
+    const given = csvOnly.filter((name) => options[name] !== undefined && options[name] !== false);
+    if (given.length) throw new UsageError(`--${given[0]} applies to CSV output, not ${format}`);
   }
   const tsv = format === 'csv' && options.format === undefined && template !== undefined && extensionOf(template) === '.tsv';
   const csv: CsvOptions = { delimiter: delimiterOf(options.delimiter ?? (tsv && !options.excel ? 'tab' : undefined)), bom: Boolean(options.bom), excel: Boolean(options.excel), columns, dropped: new Set() };
@@ -221,7 +218,8 @@ export function refuseBinaryOnTerminal(plan: OutputPlan, stdout: Output): void {
  * of its report (the schema), which an empty report is written with: the same columns and types as
  * a non-empty one. */
 export function resolveRequestedColumns(plan: OutputPlan, request?: { side: Side; metrics: readonly string[]; breakdowns: readonly string[] }): OutputPlan {
-  const requested = isTabular(plan.format) && (plan.columnsBy === 'default' || plan.columnsBy === 'requested');
+  // JSON and NDJSON: the rows as received, unless --columns requested
+  const requested = plan.columnsBy === 'requested' || (plan.columnsBy === 'default' && isTabular(plan.format));
   if (!request) {
     if (plan.columnsBy === 'requested') {
       throw new UsageError('--columns requested needs the request, and this report\'s is not known here (no journal entry of an interrupted run names it)',

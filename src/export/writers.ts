@@ -4,6 +4,7 @@
 
 import { stringify } from 'csv-stringify/sync';
 import { padRecords } from './grow.js';
+import { RowSelector } from './select.js';
 import { NewFieldError, type HeaderGrowth, type RowWriter } from './row-writer.js';
 import { Kind, sameKeys } from './scanner.js';
 import type { Sink } from './sink.js';
@@ -249,9 +250,15 @@ function isIdentity(slots: number[], width: number): boolean {
 export class NdjsonWriter implements RowWriter {
   private pending: string[] = [];
   rows = 0;
+  /** with --columns: the chosen fields, else the rows as received */
+  private readonly selector?: RowSelector;
 
-  row(_keys: string[], _values: string[], _kinds: Kind[], raw: string): void {
-    this.pending.push(raw);
+  constructor(options: Pick<CsvOptions, 'columns' | 'dropped'> = {}) {
+    if (options.columns) this.selector = new RowSelector(options.columns, options.dropped);
+  }
+
+  row(keys: string[], values: string[], kinds: Kind[], raw: string): void {
+    this.pending.push(this.selector ? this.selector.json(keys, values, kinds) : raw);
     this.rows++;
   }
 

@@ -101,7 +101,7 @@ describe('the columns asked for, by default', () => {
     expect(XLSX.utils.decode_range(sheet['!ref'] as string).e.c).toBe(REQUESTED.length - 1);
   });
 
-  it('JSON and NDJSON keep the rows as received; --columns all is accepted and changes nothing there', async () => {
+  it('JSON and NDJSON keep the rows as received; --columns all changes nothing there; --columns chooses their fields too', async () => {
     const dir = tempDir();
     const id = await run(dir, 'r.json', ASKED);
     expect(readFileSync(join(dir, 'r.json'), 'utf8')).toBe(await servedText(id));
@@ -110,10 +110,22 @@ describe('the columns asked for, by default', () => {
     const piped = await runCli(['run', ...ASKED, '--json', '--columns', 'ALL', '-q'], { env: env(dir) });
     expect(piped.code, piped.stderr).toBe(0);
     expect(Object.keys(JSON.parse(piped.stdout).data[0]).length).toBe(26);
-    // names are for the tabular formats
-    const named = await runCli(['run', ...ASKED, '--format', 'ndjson', '--columns', 'date,country'], { env: env(dir) });
-    expect(named.code).toBe(2);
-    expect(named.stderr).toBe('error: --columns applies to CSV, Parquet and XLSX output, not ndjson\nhint: NDJSON keeps the rows as received (--columns all); choose the columns in CSV, Parquet or XLSX\n');
+    // --columns given: the chosen fields, in their order (a field a row lacks is null)
+    const named = await run(dir, 'n.ndjson', ASKED, ['--columns', 'clicks,date,campaignName,nothing', '--no-validate']);
+    const rows = (await served(named)).data;
+    expect(readFileSync(join(dir, 'n.ndjson'), 'utf8')).toBe(rows.map((row) => `{"clicks":${row.clicks},"date":"${row.date}","campaignName":"","nothing":null}\n`).join(''));
+    const requested = await run(dir, 'q.json', ASKED, ['--columns', 'requested']);
+    const object = JSON.parse(readFileSync(join(dir, 'q.json'), 'utf8')) as { data: Row[]; summary: unknown };
+    const body = JSON.parse(await servedText(requested)) as { data: Row[]; summary: unknown };
+    expect(object).toEqual({ data: body.data.map((row) => Object.fromEntries(REQUESTED.map((field) => [field, row[field]]))), summary: body.summary });
+    const stdout = await runCli(['run', ...ASKED, '--json', '--columns', 'date,clicks', '-q'], { env: env(dir) });
+    expect(Object.keys(JSON.parse(stdout.stdout).data[0])).toEqual(['date', 'clicks']);
+    // a chunked run's merged JSON: the same fields, the windows' rows in order
+    const chunked = await runCli(['run', ...ASKED, '--chunk', 'day', '--columns', 'date,clicks', '-o', join(dir, 'c.json'), '-q'], { env: env(dir) });
+    expect(chunked.code, chunked.stderr).toBe(0);
+    const merged = JSON.parse(readFileSync(join(dir, 'c.json'), 'utf8')) as { data: Row[] };
+    expect(merged.data.map((row) => Object.keys(row).join(','))).toEqual(object.data.map(() => 'date,clicks'));
+    expect(merged.data.map((row) => row.clicks)).toEqual(object.data.map((row) => row.clicks));
   });
 
   it('--columns all gives every field of every row, as before (CSV, Parquet)', async () => {

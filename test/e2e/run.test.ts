@@ -150,7 +150,8 @@ describe('output options', () => {
     [['-o', 'x.xlsx', '--delimiter', ';'], /--delimiter applies to CSV output, not xlsx/],
     [['-o', '{day}.csv'], /unknown placeholder \{day\}/],
     [['--format', 'json', '--bom', '-o', 'x.json'], /--bom applies to CSV output, not json/],
-    [['--columns', 'date', '-o', 'x.ndjson'], /^error: --columns applies to CSV, Parquet and XLSX output, not ndjson$/m],
+    // --columns chooses NDJSON's fields too (issue 21, item 1): its names are checked as anywhere
+    [['--columns', 'date,nope', '-o', 'x.ndjson'], /^error: --columns: no row has a field "nope"/m],
     [['--delimiter', 'ab', '-o', 'x.csv'], /--delimiter wants one character/],
     [['--seller-x'], /unknown option/],
     [['--publisher-id', '3'], /--publisher-id is a seller filter, not for buyer reports/],
