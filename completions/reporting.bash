@@ -94,7 +94,7 @@ _reporting() {
     buyer) opts="--since --until --metrics --breakdowns --param --no-validate --advertiser-id --adunit-id --campaign-id --os-id --format-id --country-id --region-id --department-id --city-id --postalcode --ad-network-id --device-type-id --device-brand-id --carrier --device-model" ;;
     seller) opts="--since --until --metrics --breakdowns --param --no-validate --publisher-id --sub-publisher-id --sub-sub-publisher-id --platform-id --app-id --placement-id --buyer-id --deal-id --dmp-id --dmp-source-id --os-id --format-id --country-id --region-id --department-id --city-id --postalcode --ad-network-id --device-type-id --device-brand-id --carrier --device-model" ;;
     status) opts="--wait --poll-interval --max-wait" ;;
-    download) opts="--wait --output -o --format --columns --delimiter --bom --excel --no-validate --poll-interval --max-wait" ;;
+    download) opts="--wait --output -o --format --columns --delimiter --bom --excel --state --no-validate --poll-interval --max-wait" ;;
     run) opts="--since --until --metrics --breakdowns --param --no-validate --advertiser-id --adunit-id --campaign-id --publisher-id --sub-publisher-id --sub-sub-publisher-id --platform-id --app-id --placement-id --buyer-id --deal-id --dmp-id --dmp-source-id --os-id --format-id --country-id --region-id --department-id --city-id --postalcode --ad-network-id --device-type-id --device-brand-id --carrier --device-model --output -o --format --columns --delimiter --bom --excel --chunk --concurrency --no-split --state --lookback --full-refresh --no-resume --log-format --plan --poll-interval --max-wait" ;;
     jobs) opts="--file -f --exclude --shard" ;;
     state) opts="--force" ;;

@@ -86,8 +86,9 @@ export function addOutputOptions(command: Command, placeholders: readonly string
     .optionsGroup('Output options:')
     .option('-o, --output <file>', `write to FILE (- for stdout); placeholders ${placeholders.map((name) => `{${name}}`).join(' ')}`, path)
     .addOption(choiceOption('--format <format>', 'default: from the file extension, else csv', FORMATS, 'format'))
-    // only run knows the request, so only run takes `requested`
-    .option('--columns <list>', `CSV, Parquet, XLSX: select and order columns (comma-separated, repeatable; row fields and date)${command.name() === 'run' ? ', or `requested`' : ''}`, list)
+    .option('--columns <list>', command.name() === 'run'
+      ? '`requested` (the default of CSV, Parquet, XLSX: date, the breakdowns\' fields, the metrics, in that order), `all` (every field of every row; JSON and NDJSON\'s default: the rows as received), or field names (comma-separated, repeatable)'
+      : '`requested` (the default of CSV, Parquet, XLSX when a journal or --state knows the report\'s request, else every field), `all` (every field of every row; JSON and NDJSON\'s default), or field names (comma-separated, repeatable)', list)
     .option('--delimiter <char>', 'CSV: field delimiter (default: ,)')
     .option('--bom', 'CSV: start with a UTF-8 byte order mark')
     .option('--excel', 'CSV for spreadsheets in France: BOM, ";", CRLF, decimal comma, formulas made inert');

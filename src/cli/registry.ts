@@ -185,7 +185,9 @@ ${examples(
     summary: 'download a ready report to a file or stdout (--wait polls first)',
     define(command) {
       command.argument('<id>', 'report ID').option('--wait', 'poll until the report is ready, then download');
-      addOutputOptions(command, ['reportId']).option('--no-validate', 'accept --columns names that are no row field of either side');
+      addOutputOptions(command, ['reportId'])
+        .option('--state <file>', 'the state file of the run that submitted the report: its columns are written (read only)')
+        .option('--no-validate', 'accept --columns names that are no row field of either side');
       addWaitOptions(command, 'the report').addHelpText('after', `
 -o takes the placeholder {reportId}; {side}, {since} and {until} are known to \`run\` only.
 ${examples(
@@ -196,6 +198,7 @@ ${examples(
     },
     options: ([id], parsed) => ({
       id: id as string, waitForIt: Boolean(parsed.wait), output: outputFlagsOf(parsed), wait: waitFlagsOf(parsed), validate: parsed.validate !== false,
+      state: parsed.state as string | undefined,
     }),
     load: () => import('../commands/download.js'),
   }),
@@ -346,12 +349,13 @@ ${examples(
         .addArgument(choiceArgument('<side>', 'buyer or seller', SIDES, (text) => `unknown side "${text}"`))
         .option('--metrics <list>', 'metrics, comma-separated, repeatable (default: every metric of the side)', list)
         .option('--breakdowns <list>', 'breakdowns, comma-separated, repeatable', list)
-        .option('--columns <list>', 'as the export\'s: requested, or field names (comma-separated, repeatable); default: all', list)
+        .option('--columns <list>', 'as the export\'s: `requested` (the default: date, the breakdowns\' fields, the metrics), `all` (every field of a row), or field names (comma-separated, repeatable)', list)
         .addOption(choiceOption('--as <format>', 'what to print', SCHEMA_FORMATS, 'schema format').default('table'))
         .option('--table <name>', 'table name for CREATE TABLE (default: <side>_report)')
         .addHelpText('after', examples(
           'reporting schema buyer --breakdowns DAILY,COUNTRY',
-          'reporting schema buyer --breakdowns DAILY,COUNTRY --columns requested --as bigquery --table daily',
+          'reporting schema buyer --breakdowns DAILY,COUNTRY --metrics clicks --as bigquery --table daily',
+          'reporting schema buyer --breakdowns DAILY,COUNTRY --columns all --as duckdb',
           'reporting schema seller --breakdowns HOURLY,APP --as json-schema > row.schema.json',
         ));
     },

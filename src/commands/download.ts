@@ -1,9 +1,12 @@
 // `download <id>`: checks the status first (the contract forbids downloading before `ready`).
 
+import { resolve } from 'node:path';
 import { checkReportIdArgument } from '../api/schemas.js';
-import { refuseTokenStore } from '../auth/store.js';
-import { ReportError } from '../errors.js';
-import { expandTemplate, planOutput, refuseBinaryOnTerminal, resolveRequestedColumns, type OutputOptions } from '../export/output.js';
+import { configDir, refuseTokenStore } from '../auth/store.js';
+import { ReportError, UsageError } from '../errors.js';
+import { droppedWarning, expandTemplate, isTabular, planOutput, refuseBinaryOnTerminal, resolveRequestedColumns, type OutputOptions, type OutputPlan } from '../export/output.js';
+import { Journal, type ReportAbout } from '../jobs/journal.js';
+import { readState } from '../jobs/state.js';
 import { checkWritableTarget } from '../export/sink.js';
 import type { Factory } from '../factory.js';
 import { SIDES, columnNames } from '../report/catalog.js';
@@ -20,6 +23,40 @@ export interface DownloadOptions {
   wait: WaitFlags;
   /** false with --no-validate: --columns may name any field */
   validate: boolean;
+  /** --state FILE: the state of the run that submitted the report, which says its request and columns */
+  state?: string;
+}
+
+/** What is known of the report's request: from the state file given (with the columns its files
+ * have: null, every field), or from the journal of an interrupted run (less than an hour old). */
+interface Known {
+  about: ReportAbout;
+  columns?: string[] | null;
+}
+
+function knownRequest(opts: DownloadOptions, f: Factory): Known | undefined {
+  if (opts.state !== undefined) {
+    const path = resolve(f.cwd, opts.state);
+    const doc = readState(path);
+    if (!doc) throw new UsageError(`no state file ${opts.state}`, 'give --state the file of the run that submitted the report, or drop it');
+    if (!doc.windows.some((window) => window.reportId === opts.id)) {
+      throw new UsageError(`report ${opts.id} is not in the state file ${opts.state}`, 'give the state file of the run that submitted it, or drop --state (then the columns are every field unless named with --columns)');
+    }
+    const { side, metrics, breakdowns, columns } = doc.request;
+    return { about: { side, metrics, breakdowns }, columns: columns ?? null };
+  }
+  const remembered = new Journal(configDir(f.env, f.host.platform), f.now).findReport(opts.id);
+  return remembered?.about ? { about: remembered.about } : undefined;
+}
+
+/** The output plan once the request is known, or known to be unknown: by default the columns the
+ * state's files have, else the requested ones, else (no journal entry, no state) every field. */
+function planColumns(plan: OutputPlan, known: Known | undefined): OutputPlan {
+  if (known && plan.columnsBy === 'default' && known.columns !== undefined && isTabular(plan.format)) {
+    const shaped: OutputPlan = known.columns === null ? { ...plan, columnsBy: 'all' } : { ...plan, columnsBy: 'named', csv: { ...plan.csv, columns: [...known.columns] } };
+    return resolveRequestedColumns(shaped, known.about);
+  }
+  return resolveRequestedColumns(plan, known?.about);
 }
 
 export async function run(opts: DownloadOptions, f: Factory): Promise<void> {
@@ -32,7 +69,7 @@ export async function run(opts: DownloadOptions, f: Factory): Promise<void> {
     checkWritableTarget(path, f.cwd);
   }
   // the side of a report is not known before its download: --columns may name a field of either
-  const plan = resolveRequestedColumns(planOutput({ ...opts.output, json, validate: opts.validate }, ['reportId'], columnNames(SIDES)));
+  const plan = planColumns(planOutput({ ...opts.output, json, validate: opts.validate }, ['reportId'], columnNames(SIDES)), knownRequest(opts, f));
   refuseBinaryOnTerminal(plan, f.stdout);
   const poll = pollOptionsFrom(opts.wait, f);
   const target = targetOf(plan, { reportId: id });
@@ -52,7 +89,11 @@ export async function run(opts: DownloadOptions, f: Factory): Promise<void> {
   }
   const saved = await saveReport(f, client, id, plan, target, f.globals.retries, reporter);
   if (!quiet) reporter.note(describeSaved(saved, id, undefined, plan.format));
+  // fields the chosen columns left out that held values: named, never dropped silently
+  const dropped = droppedWarning(plan);
+  if (dropped && !quiet) reporter.note(`warning: ${dropped}`);
   if (json && saved.path) {
-    f.stdout.write(`${JSON.stringify({ reportId: id, rows: saved.rows, file: saved.path, format: plan.format, summary: saved.summary ?? null })}\n`);
+    const droppedFields = plan.csv.dropped?.size ? { droppedFields: [...plan.csv.dropped] } : {};
+    f.stdout.write(`${JSON.stringify({ reportId: id, rows: saved.rows, file: saved.path, format: plan.format, summary: saved.summary ?? null, ...droppedFields })}\n`);
   }
 }

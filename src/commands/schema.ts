@@ -1,7 +1,6 @@
 // `schema <buyer|seller>`: the columns an export will have, their types and the row key, as a
 // table, a JSON Schema for the rows, or the CREATE TABLE of a SQL dialect.
 
-import { UsageError } from '../errors.js';
 import { columnsOf } from '../export/output.js';
 import type { Factory } from '../factory.js';
 import { columnNames, type Side } from '../report/catalog.js';
@@ -12,8 +11,8 @@ export interface SchemaOptions {
   side: Side;
   metrics: string[];
   breakdowns: string[];
-  /** as export's --columns (comma-separated, repeatable): `requested` (as `run --columns
-   * requested`), or field names in their order; absent (or `all`): every field of a row */
+  /** as export's --columns (comma-separated, repeatable): absent or `requested`, the requested
+   * columns (the tabular exports' default); `all`, every field of a row; or field names in their order */
   columns?: string[];
   as: SchemaFormat;
   table?: string;
@@ -23,14 +22,13 @@ export async function run(opts: SchemaOptions, f: Factory): Promise<void> {
   const { side, as } = opts;
   const metrics = resolveMetrics(side, opts.metrics);
   const breakdowns = resolveBreakdowns(side, opts.breakdowns);
-  // the same --columns as the export's: checked against the side's row fields, with a did-you-mean
-  const given = opts.columns && !(opts.columns.length === 1 && opts.columns[0]?.toLowerCase() === 'all') ? opts.columns : undefined;
-  const named = columnsOf(columnNames([side]), given, true);
-  const requestedOnly = named?.length === 1 && named[0] === 'requested';
-  if (named?.some((name) => name === 'requested' || name.toLowerCase() === 'all') && !requestedOnly) {
-    throw new UsageError('--columns takes `requested`, `all`, or field names, not a mix of them');
-  }
-  const columns = exportColumns({ side, metrics, breakdowns, requestedOnly, columns: requestedOnly ? undefined : named });
+  // the same --columns as the export's, with its default (requested): checked against the side's
+  // row fields, with a did-you-mean; `all` is every field of a row
+  const named = columnsOf(columnNames([side]), opts.columns, true);
+  const word = named?.length === 1 ? named[0] : undefined;
+  const columns = word === 'all' ? exportColumns({ side, metrics, breakdowns })
+    : named === undefined || word === 'requested' ? exportColumns({ side, metrics, breakdowns, requestedOnly: true })
+    : exportColumns({ side, metrics, breakdowns, columns: named });
   const title = `${side} report row${breakdowns.length ? ` (${breakdowns.join(',')})` : ''}`;
 
   let text: string;

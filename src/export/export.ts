@@ -7,7 +7,8 @@ import { formatDuration } from '../duration.js';
 import { summary as summarySchema, type Summary } from '../api/schemas.js';
 import { CliError, NetworkError, UnexpectedResponseError } from '../errors.js';
 import type { Format } from './output.js';
-import { ReportFormatError, ReportScanner, type RowHandler } from './scanner.js';
+import { Kind, ReportFormatError, ReportScanner, type RowHandler } from './scanner.js';
+import { RowSelector } from './select.js';
 import type { Sink } from './sink.js';
 import { CountingWriter, CsvWriter, NdjsonWriter, NewFieldError, type CsvOptions, type RowWriter } from './writers.js';
 
@@ -54,7 +55,9 @@ export class BodyBrokenError extends NetworkError {}
 
 async function makeWriter(format: Format, csv: CsvOptions, sink: Sink): Promise<RowWriter> {
   if (format === 'csv') return new CsvWriter(csv, sink.rewrite !== undefined);
-  if (format === 'ndjson') return new NdjsonWriter();
+  if (format === 'ndjson') return new NdjsonWriter(csv);
+  // JSON with --columns: written from the rows (the body is copied as received otherwise)
+  if (format === 'json' && csv.columns) return new JsonRowsWriter(csv);
   // loaded only when asked for: the Parquet and XLSX libraries stay out of every other run
   if (format === 'parquet') return new (await import('./parquet.js')).ParquetRowWriter(csv);
   if (format === 'xlsx') return new (await import('./xlsx.js')).XlsxRowWriter(csv);
@@ -86,9 +89,15 @@ async function finishRows(writer: RowWriter, sink: Sink): Promise<void> {
 class JsonRowsWriter implements RowWriter {
   private pending = '';
   private started = false;
+  /** with --columns: the chosen fields, else the rows as sent */
+  private readonly selector?: RowSelector;
 
-  row(_keys: string[], _values: string[], _kinds: unknown[], raw: string): void {
-    this.pending += (this.started ? ',' : '{"data":[') + raw;
+  constructor(options: Pick<CsvOptions, 'columns' | 'dropped'> = {}) {
+    if (options.columns) this.selector = new RowSelector(options.columns, options.dropped);
+  }
+
+  row(keys: string[], values: string[], kinds: Kind[], raw: string): void {
+    this.pending += (this.started ? ',' : '{"data":[') + (this.selector ? this.selector.json(keys, values, kinds) : raw);
     this.started = true;
   }
 
@@ -111,7 +120,7 @@ export class RowOutput {
   private constructor(readonly sink: Sink, private readonly format: Format, readonly writer: RowWriter) {}
 
   static async open(sink: Sink, format: Format, csv: CsvOptions): Promise<RowOutput> {
-    return new RowOutput(sink, format, format === 'json' ? new JsonRowsWriter() : await makeWriter(format, csv, sink));
+    return new RowOutput(sink, format, format === 'json' ? new JsonRowsWriter(csv) : await makeWriter(format, csv, sink));
   }
 
   /** A downloaded body (a spool file) replayed through the scanner into `handler`, whose rows
@@ -151,13 +160,15 @@ export async function writeReport(
 ): Promise<ExportResult> {
   const writer = await makeWriter(format, csv, sink);
   const scanner = new ReportScanner(writer);
+  // JSON as received (byte for byte), unless --columns chose its fields
+  const copy = format === 'json' && !csv.columns;
   let bytes = 0;
   try {
     for await (const chunk of body) {
       const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
       bytes += buffer.length;
       checked(format, () => scanner.push(buffer));
-      if (format === 'json') await sink.write(buffer);
+      if (copy) await sink.write(buffer);
       else {
         const out = await writer.take();
         if (out.length) await sink.write(out);
@@ -171,7 +182,9 @@ export async function writeReport(
     throw error;
   }
   checked(format, () => scanner.end());
-  await finishRows(writer, sink);
+  if (format === 'json' && !copy) {
+    await sink.write(`${await writer.take()}${await writer.finish()}],"summary":${JSON.stringify(scanner.members.summary ?? null)}}`);
+  } else await finishRows(writer, sink);
   const parsed = summarySchema.safeParse(scanner.members.summary);
   return { rows: scanner.rows, bytes, summary: parsed.success ? parsed.data : undefined };
 }

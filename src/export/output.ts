@@ -28,12 +28,21 @@ export interface OutputOptions {
   json?: boolean;
 }
 
+/** How the columns of a tabular output were chosen: not at all (`default`: the requested columns
+ * when the request is known, else every field), `--columns requested`, `--columns all`, or names. */
+export type ColumnsBy = 'default' | 'requested' | 'all' | 'named';
+
 export interface OutputPlan {
   /** the -o template, or undefined for stdout */
   template?: string;
   format: Format;
   csv: CsvOptions;
+  columnsBy: ColumnsBy;
 }
+
+/** The formats whose columns are chosen (JSON and NDJSON keep the rows as received). */
+export const TABULAR_FORMATS: readonly Format[] = ['csv', 'parquet', 'xlsx'];
+export const isTabular = (format: Format) => TABULAR_FORMATS.includes(format);
 
 export const PLACEHOLDERS = ['side', 'since', 'until', 'reportId'] as const;
 export type Placeholders = Partial<Record<(typeof PLACEHOLDERS)[number], string>>;
@@ -101,13 +110,28 @@ export function chooseFormat<F extends string>(
   return options.json && (formats as readonly string[]).includes('json') ? ('json' as F) : fallback;
 }
 
-/** The row fields --columns may name when the side is known, or of both sides (download). */
+/** The warning of a run whose chosen columns left out fields that held values, if any did. */
+export function droppedWarning(plan: OutputPlan): string | undefined {
+  const dropped = [...(plan.csv.dropped ?? [])];
+  if (dropped.length === 0) return undefined;
+  return `${dropped.length === 1 ? 'a field' : 'fields'} outside the columns written held values in some rows and ${dropped.length === 1 ? 'was' : 'were'} left out: ${dropped.join(', ')}; --columns all writes every field`;
+}
+
+/** The two words --columns takes besides field names. */
+export const COLUMN_WORDS = ['requested', 'all'] as const;
+
+/** --columns as given: undefined, a word (`['requested']`, `['all']`: every field of every row), or
+ * the row fields named (checked against `fields`, those of the side, or of both sides for download). */
 export function columnsOf(fields: readonly string[], given: readonly string[] | undefined, validate: boolean): string[] | undefined {
   if (given === undefined) return undefined;
   const columns = given.flatMap((value) => value.split(',')).map((column) => column.trim()).filter(Boolean);
   if (columns.length === 0) throw new UsageError('--columns wants a comma-separated list of field names');
   // `requested` is resolved once the request is known (resolveRequestedColumns)
-  if (columns.length === 1 && columns[0] === 'requested') return columns;
+  const words = columns.filter((column) => (COLUMN_WORDS as readonly string[]).includes(column.toLowerCase()));
+  if (words.length > 0) {
+    if (columns.length > 1) throw new UsageError('--columns takes `requested`, `all`, or field names, not a mix of them', 'for example --columns all, or --columns date,country,displays');
+    return [(words[0] as string).toLowerCase()];
+  }
   const named = !validate ? columns : columns.map((column) => {
     const match = fields.find((field) => field.toLowerCase() === column.toLowerCase());
     if (match) return match;
@@ -148,19 +172,23 @@ export function planOutput(options: OutputOptions & { validate?: boolean }, avai
     }
   }
   const format = chooseFormat(options, FORMATS, EXTENSIONS, 'csv');
-  const columns = columnsOf(fields, options.columns, options.validate !== false);
-  const csvOnly = ['columns', 'delimiter', 'bom', 'excel'] as const;
+  const named = columnsOf(fields, options.columns, options.validate !== false);
+  const word = named?.length === 1 && (COLUMN_WORDS as readonly string[]).includes(named[0] as string) ? named[0] as 'requested' | 'all' : undefined;
+  const columnsBy: ColumnsBy = named === undefined ? 'default' : word ?? 'named';
+  const columns = columnsBy === 'named' ? named : undefined;
+  // --columns chooses the fields of every format (JSON and NDJSON keep the rows as received
+  // unless it is given); the rest is CSV's
+  const csvOnly = ['delimiter', 'bom', 'excel'] as const;
   if (format !== 'csv') {
-    // --columns also chooses the columns of the other tabular formats
-    const given = csvOnly.filter((name) => options[name] !== undefined && options[name] !== false && !(name === 'columns' && BINARY_FORMATS.includes(format)));
-    if (given.length) throw new UsageError(`--${given[0]} applies to ${given[0] === 'columns' ? 'CSV, Parquet and XLSX' : 'CSV'} output, not ${format}`);
+    const given = csvOnly.filter((name) => options[name] !== undefined && options[name] !== false);
+    if (given.length) throw new UsageError(`--${given[0]} applies to CSV output, not ${format}`);
   }
   const tsv = format === 'csv' && options.format === undefined && template !== undefined && extensionOf(template) === '.tsv';
-  const csv: CsvOptions = { delimiter: delimiterOf(options.delimiter ?? (tsv && !options.excel ? 'tab' : undefined)), bom: Boolean(options.bom), excel: Boolean(options.excel), columns };
+  const csv: CsvOptions = { delimiter: delimiterOf(options.delimiter ?? (tsv && !options.excel ? 'tab' : undefined)), bom: Boolean(options.bom), excel: Boolean(options.excel), columns, dropped: new Set() };
   if (csv.excel && options.delimiter !== undefined && csv.delimiter !== ';') {
     throw new UsageError('--excel writes ";" as the delimiter (a decimal comma needs it); drop --delimiter');
   }
-  return { template, format, csv };
+  return { template, format, csv, columnsBy };
 }
 
 /**
@@ -189,14 +217,21 @@ export function refuseBinaryOnTerminal(plan: OutputPlan, stdout: Output): void {
   }
 }
 
-/** `--columns requested`: the time bucket, the requested breakdowns' fields and the requested
- * metrics. Only `run` knows the request; elsewhere the columns must be named. With the request, the
- * plan also gets the typed columns of its report (the schema), which an empty report is written
- * with: the same columns and types as a non-empty one. */
-export function resolveRequestedColumns(plan: OutputPlan, request?: { side: Side; metrics: string[]; breakdowns: string[] }): OutputPlan {
-  const requested = plan.csv.columns?.length === 1 && plan.csv.columns[0] === 'requested';
+/** What the columns are once the request is known (or known to be unknown): by default, and with
+ * `--columns requested`, the tabular formats get the time bucket, the requested breakdowns' fields
+ * and the requested metrics (catalog `requestedFieldNames`); JSON and NDJSON keep the rows as they
+ * are. Without the request (`download` of a report no journal or state describes), the default is
+ * every field, and `requested` is an error. With the request, the plan also gets the typed columns
+ * of its report (the schema), which an empty report is written with: the same columns and types as
+ * a non-empty one. */
+export function resolveRequestedColumns(plan: OutputPlan, request?: { side: Side; metrics: readonly string[]; breakdowns: readonly string[] }): OutputPlan {
+  // JSON and NDJSON: the rows as received, unless --columns requested
+  const requested = plan.columnsBy === 'requested' || (plan.columnsBy === 'default' && isTabular(plan.format));
   if (!request) {
-    if (requested) throw new UsageError('--columns requested needs the request, which only `reporting run` knows', 'name the columns: --columns date,country,displays');
+    if (plan.columnsBy === 'requested') {
+      throw new UsageError('--columns requested needs the request, and this report\'s is not known here (no journal entry of an interrupted run names it)',
+        'give --state FILE of the run that submitted it, name the columns (--columns date,country,displays), or take every field: --columns all');
+    }
     return plan;
   }
   const schema = exportColumns({ ...request, requestedOnly: requested });

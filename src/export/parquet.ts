@@ -55,8 +55,8 @@ export class ParquetRowWriter implements RowWriter {
   private readers: ((column: number) => Value)[] = [];
   private out: Buffer[] = [];
 
-  constructor(columns: Pick<CsvOptions, 'columns' | 'schema'> = {}, private readonly rowGroup = ROW_GROUP, private readonly createdBy = 'reporting') {
-    this.layout = new RowLayout(columns.columns, columns.schema);
+  constructor(columns: Pick<CsvOptions, 'columns' | 'schema' | 'dropped'> = {}, private readonly rowGroup = ROW_GROUP, private readonly createdBy = 'reporting') {
+    this.layout = new RowLayout(columns.columns, columns.schema, columns.dropped);
     // hyparquet-writer calls flush() after each row group: move its bytes out to the sink
     this.bytes.flush = () => {
       this.out.push(Buffer.from(this.bytes.getBytes()));

@@ -35,7 +35,7 @@ export class RowLayout {
   readonly kinds: Kind[] = [];
   rows = 0;
 
-  constructor(private readonly selected?: string[], private readonly schema?: readonly TypedColumn[]) {}
+  constructor(private readonly selected?: string[], private readonly schema?: readonly TypedColumn[], private readonly dropped?: Set<string>) {}
 
   get started(): boolean {
     return this.columns.length > 0 || this.rows > 0;
@@ -81,7 +81,11 @@ export class RowLayout {
     this.kinds.fill(Kind.Null);
     for (let k = 0; k < keys.length; k++) {
       const slot = this.slots[k] as number;
-      if (slot < 0) continue;
+      if (slot < 0) {
+        // a field left out that held a value: named at the end of the run
+        if (kinds[k] !== Kind.Null && !(kinds[k] === Kind.String && values[k] === '')) this.dropped?.add(keys[k] as string);
+        continue;
+      }
       this.texts[slot] = values[k] as string;
       this.kinds[slot] = kinds[k] as Kind;
     }

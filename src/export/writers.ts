@@ -4,6 +4,7 @@
 
 import { stringify } from 'csv-stringify/sync';
 import { padRecords } from './grow.js';
+import { RowSelector } from './select.js';
 import { NewFieldError, type HeaderGrowth, type RowWriter } from './row-writer.js';
 import { Kind, sameKeys } from './scanner.js';
 import type { Sink } from './sink.js';
@@ -22,6 +23,14 @@ export interface CsvOptions {
   /** the columns this request's report has, typed (only `run` knows the request): what an empty
    * report is written with, so that it has the columns and types of a non-empty one */
   schema?: readonly TypedColumn[];
+  /** filled by the writers: the fields outside `columns` that held a value (not null, not "") in
+   * some row. Shared by every writer of a run, which names them at its end: never dropped silently */
+  dropped?: Set<string>;
+}
+
+/** A value worth naming when its field is left out: not null, not the empty string. */
+export function holdsValue(value: string, kind: Kind): boolean {
+  return kind !== Kind.Null && !(kind === Kind.String && value === '');
 }
 
 /** A cell with its own csv-stringify options (passed through by `cast.object`): a negative number
@@ -183,7 +192,10 @@ export class CsvWriter implements RowWriter {
       cells = new Array<string | CellWithOptions>(header.length).fill('');
       for (let k = 0; k < values.length; k++) {
         const slot = this.layoutSlots[k] as number;
-        if (slot < 0) continue;
+        if (slot < 0) {
+          if (holdsValue(values[k] as string, kinds[k] as Kind)) this.options.dropped?.add(keys[k] as string);
+          continue;
+        }
         const value = values[k] as string;
         if (excel && kinds[k] === Kind.Number) {
           const decimal = value.replace('.', ',');
@@ -238,9 +250,15 @@ function isIdentity(slots: number[], width: number): boolean {
 export class NdjsonWriter implements RowWriter {
   private pending: string[] = [];
   rows = 0;
+  /** with --columns: the chosen fields, else the rows as received */
+  private readonly selector?: RowSelector;
 
-  row(_keys: string[], _values: string[], _kinds: Kind[], raw: string): void {
-    this.pending.push(raw);
+  constructor(options: Pick<CsvOptions, 'columns' | 'dropped'> = {}) {
+    if (options.columns) this.selector = new RowSelector(options.columns, options.dropped);
+  }
+
+  row(keys: string[], values: string[], kinds: Kind[], raw: string): void {
+    this.pending.push(this.selector ? this.selector.json(keys, values, kinds) : raw);
     this.rows++;
   }
 

@@ -114,8 +114,8 @@ export class XlsxRowWriter implements RowWriter {
   private lastInstant = '';
   private lastInstantCell = '';
 
-  constructor(columns: Pick<CsvOptions, 'columns' | 'schema'> = {}, private readonly sheetRowLimit = SHEET_ROWS) {
-    this.layout = new RowLayout(columns.columns, columns.schema);
+  constructor(columns: Pick<CsvOptions, 'columns' | 'schema' | 'dropped'> = {}, private readonly sheetRowLimit = SHEET_ROWS) {
+    this.layout = new RowLayout(columns.columns, columns.schema, columns.dropped);
     this.zip = new Zip((error, chunk) => {
       if (error) this.failed = error;
       else if (chunk.length) this.out.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));

@@ -13,6 +13,7 @@ import { sleepFor } from '../api/http.js';
 import { configDir } from '../auth/store.js';
 import { realTarget } from '../paths.js';
 import { chooseDestination, type Committed, type Destination } from '../destinations/index.js';
+import { droppedWarning } from '../export/output.js';
 import type { Factory } from '../factory.js';
 import { collectGarbage } from '../gc.js';
 import { defaultResumeHint, pollOptionsFrom } from '../report/poll.js';
@@ -69,7 +70,8 @@ const observed = (job: Job, view: RunView): RunView => (job.observe ? { ...view,
 type Where = Omit<PlanInput, 'recall'> & { startedAt: number };
 
 async function runPlanned(job: Job, f: Factory, where: Where): Promise<void> {
-  const journal = where.state ? undefined : { journal: new Journal(where.configDir, f.now), keyOf: journalKeyOf(job, f) };
+  const { side, metrics, breakdowns } = job.request;
+  const journal = where.state ? undefined : { journal: new Journal(where.configDir, f.now), keyOf: journalKeyOf(job, f), about: { side, metrics: [...metrics], breakdowns: [...breakdowns] } };
   const plan = planRun(job, { ...where, recall: (w) => recall(journal, w) });
   const view = observed(job, await createView(f, { shape: plan.shape, format: job.flags.logFormat, quiet: f.globals.quiet, verbose: f.globals.verbose, perWindow: plan.perWindow, side: job.side, total: plan.windows.length, secrets: f.secrets, retries: f.globals.retries }));
   const recorder = new Recorder(view, where.state, journal, (line) => f.trace?.(line), f.signal);
@@ -243,6 +245,10 @@ class PlannedRun {
   private close(): void {
     const { job, f, plan } = this;
     const { note, result } = closing(job, plan, { committed: this.committed, fetched: this.fetched, fetchedWindows: this.fetchedWindows }, this.where.state !== undefined);
+    // fields the chosen columns left out that held values: named, never dropped silently
+    const dropped = droppedWarning(job.output);
+    if (dropped) this.view.emit({ event: 'warning', window: plan.period, message: dropped });
+    if (result && job.output.csv.dropped?.size) result.droppedFields = [...job.output.csv.dropped];
     if (!f.globals.quiet) this.view.note(note);
     const skipped = plan.windows.filter((p) => p.step === 'skip').length;
     this.view.emit(doneEvent(plan.period, { fetched: this.fetchedWindows, skipped, committed: this.committed }, f.now() - this.where.startedAt));

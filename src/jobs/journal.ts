@@ -11,21 +11,33 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import type { ReportRequest } from '../report/request.js';
 import { storedReportId } from '../api/schemas.js';
+import { SIDES } from '../report/catalog.js';
 import { writeFileAtomic } from '../fs/atomic.js';
 
 /** How long a submitted report is worth resuming. */
 export const JOURNAL_TTL_MS = 60 * 60_000;
+
+/** What `download` needs to know of a report's request to write its requested columns. */
+const aboutSchema = z.object({
+  side: z.enum(SIDES),
+  metrics: z.array(z.string()),
+  breakdowns: z.array(z.string()),
+});
+export type ReportAbout = z.infer<typeof aboutSchema>;
 
 const entrySchema = z.object({
   v: z.literal(1),
   reportId: storedReportId,
   /** ms since the epoch */
   submittedAt: z.number(),
+  /** the request's side, metrics and breakdowns (absent in entries of older versions) */
+  about: aboutSchema.optional(),
 });
 
 export interface Remembered {
   reportId: string;
   submittedAt: number;
+  about?: ReportAbout;
 }
 
 /** What identifies "the same arguments": the request as sent, where it is sent, as whom. */
@@ -91,7 +103,9 @@ export class Journal {
   private read(path: string): Remembered | undefined {
     try {
       const parsed = entrySchema.safeParse(JSON.parse(readFileSync(path, 'utf8')));
-      return parsed.success ? { reportId: parsed.data.reportId, submittedAt: parsed.data.submittedAt } : undefined;
+      if (!parsed.success) return undefined;
+      const { reportId, submittedAt, about } = parsed.data;
+      return { reportId, submittedAt, ...(about ? { about } : {}) };
     } catch {
       return undefined; // absent, or unreadable: nothing to resume
     }
@@ -106,13 +120,14 @@ export class Journal {
     return undefined;
   }
 
-  /** Records the report just submitted for this key (atomically; the last writer wins). */
-  async remember(key: string, reportId: string, submittedAt: number = this.now()): Promise<void> {
+  /** Records the report just submitted for this key (atomically; the last writer wins), with what
+   * its request is about (for `download`'s columns). */
+  async remember(key: string, reportId: string, submittedAt: number = this.now(), about?: ReportAbout): Promise<void> {
     // a run ending beside this one may remove the empty folder between the two steps: try again
     for (let attempt = 1; ; attempt++) {
       try {
         mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-        await writeFileAtomic(this.file(key), `${JSON.stringify({ v: 1, reportId, submittedAt })}\n`, 0o600);
+        await writeFileAtomic(this.file(key), `${JSON.stringify({ v: 1, reportId, submittedAt, ...(about ? { about } : {}) })}\n`, 0o600);
         break;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 5) throw error;
@@ -132,6 +147,22 @@ export class Journal {
     } catch {
       // not empty (another request's entry), or never made
     }
+  }
+
+  /** The entry of a report by its ID (an interrupted run's, less than an hour old), if one names it. */
+  findReport(reportId: string): Remembered | undefined {
+    let names: string[];
+    try {
+      names = readdirSync(this.dir);
+    } catch {
+      return undefined;
+    }
+    for (const name of names.sort()) {
+      if (!name.endsWith('.json')) continue;
+      const entry = this.read(join(this.dir, name));
+      if (entry && entry.reportId === reportId && !this.expired(entry)) return entry;
+    }
+    return undefined;
   }
 
   /** Removes expired entries, so the folder does not grow with every distinct request. */

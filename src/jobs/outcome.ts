@@ -5,7 +5,7 @@ import type { Summary } from '../api/schemas.js';
 import type { Committed } from '../destinations/destination.js';
 import { formatDuration } from '../duration.js';
 import { CliError, EXIT, InterruptedError, NetworkError, ReportError } from '../errors.js';
-import type { OutputOptions, OutputPlan } from '../export/output.js';
+import { isTabular, type OutputOptions, type OutputPlan } from '../export/output.js';
 import { WriteError } from '../export/sink.js';
 import type { Factory } from '../factory.js';
 import { formatBytes } from '../io/progress.js';
@@ -22,7 +22,7 @@ import { describeFailure, interruptedHint, type PoolOutcome, type WindowFailureR
 /**
  * What `reporting download` needs to write the same file from the same server as this run: the
  * profile and base URL given, the format and CSV options given, the columns (as names, since
- * `download` does not know the request behind `requested`).
+ * `download` knows the request behind `requested` only while the journal keeps it, or `all`).
  */
 export function pickUpFlags(output: OutputOptions, plan: OutputPlan, f: Pick<Factory, 'globals' | 'profileName'>): string[] {
   const words: string[] = [];
@@ -35,6 +35,8 @@ export function pickUpFlags(output: OutputOptions, plan: OutputPlan, f: Pick<Fac
     if (output.delimiter !== undefined) words.push('--delimiter', output.delimiter);
   }
   if (plan.csv.columns?.length) words.push('--columns', plan.csv.columns.join(','));
+  // every field: said, since download's default is the requested columns when it knows the request
+  else if (isTabular(plan.format)) words.push('--columns', 'all');
   return words;
 }
 

@@ -3,7 +3,7 @@
 
 import type { Committed } from '../destinations/destination.js';
 import type { Window } from '../report/windows.js';
-import type { Journal } from './journal.js';
+import type { Journal, ReportAbout } from './journal.js';
 import type { PlannedWindow } from './plan.js';
 import { ReportMismatchError } from '../errors.js';
 import { isReportFailure, type PoolEvent } from './pool.js';
@@ -20,7 +20,7 @@ export class Recorder {
     private readonly view: RunView,
     private readonly state: RunState | undefined,
     /** without a state file: each window's report, remembered for an hour */
-    private readonly journal: { journal: Journal; keyOf(window: Window): string } | undefined,
+    private readonly journal: { journal: Journal; keyOf(window: Window): string; about?: ReportAbout } | undefined,
     private readonly trace: (line: string) => void,
     private readonly signal: AbortSignal,
   ) {}
@@ -55,7 +55,7 @@ export class Recorder {
     this.knows(window, reportId);
     await this.state?.submitted(window, reportId);
     // the journal is a convenience: a run does not fail because it cannot write it
-    await this.journal?.journal.remember(this.journal.keyOf(window), reportId).catch((error: unknown) => this.trace(`  journal not written: ${messageOf(error)}`));
+    await this.journal?.journal.remember(this.journal.keyOf(window), reportId, undefined, this.journal.about).catch((error: unknown) => this.trace(`  journal not written: ${messageOf(error)}`));
   }
 
   /** An output is in place: say how, and record the windows it holds. */

@@ -105,18 +105,19 @@ export function readState(path: string): StateDoc | undefined {
   return loadState(path)?.doc;
 }
 
-/** The state as read (its log applied), and the document's own text when no log applied to it. */
-function loadState(path: string): { doc: StateDoc; text?: string } | undefined {
+/** The state as read (its log applied), the document's own text when no log applied to it, and the
+ * format version the file was written in. */
+function loadState(path: string): { doc: StateDoc; text?: string; version: number } | undefined {
   const read = readDocument(path);
   if (!read) return undefined;
   const windows = [...read.doc.windows].sort(byWindow);
   const logged = replayLog(path, read.text, windows, ENTRY_SHAPE);
-  if (!logged) return { doc: { ...read.doc, windows }, text: read.text };
+  if (!logged) return { doc: { ...read.doc, windows }, text: read.text, version: read.version };
   const planned = logged.planned ?? read.doc.planned;
-  return { doc: { ...read.doc, updatedAt: logged.at ?? read.doc.updatedAt, ...(planned ? { planned } : {}), windows: logged.windows } };
+  return { doc: { ...read.doc, updatedAt: logged.at ?? read.doc.updatedAt, ...(planned ? { planned } : {}), windows: logged.windows }, version: read.version };
 }
 
-function readDocument(path: string): { doc: StateDoc; text: string } | undefined {
+function readDocument(path: string): { doc: StateDoc; text: string; version: number } | undefined {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -149,7 +150,7 @@ function readDocument(path: string): { doc: StateDoc; text: string } | undefined
   // version 1: the output's shape as it then always was
   const { request } = parsed.data;
   const doc = { ...parsed.data, version: STATE_VERSION, request: { columns: null, delimiter: ',', bom: false, excel: false, ...request } };
-  return { doc, text };
+  return { doc, text, version: parsed.data.version };
 }
 
 /** The output's shape as recorded: the columns (null: every field) and the CSV settings. */
@@ -223,7 +224,10 @@ export function requestDifferences(stored: StateRequest, wanted: StateRequest): 
   keyed('--param', stored.params, wanted.params);
   scalar('the format', stored.format, wanted.format);
   scalar('the output', stored.output, wanted.output);
-  outputShape(stored, wanted, differences);
+  // the requested columns follow from the metrics and breakdowns: another list of them is another
+  // set of columns already said
+  const derived = stored.metrics.join(',') !== wanted.metrics.join(',') || stored.breakdowns.join(',') !== wanted.breakdowns.join(',');
+  outputShape(derived ? { ...stored, columns: undefined } : stored, wanted, differences);
   // windows of another size would overlap the ones recorded (a week's file and a day's)
   if (stored.chunk !== undefined && wanted.chunk !== undefined && stored.chunk !== wanted.chunk) {
     differences.push(`--chunk is ${wanted.chunk ?? '(none)'} here, ${stored.chunk ?? '(none)'} in the state file`);
@@ -249,11 +253,24 @@ function outputShape(stored: StateRequest, wanted: StateRequest, differences: st
   }
 }
 
-function checkRequest(path: string, stored: StateRequest, wanted: StateRequest): void {
+/** --columns as the command line says them (null: every field). */
+const columnsFlag = (columns: readonly string[] | null) => `--columns ${columns ? columns.join(',') : 'all'}`;
+
+function checkRequest(path: string, stored: StateRequest, wanted: StateRequest, version: number): void {
   const differences = requestDifferences(stored, wanted);
-  if (differences.length) {
-    throw new UsageError(`the state file ${path} was written for another request: ${differences.join('; ')}`, REFRESH_HINT);
-  }
+  if (!differences.length) return;
+  const columns = (value: string[] | null | undefined) => (value ? value.join(',') : null);
+  const columnsDiffer = stored.columns !== undefined && wanted.columns !== undefined && columns(stored.columns) !== columns(wanted.columns);
+  if (!columnsDiffer) throw new UsageError(`the state file ${path} was written for another request: ${differences.join('; ')}`, REFRESH_HINT);
+  // the columns: most often a file written with every field before the requested columns became
+  // the tabular formats' default (version 1 always recorded every field)
+  const keep = `add ${columnsFlag(stored.columns ?? null)} to keep this file's shape`;
+  const anew = `--full-refresh to start it anew${wanted.columns ? ` with ${columnsFlag(wanted.columns)}` : ''}`;
+  const why = stored.columns === null && wanted.columns !== null
+    ? `; it ${version === 1 ? 'is of format version 1, which always wrote' : 'records'} every field of every row (--columns all), and the default is now the requested columns`
+    : '';
+  throw new UsageError(`the state file ${path} was written for another request: ${differences.join('; ')}${why}`,
+    differences.length === 1 ? `${keep}, or ${anew}` : `${REFRESH_HINT}; or, for the columns, ${keep}`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -524,7 +541,7 @@ export class RunState {
     try {
       const loaded = options.fullRefresh ? undefined : loadState(path);
       const read = loaded?.doc;
-      if (read) checkRequest(path, read.request, request);
+      if (read && loaded) checkRequest(path, read.request, request, loaded.version);
       // a file from before --chunk (or the server) was recorded learns it now
       const existing = read && { ...read, request: { ...read.request, chunk: read.request.chunk === undefined ? request.chunk : read.request.chunk, server: read.request.server ?? request.server } };
       const at = instant(options.now());
@@ -545,8 +562,9 @@ export class RunState {
    * Its writes are never called: nothing is recorded.
    */
   static peek(path: string, request: StateRequest, options: Pick<OpenOptions, 'now' | 'fullRefresh'>): RunState {
-    const read = options.fullRefresh ? undefined : loadState(path)?.doc;
-    if (read) checkRequest(path, read.request, request);
+    const loaded = options.fullRefresh ? undefined : loadState(path);
+    const read = loaded?.doc;
+    if (loaded) checkRequest(path, loaded.doc.request, request, loaded.version);
     const at = instant(options.now());
     const doc: StateDoc = read ?? { version: STATE_VERSION, createdAt: at, updatedAt: at, request, windows: [] };
     const noLock = { path, release() {} } as unknown as FileLock;

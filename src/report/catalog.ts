@@ -136,12 +136,23 @@ export function rowFieldNames(side: Side, metrics: readonly string[], breakdowns
   return time !== undefined && time !== 'RANGE' ? ['date', ...names] : names;
 }
 
-/** `--columns requested`: the time bucket, the fields of the requested breakdowns, the requested
- * metrics, in the row's order. */
+/** The requested columns (the default of the tabular formats, `--columns requested`): the time
+ * bucket `date` (not with RANGE or without a time breakdown), the fields of the breakdowns in the
+ * order asked, then the fields of the metrics in the order asked. A metric the contract lists for
+ * the side but whose row has no field for it (buyer `requests`) gives no column; a name the
+ * contract does not know (--no-validate) is kept, since it was asked for. */
 export function requestedFieldNames(side: Side, metrics: readonly string[], breakdowns: readonly string[]): string[] {
-  const wanted = new Set(['date', ...metrics.map(metricField)]);
-  for (const breakdown of breakdowns) for (const field of BREAKDOWN_FIELDS[side][breakdown] ?? []) wanted.add(field);
-  return rowFieldNames(side, metrics, breakdowns).filter((name) => wanted.has(name));
+  const names = new Set<string>();
+  const time = timeDimensionOf(breakdowns);
+  if (time !== undefined && time !== 'RANGE') names.add('date');
+  for (const breakdown of breakdowns) for (const field of BREAKDOWN_FIELDS[side][breakdown] ?? []) names.add(field);
+  const fields = new Set(ROW_FIELDS[side].map((field) => field.name));
+  const known = new Set(metricsOf(side));
+  for (const metric of metrics) {
+    const field = metricField(metric);
+    if (fields.has(field) || !known.has(metric)) names.add(field);
+  }
+  return [...names];
 }
 
 /** Metrics that are amounts of money (doubles); every other metric is a count (a 64-bit integer). */

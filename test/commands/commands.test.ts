@@ -47,9 +47,12 @@ describe('parsing, apart from behaviour', () => {
       expect(text, name).not.toMatch(/\) \(/);
     }
     expect(await helpOf('run')).toMatch(/--advertiser-id <ids> +advertiser IDs \(admin only, buyer only\)/);
-    // only run knows the request, so only run's --columns takes `requested`
-    expect(await helpOf('run')).toMatch(/or `requested`/);
-    expect(await helpOf('download')).not.toMatch(/requested/);
+    // each command that writes columns names both words, and the default
+    for (const name of ['run', 'download', 'schema']) {
+      const help = (await helpOf(name)).replace(/\s+/g, ' ');
+      expect(help, name).toMatch(/--columns <list> .*`requested` \(the default/);
+      expect(help, name).toMatch(/`all` \(every field of/);
+    }
   });
 
   it('`reporting help run` is `reporting run --help`; `help` alone the main help; `help rnu` a usage error', async () => {

@@ -138,9 +138,9 @@ describe('one --json rule', () => {
 
   it('.tsv is CSV with tabs; a file without an extension is CSV', async () => {
     const tsv = await cli('run', 'buyer', ...DAY, '-o', 't.tsv', '-q');
-    expect(readFileSync(join(tsv.dir, 't.tsv'), 'utf8').split('\n')[0]).toMatch(/^country\tcity\t/);
+    expect(readFileSync(join(tsv.dir, 't.tsv'), 'utf8').split('\n')[0]).toMatch(/^displays\tclicks\t/);
     const bare = await cli('run', 'buyer', ...DAY, '-o', 'plain', '-q');
-    expect(readFileSync(join(bare.dir, 'plain'), 'utf8').split('\n')[0]).toMatch(/^country,city,/);
+    expect(readFileSync(join(bare.dir, 'plain'), 'utf8').split('\n')[0]).toMatch(/^displays,clicks,/);
   });
 });
 

@@ -33,7 +33,7 @@ describe('failures leave the previous file untouched and no temporary file', () 
       expect(result.code).toBe(5);
       expect(result.stderr).toMatch(/error: the download broke off after \d+ bytes/);
       // the report is ready on the server: the hint says how to fetch it without a new one
-      expect(result.stderr).toMatch(/^hint: .*report [0-9a-f]+ is ready; pick it up with: reporting download [0-9a-f]+ --wait -o \S*out\.csv$/m);
+      expect(result.stderr).toMatch(/^hint: .*report [0-9a-f]+ is ready; pick it up with: reporting download [0-9a-f]+ --wait --columns \S+ -o \S*out\.csv$/m);
       expect(readFileSync(target, 'utf8')).toBe(PREVIOUS);
       expect(files()).toEqual(['out.csv']);
     });
@@ -88,7 +88,7 @@ describe('failures leave the previous file untouched and no temporary file', () 
       child.kill('SIGTERM');
       const result = await done;
       expect(result.code).toBe(143);
-      expect(result.stderr).toMatch(/hint: report [0-9a-f]{24} goes on without you: the same command run again within the hour resumes it; or reporting download [0-9a-f]{24} --wait -o/);
+      expect(result.stderr).toMatch(/hint: report [0-9a-f]{24} goes on without you: the same command run again within the hour resumes it; or reporting download [0-9a-f]{24} --wait --columns \S+ -o/);
       expect(readFileSync(target, 'utf8')).toBe(PREVIOUS);
       expect(files()).toEqual(['out.csv']);
     });
@@ -126,7 +126,7 @@ describe('failures leave the previous file untouched and no temporary file', () 
       // asynchronous: this process serves the sandbox meanwhile
       const result = await collect(spawn('unshare', ['-rm', 'sh', '-c', script], { env: baseEnv(env) }));
       // the report is still on the server: the hint says how to fetch it once there is room
-      expect(result.stderr).toMatch(/^error: cannot write \/mnt\/out\.csv: the disk is full\nhint: free some space; the previous file, if any, is untouched; then pick it up later with: reporting download [0-9a-f]{24} --wait -o \/mnt\/out\.csv\n$/);
+      expect(result.stderr).toMatch(/^error: cannot write \/mnt\/out\.csv: the disk is full\nhint: free some space; the previous file, if any, is untouched; then pick it up later with: reporting download [0-9a-f]{24} --wait --columns \S+ -o \/mnt\/out\.csv\n$/);
       expect(result.stdout).toBe(`exit=1\n${PREVIOUS}out.csv\n`);
     });
   });

@@ -33,9 +33,9 @@ const REPORT = ['--since', '2026-11-01', '--until', '2026-11-03', '--breakdowns'
 const listing = (dir: string) => readdirSync(dir).filter((name) => name !== '.config').sort();
 
 describe('run writes what the server sent', () => {
-  it('CSV: header and every field of every row, parsed back with csv-parse and compared with the JSON', async () => {
+  it('CSV with --columns all: header and every field of every row, parsed back with csv-parse and compared with the JSON', async () => {
     const dir = tempDir();
-    const result = await runCli(['run', 'buyer', ...REPORT, '-o', join(dir, 'out.csv'), '--json', '--poll-interval', '50ms'], { env: env(dir) });
+    const result = await runCli(['run', 'buyer', ...REPORT, '-o', join(dir, 'out.csv'), '--columns', 'all', '--json', '--poll-interval', '50ms'], { env: env(dir) });
     expect(result.code).toBe(0);
     const { reportId, rows } = JSON.parse(result.stdout);
     const report = JSON.parse(await served(reportId));
@@ -87,7 +87,8 @@ describe('run writes what the server sent', () => {
     try {
       const dir = tempDir();
       const e = { REPORTING_CONFIG_DIR: join(dir, '.config'), REPORTING_BASE_URL: server.baseUrl, REPORTING_TOKEN: 't'.repeat(40) };
-      const result = await runCli(['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-01', '-o', join(dir, 'x.csv'), '-q'], { env: e });
+      // every field: the crafted rows' fields are none of the contract's
+      const result = await runCli(['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-01', '-o', join(dir, 'x.csv'), '--columns', 'all', '-q'], { env: e });
       expect(result.code).toBe(0);
       expect(parse(readFileSync(join(dir, 'x.csv'), 'utf8'))).toEqual([
         ['name', 'n', 'tiny', 'huge', 'int', 'none', 'late'],
@@ -149,7 +150,8 @@ describe('output options', () => {
     [['-o', 'x.xlsx', '--delimiter', ';'], /--delimiter applies to CSV output, not xlsx/],
     [['-o', '{day}.csv'], /unknown placeholder \{day\}/],
     [['--format', 'json', '--bom', '-o', 'x.json'], /--bom applies to CSV output, not json/],
-    [['--columns', 'date', '-o', 'x.ndjson'], /^error: --columns applies to CSV, Parquet and XLSX output, not ndjson$/m],
+    // --columns chooses NDJSON's fields too (issue 21, item 1): its names are checked as anywhere
+    [['--columns', 'date,nope', '-o', 'x.ndjson'], /^error: --columns: no row has a field "nope"/m],
     [['--delimiter', 'ab', '-o', 'x.csv'], /--delimiter wants one character/],
     [['--seller-x'], /unknown option/],
     [['--publisher-id', '3'], /--publisher-id is a seller filter, not for buyer reports/],
@@ -219,7 +221,7 @@ describe('download', () => {
       expect(result.code).toBe(5);
       const id = /submitted buyer report ([0-9a-f]+)/.exec(result.stderr)![1]!;
       expect(result.stderr).toMatch(new RegExp(`^error: POST /status-reporting: HTTP 503: .*, after 2 attempts, while waiting for report ${id}$`, 'm'));
-      expect(result.stderr).toContain(`hint: the server is failing; try again later, or raise --retries; the report goes on: pick it up later with: reporting download ${id} --wait -o ${target}\n`);
+      expect(result.stderr).toContain(`hint: the server is failing; try again later, or raise --retries; the report goes on: pick it up later with: reporting download ${id} --wait --columns displays,clicks,downloads,leads,landings,revenueEuro,valueDollar,eyesTrackings -o ${target}\n`);
     } finally {
       await failing.close();
     }

@@ -537,11 +537,14 @@ describe('the state records what its files look like and where the numbers came 
       expect(first.code, first.stderr).toBe(0);
       const recorded = JSON.parse(readFileSync(state, 'utf8')) as { version: number; request: Record<string, unknown> };
       expect(recorded.version).toBe(2);
-      expect(recorded.request).toMatchObject({ columns: null, delimiter: ',', bom: false, excel: false, server: { baseUrl: sandbox.baseUrl, profile: 'default' } });
+      // the requested columns, by default
+      const requested = 'date,displays,clicks,downloads,leads,landings,revenueEuro,valueDollar,eyesTrackings';
+      expect(recorded.request).toMatchObject({ columns: requested.split(','), delimiter: ',', bom: false, excel: false, server: { baseUrl: sandbox.baseUrl, profile: 'default' } });
       expect(JSON.stringify(recorded)).not.toContain(sandbox.token);
       const before = sandbox.requests.length;
       for (const [extra, difference] of [
-        [['--columns', 'date,displays'], /--columns are date,displays here, every column in the state file/],
+        [['--columns', 'date,displays'], new RegExp(`--columns are date,displays here, ${requested} in the state file`)],
+        [['--columns', 'all'], new RegExp(`--columns are every column here, ${requested} in the state file`)],
         [['--delimiter', ';'], /the CSV delimiter is ";" here, "," in the state file/],
         [['--bom'], /--bom is on here, off in the state file/],
         [['--excel'], /--excel is on here, off in the state file/],
@@ -560,22 +563,45 @@ describe('the state records what its files look like and where the numbers came 
     });
   });
 
-  it('a version 1 state (no shape recorded) goes on as every column and commas, and refuses another column set', async () => {
+  it('a version 1 state (every column) met with the default columns is refused, naming --columns all and --full-refresh; each works (issue 21, item 1)', async () => {
     await withSandbox({}, async (sandbox, dir) => {
       const state = join(dir, 's.json');
-      const base = ['run', 'buyer', '--since', '2026-11-02', '--until', '2026-11-02', '--breakdowns', 'DAILY', '--state', state, '-o', join(dir, 'd.csv'), '--poll-interval', '20ms', '-q'];
-      expect((await runCli(base, { env: env(sandbox, dir) })).code).toBe(0);
-      // as the previous version wrote it
+      const base = ['run', 'buyer', '--since', '2026-11-02', '--until', '2026-11-02', '--breakdowns', 'DAILY,COUNTRY', '--metrics', 'displays,clicks', '--state', state, '-o', join(dir, 'd.csv'), '--poll-interval', '20ms', '-q'];
+      expect((await runCli([...base, '--columns', 'all'], { env: env(sandbox, dir) })).code).toBe(0);
+      const allHeader = readFileSync(join(dir, 'd.csv'), 'utf8').split('\n')[0];
+      // as version 1 wrote it: no shape recorded, every column written
       const doc = JSON.parse(readFileSync(state, 'utf8')) as { version: number; request: Record<string, unknown> };
       for (const key of ['columns', 'delimiter', 'bom', 'excel', 'server']) delete doc.request[key];
-      writeFileSync(state, JSON.stringify({ ...doc, version: 1 }));
-      const same = await runCli(base, { env: env(sandbox, dir) });
-      expect(same.code, same.stderr).toBe(0);
+      const v1 = JSON.stringify({ ...doc, version: 1 });
+      writeFileSync(state, v1);
+      const before = sandbox.requests.length;
+      const refused = await runCli(base, { env: env(sandbox, dir) });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/^error: the state file .*s\.json was written for another request: --columns are date,country,displays,clicks here, every column in the state file; it is of format version 1, which always wrote every field of every row \(--columns all\), and the default is now the requested columns$/m);
+      expect(refused.stderr).toMatch(/^hint: add --columns all to keep this file's shape, or --full-refresh to start it anew with --columns date,country,displays,clicks$/m);
+      expect(refused.stderr).not.toMatch(/at .*\.js:\d+/); // no stack trace
+      expect(sandbox.requests.length).toBe(before);
+      expect(readFileSync(state, 'utf8')).toBe(v1); // untouched
+      // the first way: keep the file's shape
+      const kept = await runCli([...base, '--columns', 'all'], { env: env(sandbox, dir) });
+      expect(kept.code, kept.stderr).toBe(0);
       expect(JSON.parse(readFileSync(state, 'utf8'))).toMatchObject({ version: 2, request: { columns: null, delimiter: ',', server: { baseUrl: sandbox.baseUrl } } });
-      writeFileSync(state, JSON.stringify({ ...doc, version: 1 }));
-      const other = await runCli([...base, '--columns', 'date,displays'], { env: env(sandbox, dir) });
-      expect(other.code).toBe(2);
-      expect(other.stderr).toMatch(/--columns are date,displays here, every column in the state file/);
+      expect(readFileSync(join(dir, 'd.csv'), 'utf8').split('\n')[0]).toBe(allHeader);
+      // a version 2 state recording every column says so too, without the version
+      const v2 = await runCli(base, { env: env(sandbox, dir) });
+      expect(v2.code).toBe(2);
+      expect(v2.stderr).toMatch(/every column in the state file; it records every field of every row \(--columns all\), and the default is now the requested columns$/m);
+      expect(v2.stderr).toMatch(/^hint: add --columns all to keep this file's shape, or --full-refresh to start it anew/m);
+      // the second way: start anew with the requested columns
+      writeFileSync(state, v1);
+      const anew = await runCli([...base, '--full-refresh'], { env: env(sandbox, dir) });
+      expect(anew.code, anew.stderr).toBe(0);
+      expect(JSON.parse(readFileSync(state, 'utf8'))).toMatchObject({ version: 2, request: { columns: ['date', 'country', 'displays', 'clicks'] } });
+      expect(parse(readFileSync(join(dir, 'd.csv'), 'utf8'))[0]).toEqual(['date', 'country', 'displays', 'clicks']);
+      // another named set: the hint names the recorded one
+      const named = await runCli([...base, '--columns', 'date,clicks'], { env: env(sandbox, dir) });
+      expect(named.code).toBe(2);
+      expect(named.stderr).toMatch(/^hint: add --columns date,country,displays,clicks to keep this file's shape, or --full-refresh to start it anew with --columns date,clicks$/m);
     });
   });
 });

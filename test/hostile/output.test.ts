@@ -104,7 +104,7 @@ describe('11.2 printed commands are quoted for POSIX shells', () => {
   const ID = "x';touch$IFS'PWNED1';$(touch$IFS'PWNED2')`touch$IFS'PWNED3'`#";
   const PATH = "out it's $(touch PWNED4) `touch PWNED5`;touch PWNED6 #.csv";
 
-  it('"pick it up later with": pasting it runs `reporting download ID --wait -o PATH`, nothing else', async () => {
+  it('"pick it up later with": pasting it runs `reporting download ID --wait --columns LIST -o PATH`, nothing else', async () => {
     expect(SHELLS).toContain('sh');
     const world = makeWorld(server);
     submits(ID);
@@ -115,7 +115,8 @@ describe('11.2 printed commands are quoted for POSIX shells', () => {
     const command = /pick it up later with: (.*)$/m.exec(result.stderr)?.[1];
     expect(command).toBeDefined();
     const paste = join(world.root, 'paste');
-    for (const args of pasteInto(command as string, paste)) expect(args).toEqual(['download', ID, '--wait', '-o', PATH]);
+    const columns = 'displays,clicks,downloads,leads,landings,revenueEuro,valueDollar,eyesTrackings';
+    for (const args of pasteInto(command as string, paste)) expect(args).toEqual(['download', ID, '--wait', '--columns', columns, '-o', PATH]);
     expect(readdirSync(paste).filter((name) => name.includes('PWNED'))).toEqual([]);
     expect(readdirSync(world.cwd)).toEqual([]);
   });
@@ -187,7 +188,8 @@ describe('11.3 no escape sequence from the server reaches the terminal', () => {
       data: [{ country: `FR${ESC}`, displays: 1 }],
       summary: { since: '2026-11-01T00:00:00+01:00', until: '2026-11-01T23:59:59+01:00', breakdowns: [], timezone: `paris${ESC}` },
     }));
-    const result = await world.run([...RUN, '-o', 'out.csv']);
+    // every field: `country` is no field of this request's
+    const result = await world.run([...RUN, '--columns', 'all', '-o', 'out.csv']);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toMatch(/2026-11-01T00:00:00\+01:00 → 2026-11-01T23:59:59\+01:00/);
     expectNoControl(result.stderr);

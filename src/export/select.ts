@@ -1,0 +1,41 @@
+// `--columns` for JSON and NDJSON: each row written as a JSON object of the chosen fields, in the
+// chosen order (a field the row lacks is null, as an empty cell in CSV), instead of the row as
+// received. Fields left out that held a value are noted, as the tabular writers do.
+
+import { Kind, sameKeys } from './scanner.js';
+
+const jsonText = (value: string, kind: Kind) => (kind === Kind.String ? JSON.stringify(value) : kind === Kind.Null ? 'null' : value);
+
+export class RowSelector {
+  private readonly names: string[];
+  private layoutKeys: string[] = [];
+  /** per chosen column, where it is in the current layout's keys (-1: absent) */
+  private at: number[] = [];
+  /** the current layout's keys that are left out */
+  private left: number[] = [];
+
+  constructor(private readonly columns: readonly string[], private readonly dropped?: Set<string>) {
+    this.names = columns.map((column) => `${JSON.stringify(column)}:`);
+  }
+
+  /** The row as a JSON object of the chosen columns. */
+  json(keys: string[], values: string[], kinds: Kind[]): string {
+    if (!sameKeys(keys, this.layoutKeys)) {
+      this.layoutKeys = [...keys];
+      this.at = this.columns.map((column) => keys.indexOf(column));
+      this.left = keys.flatMap((key, k) => (this.columns.includes(key) ? [] : [k]));
+    }
+    if (this.dropped) {
+      for (const k of this.left) {
+        const kind = kinds[k] as Kind;
+        if (kind !== Kind.Null && !(kind === Kind.String && values[k] === '')) this.dropped.add(keys[k] as string);
+      }
+    }
+    let text = '{';
+    for (let c = 0; c < this.names.length; c++) {
+      const k = this.at[c] as number;
+      text += `${c > 0 ? ',' : ''}${this.names[c]}${k < 0 ? 'null' : jsonText(values[k] as string, kinds[k] as Kind)}`;
+    }
+    return `${text}}`;
+  }
+}
