@@ -29,7 +29,7 @@ import { MALFORMED, REPORT_STATUSES, parseBodyFault, parseErrorFault, type BodyF
 import type { Layout } from '../sandbox/server.js';
 import { choiceArgument, choiceOption, count, duration, list, path } from './flags.js';
 import {
-  addChunkOptions, addJobOptions, addOutputOptions, addReportOptions, addWaitOptions, chunkFlagsOf, jobFlagsOf, outputFlagsOf, reportFlagsOf, waitFlagsOf, type Parsed,
+  addChunkOptions, addJobOptions, addLoadOptions, loadFlagsOf, addOutputOptions, addReportOptions, addWaitOptions, chunkFlagsOf, jobFlagsOf, outputFlagsOf, reportFlagsOf, waitFlagsOf, type Parsed,
 } from './options.js';
 
 export interface CommandModule<O> {
@@ -174,6 +174,7 @@ ${examples(
       addOutputOptions(command, PLACEHOLDERS);
       addChunkOptions(command);
       addJobOptions(command);
+      addLoadOptions(command);
       addWaitOptions(command, 'the report').addHelpText('after', examples(
         'reporting run buyer --since yesterday --until yesterday --breakdowns DAILY,COUNTRY -o nightly.csv',
         'reporting run seller --since 2026-11-01 --until 2026-11-20 --breakdowns DAILY,APP \\',
@@ -183,6 +184,8 @@ ${examples(
         "reporting run buyer --since -90d --until yesterday --breakdowns DAILY --chunk day -o '{since}.csv'",
         "reporting run buyer --since auto --until yesterday --lookback 3d --chunk day --breakdowns DAILY \\",
         "  -o 'buyer/{since}.csv' --state buyer.state.json --log-format json",
+        "reporting run buyer --since auto --until yesterday --lookback 3d --breakdowns DAILY,COUNTRY \\",
+        "  --state buyer.state.json --load duckdb:warehouse.duckdb --table buyer_daily",
       ) + EXIT_CODES_HELP);
     },
     options: ([side], parsed, command) => ({
@@ -192,6 +195,7 @@ ${examples(
       wait: waitFlagsOf(parsed),
       chunk: chunkFlagsOf(parsed, command),
       jobs: jobFlagsOf(parsed),
+      load: loadFlagsOf(parsed),
       // commander keeps the words as typed (node and the script first) on the program
       argv: (command.parent as unknown as { rawArgs: string[] }).rawArgs.slice(2),
     }),

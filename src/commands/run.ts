@@ -15,6 +15,10 @@ import { columnNames, type Side } from '../report/catalog.js';
 import type { WaitFlags } from '../report/poll.js';
 import { buildReportRequest, type ReportFlags } from '../report/request.js';
 import { endOfParisDay, parisDate } from '../report/time.js';
+import { timeDimensionOf } from '../report/catalog.js';
+import { parseLoadTarget, tableName, withoutPassword, type LoadFlags } from '../load/target.js';
+import type { LoadPlan } from '../jobs/job.js';
+import { DEFAULT_CONCURRENCY } from '../jobs/limits.js';
 
 export interface RunOptions {
   side: Side;
@@ -27,6 +31,8 @@ export interface RunOptions {
   jobs?: JobFlags;
   /** the command line after `reporting`, for the retry command of failed windows */
   argv?: readonly string[];
+  /** --load, --table, --scope, --on-schema-change */
+  load?: LoadFlags;
 }
 
 export async function run(opts: RunOptions, f: Factory): Promise<void> {
@@ -53,5 +59,30 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
     const path = expandTemplate(output.template, { ...named, reportId: 'ID' });
     checkWritableTarget(path, f.cwd, path === output.template || output.template.includes('{reportId}') ? output.template : `${output.template} (${path})`);
   }
-  await runJob({ side, request, given: opts.output, output, wait: opts.wait, chunk: opts.chunk, flags, argv: opts.argv ?? [] }, f);
+  const load = loadPlanOf(opts.load, side, f);
+  if (!load && opts.load && (opts.load.table !== undefined || opts.load.scope !== undefined)) {
+    throw new UsageError(`${opts.load.table !== undefined ? '--table' : '--scope'} only applies with --load`, 'add --load duckdb:PATH or --load postgres://USER@HOST/DB (or set REPORTING_LOAD)');
+  }
+  // a table takes one window at a time: without --chunk, a day (DAILY, HOURLY) or a month (MONTHLY)
+  // per window, so that tomorrow's run with a lookback replaces whole windows, never part of one
+  const chunk = opts.chunk ?? (load ? defaultLoadChunk(request.breakdowns) : undefined);
+  const argv = withoutPassword(opts.argv ?? [], load?.target);
+  await runJob({ side, request, given: opts.output, output, wait: opts.wait, chunk, flags, argv, load }, f);
+}
+
+/** --load (or REPORTING_LOAD) and its companions; the password joins the secrets masked everywhere. */
+function loadPlanOf(flags: LoadFlags | undefined, side: Side, f: Factory): LoadPlan | undefined {
+  const given = flags?.load ?? f.env.REPORTING_LOAD;
+  if (given === undefined || given.trim() === '') return undefined;
+  const target = parseLoadTarget(given);
+  f.secrets.add(target.password);
+  f.secrets.add(f.env.PGPASSWORD);
+  if (flags?.scope !== undefined && flags.scope.trim() === '') throw new UsageError('--scope wants a name', 'e.g. --scope acme-fr');
+  return { target, table: tableName(flags?.table, side, target.engine), account: flags?.scope?.trim(), onSchemaChange: flags?.onSchemaChange ?? 'fail' };
+}
+
+function defaultLoadChunk(breakdowns: readonly string[]): ChunkFlags | undefined {
+  const time = timeDimensionOf(breakdowns);
+  const chunk = time === 'DAILY' || time === 'HOURLY' ? 'day' : time === 'MONTHLY' ? 'month' : undefined;
+  return chunk ? { chunk, concurrency: DEFAULT_CONCURRENCY, split: true } : undefined;
 }

@@ -22,8 +22,10 @@ export interface Committed {
   /** the output the outputs holds only `covered`: what the state recorded with it before and is
    * not in `covered` is no longer there (a merged file rewritten whole) */
   holdsOnly: boolean;
-  /** where, as the user named it (undefined: stdout) */
+  /** where, as the user named it (undefined: stdout, or a table) */
   file?: string;
+  /** the table the rows were loaded into (run --load) */
+  table?: string;
   /** the absolute path of `file` */
   path?: string;
   rows: number;

@@ -26,6 +26,7 @@ import { closing, doneEvent, interrupted, mergedFailure, partialFailure, pickUpC
 import { planRun, precheck, type PlanInput, type RunPlan } from './plan.js';
 import { runWindows, type PoolOutcome, type TaskContext } from './pool.js';
 import { Recorder } from './record.js';
+import { tableSpecOf } from './load.js';
 import { RunState, stateRequestOf } from './state.js';
 import { createView, type RunView } from './view.js';
 
@@ -39,7 +40,7 @@ export async function runJob(job: Job, f: Factory): Promise<void> {
   precheck(job, { ...where, since: job.request.since });
   const output = job.output.template === undefined ? undefined : resolve(f.cwd, job.output.template);
   // a symbolic link is followed: the file it names is read, locked and replaced; the link stays
-  const state = RunState.open(realTarget(job.flags.state, f.cwd), stateRequestOf(job.request, job.output.format, output, chunk ? formatChunk(chunk) : null, outputShapeOf(job), { baseUrl: f.baseUrl().url, profile: f.profileName }), { now: f.now, host: f.host, fullRefresh: job.flags.fullRefresh });
+  const state = RunState.open(realTarget(job.flags.state, f.cwd), stateRequestOf(job.request, job.load && output === undefined ? 'table' : job.output.format, output, chunk ? formatChunk(chunk) : null, outputShapeOf(job), { baseUrl: f.baseUrl().url, profile: f.profileName }, job.load ? { target: job.load.target.shown, table: job.load.table.join('.') } : undefined), { now: f.now, host: f.host, fullRefresh: job.flags.fullRefresh });
   try {
     const start = state.start(job.flags.sinceAuto ? 'auto' : job.request.since, job.request.until, job.flags.lookbackDays);
     // a start inside a recorded window (the lookback's days, a --since in mid-week) starts at that
@@ -109,6 +110,7 @@ class PlannedRun {
     this.destination = chooseDestination({
       format: job.output.format, csv: job.output.csv, merge: plan.merge, cwd: f.cwd, host: f.host, stdout: f.stdout,
       keepUnchanged: where.state !== undefined, fileOf: plan.fileOf, perWindow: plan.perWindow, whole: plan.shape === 'report', period: plan.period,
+      table: job.load ? tableSpecOf(job, job.load, f, plan.period, where.state) : undefined,
     });
     if (plan.shape === 'windows') this.spoolDir = mkdtempSync(join(tmpdir(), 'reporting-spool-'));
     this.previous = new Map(plan.windows.flatMap((p) => (p.previous ? [[`${p.window.since}-${p.window.until}`, p.previous] as const] : [])));

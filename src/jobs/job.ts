@@ -7,6 +7,18 @@ import type { Side } from '../report/catalog.js';
 import type { WaitFlags } from '../report/poll.js';
 import type { ReportRequest } from '../report/request.js';
 import type { LogFormat } from './limits.js';
+import type { OnSchemaChange } from '../load/load.js';
+import type { LoadTarget } from '../load/target.js';
+
+/** run --load: the database, the table, and how this run's rows are told apart and replaced. */
+export interface LoadPlan {
+  target: LoadTarget;
+  /** the table's name, in parts (schema, table) */
+  table: string[];
+  /** --scope: the account part of the scope (default: the profile's name, or `env`) */
+  account?: string;
+  onSchemaChange: OnSchemaChange;
+}
 
 export interface ChunkFlags {
   chunk: string;
@@ -41,6 +53,8 @@ export interface Job {
   flags: JobFlags;
   /** the command line after `reporting`, for the command that retries failed windows */
   argv: readonly string[];
+  /** --load: the rows go into a table (and to -o's file too, if given) */
+  load?: LoadPlan;
 }
 
 /**
@@ -50,4 +64,4 @@ export interface Job {
  */
 export type Shape = 'report' | 'windows';
 
-export const shapeOf = (job: Pick<Job, 'chunk' | 'flags'>): Shape => (job.chunk || job.flags.state ? 'windows' : 'report');
+export const shapeOf = (job: Pick<Job, 'chunk' | 'flags' | 'load'>): Shape => (job.chunk || job.flags.state || job.load ? 'windows' : 'report');

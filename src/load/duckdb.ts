@@ -1,0 +1,117 @@
+// Loading into an embedded DuckDB file through its appender (@duckdb/node-api, loaded only when
+// --load names a DuckDB file). DuckDB lets one process write a file: a second one waits for it,
+// up to --max-wait, then fails naming the file; the file is never shared half-written, since each
+// window is one transaction.
+
+import type { DuckDBAppender, DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { CliError, EXIT } from '../errors.js';
+import type { RowLayout } from '../export/typed.js';
+import { loadDuckDb } from '../lazy.js';
+import type { Column } from '../report/schema.js';
+import type { LoadConnection, Metadata, TableAppender } from './load.js';
+
+/** What DuckDB may use, so that a load stays within the CLI's memory target (200 MB peak RSS). */
+const DUCKDB_OPTIONS = { memory_limit: '128MB', threads: '2' };
+
+const lockedMessage = (error: unknown) => error instanceof Error && /lock|Conflicting lock|being used by another process/i.test(error.message);
+
+export async function openDuckDb(path: string, shown: string, waitMs: number, sleep: (ms: number, signal: AbortSignal) => Promise<void>, signal: AbortSignal): Promise<LoadConnection> {
+  const duckdb = await loadDuckDb();
+  const deadline = Date.now() + waitMs;
+  let instance: DuckDBInstance | undefined;
+  for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
+    try {
+      instance = await duckdb.DuckDBInstance.create(path, DUCKDB_OPTIONS);
+      break;
+    } catch (error) {
+      if (!lockedMessage(error)) {
+        throw new CliError(`cannot open the DuckDB database ${shown}: ${firstLine(error)}`, EXIT.usage, 'check the path, and that it is a DuckDB database file');
+      }
+      if (Date.now() + delay > deadline || signal.aborted) {
+        throw new CliError(`the DuckDB database ${shown} is held by another process (DuckDB allows one writer per file)`, EXIT.usage,
+          'wait for the other run to end, or give --max-wait to wait for the file');
+      }
+      await sleep(delay, signal);
+    }
+  }
+  const connection = await instance.connect();
+  return new DuckDbConnection(duckdb, instance, connection);
+}
+
+const firstLine = (error: unknown) => (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
+
+type DuckDb = Awaited<ReturnType<typeof loadDuckDb>>;
+
+class DuckDbConnection implements LoadConnection {
+  readonly engine = 'duckdb' as const;
+  readonly dialect = 'duckdb' as const;
+
+  constructor(private readonly duckdb: DuckDb, private readonly instance: DuckDBInstance, private readonly connection: DuckDBConnection) {}
+
+  async columns(table: readonly string[]): Promise<Map<string, string> | undefined> {
+    const name = table[table.length - 1] as string;
+    const rows = await this.query(`SELECT column_name, data_type FROM information_schema.columns WHERE table_name = $1 AND table_schema = $2 ORDER BY ordinal_position`, [name, table.length > 1 ? table[0] as string : 'main']);
+    return rows.length ? new Map(rows.map(([column, type]) => [column as string, (type as string).toLowerCase()])) : undefined;
+  }
+
+  async execute(sql: string, params: readonly (string | number)[] = []): Promise<void> {
+    await this.connection.run(sql, [...params]);
+  }
+
+  async query(sql: string, params: readonly (string | number)[] = []): Promise<string[][]> {
+    const reader = await this.connection.runAndReadAll(sql, [...params]);
+    return reader.getRows().map((row) => row.map((value) => (value === null ? '' : String(value))));
+  }
+
+  async appender(table: readonly string[], columns: readonly Column[]): Promise<TableAppender> {
+    const name = table[table.length - 1] as string;
+    const appender = await this.connection.createAppender(name, table.length > 1 ? table[0] : null);
+    return new DuckDbAppender(this.duckdb, appender, columns);
+  }
+
+  async close(): Promise<void> {
+    this.connection.closeSync();
+    this.instance.closeSync();
+  }
+}
+
+/** Rows into DuckDB's appender: each value as its column's type, the metadata last. */
+class DuckDbAppender implements TableAppender {
+  private readonly appendCell: ((layout: RowLayout, column: number) => void)[];
+
+  constructor(private readonly duckdb: DuckDb, private readonly appender: DuckDBAppender, columns: readonly Column[]) {
+    const a = appender;
+    const { DuckDBDateValue, DuckDBTimestampTZValue } = duckdb;
+    this.appendCell = columns.map((column) => {
+      switch (column.type) {
+        case 'int64': return (l, i) => { const v = l.integer(i); if (v === null) a.appendNull(); else a.appendBigInt(BigInt(v)); };
+        case 'double': return (l, i) => { const v = l.number(i); if (v === null) a.appendNull(); else a.appendDouble(v); };
+        case 'date': return (l, i) => { const v = l.day(i); if (v === null) a.appendNull(); else a.appendDate(new DuckDBDateValue(v)); };
+        case 'timestamp': return (l, i) => { const v = l.instant(i); if (v === null) a.appendNull(); else a.appendTimestampTZ(new DuckDBTimestampTZValue(BigInt(v) * 1000n)); };
+        default: return (l, i) => { const v = l.text(i); if (v === null) a.appendNull(); else a.appendVarchar(v); };
+      }
+    });
+  }
+
+  row(layout: RowLayout, metadata: Metadata): void {
+    const a = this.appender;
+    for (let i = 0; i < this.appendCell.length; i++) (this.appendCell[i] as (l: RowLayout, c: number) => void)(layout, i);
+    // _report_id, _window_since, _window_until, _scope, _loaded_at
+    a.appendVarchar(metadata[0]);
+    a.appendTimestampTZ(new this.duckdb.DuckDBTimestampTZValue(BigInt(metadata[1]) * 1_000_000n));
+    a.appendTimestampTZ(new this.duckdb.DuckDBTimestampTZValue(BigInt(metadata[2]) * 1_000_000n));
+    a.appendVarchar(metadata[3]);
+    a.appendTimestampTZ(new this.duckdb.DuckDBTimestampTZValue(BigInt(metadata[4]) * 1000n));
+    a.endRow();
+  }
+
+  async drain(): Promise<void> {
+    // the appender flushes its own chunks (2,048 rows) as they fill
+  }
+
+  async finish(): Promise<void> {
+    this.appender.flushSync();
+    this.appender.closeSync();
+  }
+}
+
