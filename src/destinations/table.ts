@@ -48,6 +48,8 @@ interface Open {
 
 export class TableDestination implements Destination {
   private connection?: LoadConnection;
+  /** the table's columns in their order, once checked */
+  private order: string[] = [];
   private ready?: Promise<LoadConnection>;
   private open?: Open;
   readonly shownTable: string;
@@ -77,6 +79,7 @@ export class TableDestination implements Destination {
       if (refused) throw refused;
       for (const sql of addColumnsSql(spec.table, drift.added, connection.dialect)) await connection.execute(sql);
     }
+    this.order = [...(await connection.columns(spec.table))?.keys() ?? []];
     if (spec.fullRefresh) {
       // rows of this scope that lie partly outside the period cannot be replaced by it
       const edges = await connection.query(partialSql(spec.table), [spec.scope, spec.period.since, spec.period.until]);
@@ -114,7 +117,7 @@ export class TableDestination implements Destination {
         }
         await connection.execute(deleteSql(spec.table), [spec.scope, origin.since, origin.until]);
       }
-      const appender = await connection.appender(spec.table, spec.columns);
+      const appender = await connection.appender(spec.table, spec.columns, this.order);
       return { origin, appender, hash: createHash('sha256'), rows: 0, reportIds: [], pieces: [] };
     } catch (error) {
       await connection.execute('ROLLBACK').catch(() => undefined);
@@ -182,6 +185,7 @@ export class TableDestination implements Destination {
         outcome = 'unchanged';
       } else await connection.execute('COMMIT');
     } catch (error) {
+      await open.appender.cancel().catch(() => undefined);
       await connection.execute('ROLLBACK').catch(() => undefined);
       throw error;
     }
@@ -192,8 +196,10 @@ export class TableDestination implements Destination {
   }
 
   private async rollback(): Promise<void> {
-    if (!this.open) return;
+    const open = this.open;
+    if (!open) return;
     this.open = undefined;
+    await open.appender.cancel().catch(() => undefined);
     await this.connection?.execute('ROLLBACK').catch(() => undefined);
   }
 

@@ -8,7 +8,7 @@ import { CliError, EXIT } from '../errors.js';
 import type { RowLayout } from '../export/typed.js';
 import { loadDuckDb } from '../lazy.js';
 import type { Column } from '../report/schema.js';
-import type { LoadConnection, Metadata, TableAppender } from './load.js';
+import { METADATA_NAMES, type LoadConnection, type Metadata, type TableAppender } from './load.js';
 
 /** What DuckDB may use, so that a load stays within the CLI's memory target (200 MB peak RSS). */
 const DUCKDB_OPTIONS = { memory_limit: '128MB', threads: '2' };
@@ -35,7 +35,7 @@ export async function openDuckDb(path: string, shown: string, waitMs: number, sl
     }
   }
   const connection = await instance.connect();
-  return new DuckDbConnection(duckdb, instance, connection);
+  return new DuckDbConnection(duckdb, instance, connection, shown);
 }
 
 const firstLine = (error: unknown) => (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
@@ -46,7 +46,11 @@ class DuckDbConnection implements LoadConnection {
   readonly engine = 'duckdb' as const;
   readonly dialect = 'duckdb' as const;
 
-  constructor(private readonly duckdb: DuckDb, private readonly instance: DuckDBInstance, private readonly connection: DuckDBConnection) {}
+  constructor(private readonly duckdb: DuckDb, private readonly instance: DuckDBInstance, private readonly connection: DuckDBConnection, private readonly shown: string) {}
+
+  private failed(error: unknown): CliError {
+    return error instanceof CliError ? error : new CliError(`DuckDB (${this.shown}) refused: ${firstLine(error)}`, EXIT.usage, 'check the table, or load into another --table');
+  }
 
   async columns(table: readonly string[]): Promise<Map<string, string> | undefined> {
     const name = table[table.length - 1] as string;
@@ -55,18 +59,18 @@ class DuckDbConnection implements LoadConnection {
   }
 
   async execute(sql: string, params: readonly (string | number)[] = []): Promise<void> {
-    await this.connection.run(sql, [...params]);
+    await this.connection.run(sql, [...params]).catch((error: unknown) => { throw this.failed(error); });
   }
 
   async query(sql: string, params: readonly (string | number)[] = []): Promise<string[][]> {
-    const reader = await this.connection.runAndReadAll(sql, [...params]);
+    const reader = await this.connection.runAndReadAll(sql, [...params]).catch((error: unknown) => { throw this.failed(error); });
     return reader.getRows().map((row) => row.map((value) => (value === null ? '' : String(value))));
   }
 
-  async appender(table: readonly string[], columns: readonly Column[]): Promise<TableAppender> {
+  async appender(table: readonly string[], columns: readonly Column[], order: readonly string[]): Promise<TableAppender> {
     const name = table[table.length - 1] as string;
-    const appender = await this.connection.createAppender(name, table.length > 1 ? table[0] : null);
-    return new DuckDbAppender(this.duckdb, appender, columns);
+    const appender = await this.connection.createAppender(name, table.length > 1 ? table[0] : null).catch((error: unknown) => { throw this.failed(error); });
+    return new DuckDbAppender(this.duckdb, appender, columns, order);
   }
 
   async close(): Promise<void> {
@@ -75,34 +79,37 @@ class DuckDbConnection implements LoadConnection {
   }
 }
 
-/** Rows into DuckDB's appender: each value as its column's type, the metadata last. */
+/** Rows into DuckDB's appender, in the table's column order: each value as its column's type. */
 class DuckDbAppender implements TableAppender {
-  private readonly appendCell: ((layout: RowLayout, column: number) => void)[];
+  private readonly appendCell: ((layout: RowLayout, metadata: Metadata) => void)[];
 
-  constructor(private readonly duckdb: DuckDb, private readonly appender: DuckDBAppender, columns: readonly Column[]) {
+  constructor(duckdb: DuckDb, private readonly appender: DuckDBAppender, columns: readonly Column[], order: readonly string[]) {
     const a = appender;
     const { DuckDBDateValue, DuckDBTimestampTZValue } = duckdb;
-    this.appendCell = columns.map((column) => {
-      switch (column.type) {
-        case 'int64': return (l, i) => { const v = l.integer(i); if (v === null) a.appendNull(); else a.appendBigInt(BigInt(v)); };
-        case 'double': return (l, i) => { const v = l.number(i); if (v === null) a.appendNull(); else a.appendDouble(v); };
-        case 'date': return (l, i) => { const v = l.day(i); if (v === null) a.appendNull(); else a.appendDate(new DuckDBDateValue(v)); };
-        case 'timestamp': return (l, i) => { const v = l.instant(i); if (v === null) a.appendNull(); else a.appendTimestampTZ(new DuckDBTimestampTZValue(BigInt(v) * 1000n)); };
-        default: return (l, i) => { const v = l.text(i); if (v === null) a.appendNull(); else a.appendVarchar(v); };
+    const seconds = (value: number) => new DuckDBTimestampTZValue(BigInt(value) * 1_000_000n);
+    this.appendCell = order.map((name): ((layout: RowLayout, metadata: Metadata) => void) => {
+      const meta = (METADATA_NAMES as readonly string[]).indexOf(name);
+      if (meta === 0) return (_l, m) => a.appendVarchar(m[0]);
+      if (meta === 1) return (_l, m) => a.appendTimestampTZ(seconds(m[1]));
+      if (meta === 2) return (_l, m) => a.appendTimestampTZ(seconds(m[2]));
+      if (meta === 3) return (_l, m) => a.appendVarchar(m[3]);
+      if (meta === 4) return (_l, m) => a.appendTimestampTZ(new DuckDBTimestampTZValue(BigInt(m[4]) * 1000n));
+      const i = columns.findIndex((column) => column.name === name);
+      if (i < 0) return () => a.appendNull();
+      switch ((columns[i] as Column).type) {
+        case 'int64': return (l) => { const v = l.integer(i); if (v === null) a.appendNull(); else a.appendBigInt(BigInt(v)); };
+        case 'double': return (l) => { const v = l.number(i); if (v === null) a.appendNull(); else a.appendDouble(v); };
+        case 'date': return (l) => { const v = l.day(i); if (v === null) a.appendNull(); else a.appendDate(new DuckDBDateValue(v)); };
+        case 'timestamp': return (l) => { const v = l.instant(i); if (v === null) a.appendNull(); else a.appendTimestampTZ(new DuckDBTimestampTZValue(BigInt(v) * 1000n)); };
+        default: return (l) => { const v = l.text(i); if (v === null) a.appendNull(); else a.appendVarchar(v); };
       }
     });
   }
 
   row(layout: RowLayout, metadata: Metadata): void {
-    const a = this.appender;
-    for (let i = 0; i < this.appendCell.length; i++) (this.appendCell[i] as (l: RowLayout, c: number) => void)(layout, i);
-    // _report_id, _window_since, _window_until, _scope, _loaded_at
-    a.appendVarchar(metadata[0]);
-    a.appendTimestampTZ(new this.duckdb.DuckDBTimestampTZValue(BigInt(metadata[1]) * 1_000_000n));
-    a.appendTimestampTZ(new this.duckdb.DuckDBTimestampTZValue(BigInt(metadata[2]) * 1_000_000n));
-    a.appendVarchar(metadata[3]);
-    a.appendTimestampTZ(new this.duckdb.DuckDBTimestampTZValue(BigInt(metadata[4]) * 1000n));
-    a.endRow();
+    const cells = this.appendCell;
+    for (let i = 0; i < cells.length; i++) (cells[i] as (l: RowLayout, m: Metadata) => void)(layout, metadata);
+    this.appender.endRow();
   }
 
   async drain(): Promise<void> {
@@ -110,7 +117,17 @@ class DuckDbAppender implements TableAppender {
   }
 
   async finish(): Promise<void> {
+    this.closed = true;
     this.appender.flushSync();
+    this.appender.closeSync();
+  }
+
+  private closed = false;
+
+  async cancel(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.appender.clear();
     this.appender.closeSync();
   }
 }

@@ -25,6 +25,8 @@ export interface TableAppender {
   drain(): Promise<void>;
   /** every row is in (still inside the transaction) */
   finish(): Promise<void>;
+  /** the rows are given up (the transaction is then rolled back): a COPY in progress is failed */
+  cancel(): Promise<void>;
 }
 
 /** A connection to one database, as the table destination uses it. */
@@ -37,10 +39,14 @@ export interface LoadConnection {
   execute(sql: string, params?: readonly (string | number)[]): Promise<void>;
   /** a query's rows, every value as text */
   query(sql: string, params?: readonly (string | number)[]): Promise<string[][]>;
-  /** rows appended in bulk (DuckDB's appender, Postgres's COPY) inside the transaction */
-  appender(table: readonly string[], columns: readonly Column[]): Promise<TableAppender>;
+  /** rows appended in bulk (DuckDB's appender, Postgres's COPY) inside the transaction; `order`
+   * is the table's columns in their order (a column added later comes last; one the export does
+   * not write is NULL) */
+  appender(table: readonly string[], columns: readonly Column[], order: readonly string[]): Promise<TableAppender>;
   close(): Promise<void>;
 }
+
+export const METADATA_NAMES = ['_report_id', '_window_since', '_window_until', '_scope', '_loaded_at'] as const;
 
 /** The columns of the table: the export's, then the metadata's. */
 export function tableColumns(exported: readonly Column[]): Column[] {

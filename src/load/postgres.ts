@@ -31,7 +31,17 @@ export async function openPostgres(target: LoadTarget, env: Record<string, strin
     await client.end().catch(() => undefined);
     throw connectError(error, target.shown);
   }
-  return new PostgresConnection(client);
+  return new PostgresConnection(client, target.shown);
+}
+
+/** An error of the database once connected: the server's message, as a one-line error. */
+export function queryError(error: unknown, shown: string): unknown {
+  if (error instanceof CliError) return error;
+  const code = (error as { code?: string }).code;
+  const message = (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
+  if (code === undefined || code.startsWith('08') || code.startsWith('57P')) return new NetworkError(`the connection to Postgres at ${shown} failed: ${message}`, 'check that the server is up; the window being loaded was rolled back, run again');
+  if (code.startsWith('28')) return new AuthError(`Postgres at ${shown} refused: ${message}`, 'check the user and the password');
+  return new CliError(`Postgres at ${shown} refused: ${message}`, EXIT.usage, code === '3F000' ? 'create the schema first (CREATE SCHEMA ...), or name another --table' : 'check the table and the rights of the user on it');
 }
 
 function connectError(error: unknown, shown: string): CliError {
@@ -48,7 +58,7 @@ class PostgresConnection implements LoadConnection {
   readonly engine = 'postgres' as const;
   readonly dialect = 'postgres' as const;
 
-  constructor(private readonly client: Client) {}
+  constructor(private readonly client: Client, private readonly shown: string) {}
 
   async columns(table: readonly string[]): Promise<Map<string, string> | undefined> {
     const name = table[table.length - 1] as string;
@@ -59,19 +69,20 @@ class PostgresConnection implements LoadConnection {
   }
 
   async execute(sql: string, params: readonly (string | number)[] = []): Promise<void> {
-    await this.client.query(sql, [...params]);
+    await this.client.query(sql, [...params]).catch((error: unknown) => { throw queryError(error, this.shown); });
   }
 
   async query(sql: string, params: readonly (string | number)[] = []): Promise<string[][]> {
-    const result = await this.client.query({ text: sql, values: [...params], rowMode: 'array' });
+    const result = await this.client.query({ text: sql, values: [...params], rowMode: 'array' }).catch((error: unknown) => { throw queryError(error, this.shown); });
     return (result.rows as unknown[][]).map((row) => row.map((value) => (value === null ? '' : String(value))));
   }
 
-  async appender(table: readonly string[], columns: readonly Column[]): Promise<TableAppender> {
+  async appender(table: readonly string[], columns: readonly Column[], _order: readonly string[]): Promise<TableAppender> {
+    // COPY names its columns: the table's order does not matter, and the others are NULL
     const { from } = await loadPgCopy();
     const names = [...columns.map((column) => column.name), '_report_id', '_window_since', '_window_until', '_scope', '_loaded_at'];
     const stream = this.client.query(from(`COPY ${qualified(table)} (${names.map(quoteIdent).join(', ')}) FROM STDIN`));
-    return new CopyAppender(stream, columns);
+    return new CopyAppender(stream, columns, this.shown);
   }
 
   async close(): Promise<void> {
@@ -93,8 +104,8 @@ class CopyAppender implements TableAppender {
   private failure?: Error;
   private readonly cellOf: ((layout: RowLayout, column: number) => string)[];
 
-  constructor(private readonly stream: NodeJS.WritableStream & { on(event: 'error', listener: (error: Error) => void): unknown }, columns: readonly Column[]) {
-    stream.on('error', (error: Error) => { this.failure ??= error; });
+  constructor(private readonly stream: NodeJS.WritableStream & { on(event: 'error', listener: (error: Error) => void): unknown }, columns: readonly Column[], shown: string) {
+    stream.on('error', (error: Error) => { this.failure ??= queryError(error, shown) as Error; });
     // each value checked against its column's type as DuckDB's are, written as the server sent it
     const checked = (read: (l: RowLayout, i: number) => unknown) => (l: RowLayout, i: number) => (read(l, i) === null ? '\\N' : escape(l.texts[i] as string));
     this.cellOf = columns.map((column) => {
@@ -125,16 +136,31 @@ class CopyAppender implements TableAppender {
     if (text && !this.stream.write(text)) await new Promise<void>((resolve, reject) => {
       const stream = this.stream as unknown as { once(event: string, listener: (error?: Error) => void): void };
       stream.once('drain', () => resolve());
-      stream.once('error', (error) => reject(error));
+      stream.once('error', () => reject(this.failure));
     });
     if (this.failure) throw this.failure;
   }
 
+  private ended = false;
+
+  async cancel(): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    const stream = this.stream as unknown as { destroyed: boolean; once(event: string, listener: () => void): void; destroy(error: Error): void };
+    if (stream.destroyed) return;
+    // a CopyFail: the server ends the COPY with an error, the connection is usable again
+    await new Promise<void>((resolve) => {
+      stream.once('close', () => resolve());
+      stream.destroy(new Error('the load of this window was given up'));
+    });
+  }
+
   async finish(): Promise<void> {
+    this.ended = true;
     await this.flush();
     await new Promise<void>((resolve, reject) => {
       if (this.failure) { reject(this.failure); return; }
-      (this.stream as unknown as { once(event: string, listener: (error?: Error) => void): void }).once('error', (error) => reject(error));
+      (this.stream as unknown as { once(event: string, listener: (error?: Error) => void): void }).once('error', () => reject(this.failure));
       this.stream.end(() => resolve());
     });
     if (this.failure) throw this.failure;
