@@ -119,6 +119,8 @@ export function addChunkOptions(command: Command): Command {
 export function chunkFlagsOf(parsed: Parsed, command: Command): ChunkFlags | undefined {
   const chunk = parsed.chunk as string | undefined;
   if (chunk === undefined) {
+    // --load chooses its own windows (a day, a month) and takes these flags for them
+    if (parsed.load !== undefined) return undefined;
     const given = ['concurrency', 'split'].filter((name) => command.getOptionValueSource(name) === 'cli');
     if (given.length > 0) throw new UsageError(`${given.map((name) => (name === 'split' ? '--no-split' : `--${name}`)).join(' and ')} only apply with --chunk`, 'add --chunk day (or week, month, Nd, Nh)');
     return undefined;
@@ -155,6 +157,8 @@ export function loadFlagsOf(parsed: Parsed): LoadFlags {
     table: parsed.table as string | undefined,
     scope: parsed.scope as string | undefined,
     onSchemaChange: parsed.onSchemaChange as LoadFlags['onSchemaChange'],
+    concurrency: parsed.concurrency as number,
+    split: parsed.split !== false,
   };
 }
 

@@ -65,7 +65,7 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
   }
   // a table takes one window at a time: without --chunk, a day (DAILY, HOURLY) or a month (MONTHLY)
   // per window, so that tomorrow's run with a lookback replaces whole windows, never part of one
-  const chunk = opts.chunk ?? (load ? defaultLoadChunk(request.breakdowns) : undefined);
+  const chunk = opts.chunk ?? (load ? defaultLoadChunk(request.breakdowns, opts.load) : undefined);
   const argv = withoutPassword(opts.argv ?? [], load?.target);
   await runJob({ side, request, given: opts.output, output, wait: opts.wait, chunk, flags, argv, load }, f);
 }
@@ -81,8 +81,8 @@ function loadPlanOf(flags: LoadFlags | undefined, side: Side, f: Factory): LoadP
   return { target, table: tableName(flags?.table, side, target.engine), account: flags?.scope?.trim(), onSchemaChange: flags?.onSchemaChange ?? 'fail' };
 }
 
-function defaultLoadChunk(breakdowns: readonly string[]): ChunkFlags | undefined {
+function defaultLoadChunk(breakdowns: readonly string[], flags: LoadFlags | undefined): ChunkFlags | undefined {
   const time = timeDimensionOf(breakdowns);
   const chunk = time === 'DAILY' || time === 'HOURLY' ? 'day' : time === 'MONTHLY' ? 'month' : undefined;
-  return chunk ? { chunk, concurrency: DEFAULT_CONCURRENCY, split: true } : undefined;
+  return chunk ? { chunk, concurrency: flags?.concurrency ?? DEFAULT_CONCURRENCY, split: flags?.split ?? true } : undefined;
 }

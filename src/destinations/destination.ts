@@ -51,6 +51,9 @@ export interface WindowOutput extends Receiver {
 }
 
 export interface Destination {
+  /** before the first request: what can refuse the run is checked (a database reached, a table's
+   * columns compared), so that a run that cannot deliver asks the server for nothing */
+  prepare?(): Promise<void>;
   /** `piece` of the planned window `origin` (itself unless it was split) begins; windows of a
    * merged output come in chronological order, the pieces of one window too */
   begin(piece: Window, origin: Window, reportId: string): Promise<WindowOutput>;

@@ -8,6 +8,11 @@ import type { Committed, Destination, WindowOutput } from './destination.js';
 export class FanOut implements Destination {
   constructor(private readonly first: Destination, private readonly second: Destination) {}
 
+  async prepare(): Promise<void> {
+    await this.first.prepare?.();
+    await this.second.prepare?.();
+  }
+
   async begin(piece: Window, origin: Window, reportId: string): Promise<WindowOutput> {
     const a = await this.first.begin(piece, origin, reportId);
     const b = await this.second.begin(piece, origin, reportId);

@@ -60,7 +60,11 @@ export class TableDestination implements Destination {
 
   /** Connects, creates the table or checks its columns, and (--full-refresh) refuses rows that
    * straddle the period's edges: all before the first row is written. */
-  prepare(): Promise<LoadConnection> {
+  async prepare(): Promise<void> {
+    await this.connected();
+  }
+
+  private connected(): Promise<LoadConnection> {
     this.ready ??= this.connectAndCheck();
     return this.ready;
   }
@@ -90,7 +94,7 @@ export class TableDestination implements Destination {
   }
 
   async begin(piece: Window, origin: Window, reportId: string): Promise<WindowOutput> {
-    const connection = await this.prepare();
+    const connection = await this.connected();
     if (!this.open || this.open.origin.since !== origin.since) this.open = await this.startWindow(connection, origin);
     const open = this.open;
     open.reportIds.push(reportId);

@@ -119,6 +119,7 @@ class PlannedRun {
   async go(windows: Window[]): Promise<void> {
     let failed = true;
     try {
+      await this.destination.prepare?.();
       const outcome = await runWindows(windows, (window, ctx) => fetchWindow(window, ctx, this.fetchDeps()), this.poolOptions());
       this.view.stop();
       this.throwIfFailed(outcome);

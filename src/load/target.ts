@@ -73,4 +73,7 @@ export interface LoadFlags {
   table?: string;
   scope?: string;
   onSchemaChange: 'fail' | 'add-columns';
+  /** --concurrency and --no-split, for the windows --load chooses when --chunk is not given */
+  concurrency?: number;
+  split?: boolean;
 }
