@@ -146,9 +146,9 @@ export function addLoadOptions(command: Command): Command {
   return command
     .optionsGroup('Loading into a database:')
     .option('--load <target>', 'load the rows into a table: duckdb:PATH or postgres://USER@HOST:PORT/DB (or REPORTING_LOAD); each window replaces its own rows, in one transaction')
-    .option('--table <name>', 'with --load: the table (default {side}_report; {side} allowed; schema.table for Postgres)')
-    .option('--scope <name>', 'with --load: the account part of the rows\' scope (default: the profile\'s name, or env with REPORTING_TOKEN)')
-    .addOption(choiceOption('--on-schema-change <policy>', 'with --load, when the table\'s columns differ from the export\'s: fail, or add-columns (new columns, nullable)', ON_SCHEMA_CHANGE, 'policy').default('fail'));
+    .option('--table <name>', 'with --load: the table, {side}_report by default; {side} allowed; schema.table for Postgres')
+    .option('--scope <name>', 'with --load: the account part of the rows\' scope; by default the profile\'s name, or env with REPORTING_TOKEN')
+    .addOption(choiceOption('--on-schema-change <policy>', 'with --load, when the table\'s columns differ from the export\'s: fail, or add-columns to add the new ones as nullable', ON_SCHEMA_CHANGE, 'policy').default('fail'));
 }
 
 export function loadFlagsOf(parsed: Parsed): LoadFlags {
