@@ -98,7 +98,7 @@ _reporting() {
     run) opts="--since --until --metrics --breakdowns --param --no-validate --advertiser-id --adunit-id --campaign-id --publisher-id --sub-publisher-id --sub-sub-publisher-id --platform-id --app-id --placement-id --buyer-id --deal-id --dmp-id --dmp-source-id --os-id --format-id --country-id --region-id --department-id --city-id --postalcode --ad-network-id --device-type-id --device-brand-id --carrier --device-model --output -o --format --columns --delimiter --bom --excel --chunk --concurrency --no-split --state --lookback --full-refresh --no-resume --log-format --load --table --scope --on-schema-change --poll-interval --max-wait" ;;
     state) opts="--force" ;;
     campaigns) opts="--format --output -o" ;;
-    schema) opts="--metrics --breakdowns --columns --as --table" ;;
+    schema) opts="--metrics --breakdowns --columns --as --table --for-load" ;;
     sandbox) opts="--port --host --seed --delay --work --max-running --fail-over-days --restate --report-ttl --now --latency --error --reset-download --stall-download --token-uses --report-status --malformed --scale --layout" ;;
     completion) opts="" ;;
   esac

@@ -295,8 +295,10 @@ ${examples(
         .option('--columns <list>', 'as the export\'s: requested, or field names (comma-separated, repeatable); default: all', list)
         .addOption(choiceOption('--as <format>', 'what to print', SCHEMA_FORMATS, 'schema format').default('table'))
         .option('--table <name>', 'table name for CREATE TABLE (default: <side>_report)')
+        .option('--for-load', 'with --as duckdb or postgres: the CREATE TABLE that run --load runs, its metadata columns included')
         .addHelpText('after', examples(
           'reporting schema buyer --breakdowns DAILY,COUNTRY',
+          'reporting schema buyer --breakdowns DAILY,COUNTRY --as postgres --for-load --table ads.buyer_daily',
           'reporting schema buyer --breakdowns DAILY,COUNTRY --columns requested --as bigquery --table daily',
           'reporting schema seller --breakdowns HOURLY,APP --as json-schema > row.schema.json',
         ));
@@ -308,6 +310,7 @@ ${examples(
       columns: parsed.columns as string[] | undefined,
       as: parsed.as as SchemaFormat,
       table: parsed.table as string | undefined,
+      forLoad: Boolean(parsed.forLoad),
     }),
     load: () => import('../commands/schema.js'),
   }),

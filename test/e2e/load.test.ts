@@ -291,3 +291,25 @@ describe.each(targets)('--load %s: SIGKILL in the middle of a run', (_name, targ
     expect(new Set(after.map((row) => row.split('|')[3]))).not.toEqual(new Set(loaded.map((row) => row.split('|')[3])));
   }, 90_000);
 });
+
+describe.each(targets)('schema --for-load --as %s', (name, target, skip) => {
+  it.skipIf(skip)('prints the CREATE TABLE that --load runs: a table made from it takes the load with no schema change', async () => {
+    await withSandbox({ readyDelayMs: 1 }, async (sandbox, dir) => {
+      const db = target(dir);
+      const request = ['--breakdowns', 'DAILY,COUNTRY', '--metrics', 'displays,revenueEuro', '--columns', 'requested'];
+      const ddl = await runCli(['schema', 'buyer', ...request, '--as', name, '--for-load', '--table', 'daily'], { env: env(sandbox, dir) });
+      expect(ddl.code, ddl.stderr).toBe(0);
+      expect(ddl.stdout).toContain('"_window_since"');
+      if (name === 'duckdb') {
+        const instance = await DuckDBInstance.create(db.load.slice('duckdb:'.length));
+        const connection = await instance.connect();
+        await connection.run(ddl.stdout);
+        connection.closeSync();
+        instance.closeSync();
+      } else (cluster as Cluster).psql(ddl.stdout, new URL(db.load).pathname.slice(1));
+      const loaded = await runCli(['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-02', ...request, '--load', db.load, '--table', 'daily', '-q'], { env: env(sandbox, dir) });
+      expect(loaded.code, loaded.stderr).toBe(0);
+      expect(await db.select('SELECT count(DISTINCT CAST(date AS VARCHAR)) FROM daily')).toEqual(['2']);
+    });
+  }, 60_000);
+});
