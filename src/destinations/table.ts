@@ -76,9 +76,15 @@ export class TableDestination implements Destination {
     const existing = await connection.columns(spec.table);
     const wanted = [...spec.columns, ...LOAD_METADATA];
     if (!existing) {
-      await connection.execute(loadDdl(spec.columns, connection.dialect, spec.table, true));
-    } else {
-      const drift = driftOf(existing, wanted, connection.dialect);
+      // another run may create it at the same moment (Postgres): then it is there, and is checked
+      await connection.execute(loadDdl(spec.columns, connection.dialect, spec.table, true)).catch(async (error: unknown) => {
+        if (!await connection.columns(spec.table)) throw error;
+      });
+    }
+    // a table made here has the columns wanted; one made by another run is checked as any other
+    const current = existing ?? await connection.columns(spec.table);
+    if (current) {
+      const drift = driftOf(current, wanted, connection.dialect);
       const refused = driftError(this.shownTable, drift, spec.onSchemaChange);
       if (refused) throw refused;
       for (const sql of addColumnsSql(spec.table, drift.added, connection.dialect)) await connection.execute(sql);

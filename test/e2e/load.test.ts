@@ -313,3 +313,34 @@ describe.each(targets)('schema --for-load --as %s', (name, target, skip) => {
     });
   }, 60_000);
 });
+
+describe('--load postgres: concurrency', () => {
+  it.skipIf(!POSTGRES_AVAILABLE)('two processes loading different windows of one table (created by whichever comes first) both succeed', async () => {
+    await withSandbox({ readyDelayMs: 1 }, async (sandbox, dir) => {
+      const db = postgresTarget();
+      const run = (since: string, until: string) => runCli(['run', 'buyer', '--since', since, '--until', until, '--breakdowns', 'DAILY,COUNTRY',
+        '--load', db.load, '--table', 'shared', '--poll-interval', '20ms', '-q'], { env: env(sandbox, dir) });
+      const [a, b] = await Promise.all([run('2026-11-01', '2026-11-03'), run('2026-11-04', '2026-11-06')]);
+      expect(a.code, a.stderr).toBe(0);
+      expect(b.code, b.stderr).toBe(0);
+      const days = await db.select('SELECT CAST(date AS VARCHAR), count(*) = count(DISTINCT country) FROM shared GROUP BY 1 ORDER BY 1');
+      expect(days).toEqual(['01', '02', '03', '04', '05', '06'].map((d) => `2026-11-${d}|t`));
+    });
+  }, 60_000);
+});
+
+describe('--load with -o: both are written', () => {
+  it('the file holds what the table holds, row for row', async () => {
+    await withSandbox({ readyDelayMs: 1 }, async (sandbox, dir) => {
+      const file = join(dir, 'w.duckdb');
+      const result = await runCli(['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-03', '--breakdowns', 'DAILY,COUNTRY', '--metrics', 'displays',
+        '--load', `duckdb:${file}`, '-o', join(dir, 'out.csv'), '--poll-interval', '20ms', '--json'], { env: env(sandbox, dir) });
+      expect(result.code, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout)).toMatchObject({ table: 'buyer_report', rows: expect.any(Number), files: [join(dir, 'out.csv')] });
+      const { parse } = await import('csv-parse/sync');
+      const csv = (parse(readFileSync(join(dir, 'out.csv'), 'utf8'), { columns: true }) as Record<string, string>[]).map((r) => `${r.date}|${r.country}|${r.displays}`).sort();
+      expect(csv.length).toBeGreaterThan(3);
+      expect(await duckdbRows(file, 'SELECT CAST(date AS VARCHAR), country, displays FROM buyer_report ORDER BY 1, 2')).toEqual(csv);
+    });
+  }, 60_000);
+});
