@@ -10,8 +10,12 @@ import { loadDuckDb } from '../lazy.js';
 import type { Column } from '../report/schema.js';
 import { METADATA_NAMES, type LoadConnection, type Metadata, type TableAppender } from './load.js';
 
-/** What DuckDB may use, so that a load stays within the CLI's memory target (200 MB peak RSS). */
-const DUCKDB_OPTIONS = { memory_limit: '128MB', threads: '2' };
+/** What DuckDB may use. Its buffer pool is bounded by memory_limit (16 MB is too little for one
+ * row group of a wide report: "could not allocate block"), but the process's peak RSS is not:
+ * measured on 1,000,000 rows of every field (about 30 columns), 128 MB and 2 threads peaked at
+ * 450-620 MB, 64 MB and 1 thread at 380-410 MB (test/bench/RESULTS.md, "Loading"); DuckDB's own
+ * allocator settings (allocator_flush_threshold, write_buffer_row_group_count) changed nothing. */
+const DUCKDB_OPTIONS = { memory_limit: '64MB', threads: '1' };
 
 const lockedMessage = (error: unknown) => error instanceof Error && /lock|Conflicting lock|being used by another process/i.test(error.message);
 
