@@ -344,3 +344,20 @@ describe('--load with -o: both are written', () => {
     });
   }, 60_000);
 });
+
+describe('REPORTING_LOAD', () => {
+  it('sets --load from the environment; --table without any --load is refused', async () => {
+    await withSandbox({ readyDelayMs: 1 }, async (sandbox, dir) => {
+      const file = join(dir, 'env.duckdb');
+      const loaded = await runCli(['run', 'seller', '--since', '2026-11-01', '--until', '2026-11-02', '--breakdowns', 'DAILY', '--table', '{side}_daily', '-q'], { env: env(sandbox, dir, { REPORTING_LOAD: `duckdb:${file}` }) });
+      expect(loaded.code, loaded.stderr).toBe(0);
+      expect(await duckdbRows(file, 'SELECT CAST(date AS VARCHAR), _scope FROM seller_daily GROUP BY ALL ORDER BY 1')).toEqual([
+        `2026-11-01|base=${sandbox.baseUrl};side=seller;breakdowns=DAILY;filters=-;account=env`,
+        `2026-11-02|base=${sandbox.baseUrl};side=seller;breakdowns=DAILY;filters=-;account=env`,
+      ]);
+      const refused = await runCli(['run', 'seller', '--since', '2026-11-01', '--until', '2026-11-02', '--table', 't'], { env: env(sandbox, dir) });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/^error: --table only applies with --load/);
+    });
+  }, 60_000);
+});
