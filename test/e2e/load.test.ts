@@ -361,3 +361,52 @@ describe('REPORTING_LOAD', () => {
     });
   }, 60_000);
 });
+
+describe.each(targets)('--load %s: SIGKILL inside a window\'s transaction', (_name, target, skip) => {
+  it.skipIf(skip)('a large window killed while its rows go in: the previous rows stay whole, the database opens, the rerun completes', async () => {
+    const dir = tempDir();
+    const db = target(dir);
+    const port = await new Promise<number>((resolve) => {
+      void startSandbox({ port: 0 }).then(async (s) => { const p = Number(new URL(s.baseUrl).port); await s.close(); resolve(p); });
+    });
+    const args = ['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-01', '--breakdowns', 'DAILY', '--load', db.load, '--poll-interval', '20ms'];
+    const reports = () => db.select('SELECT _report_id, count(*) FROM buyer_report GROUP BY 1');
+    let sandbox = await startSandbox({ port, readyDelayMs: 1, scaleRows: 100_000 });
+    try {
+      const first = await runCli(args, { env: env(sandbox, dir), cwd: dir });
+      expect(first.code, first.stderr).toBe(0);
+    } finally {
+      await sandbox.close();
+    }
+    const before = await reports();
+    expect(before).toEqual([expect.stringMatching(/\|100000$/)]);
+
+    sandbox = await startSandbox({ port, readyDelayMs: 1, scaleRows: 100_000 });
+    try {
+      const killed = startCli([...args, '--log-format', 'json'], { env: env(sandbox, dir), cwd: dir });
+      const done = collect(killed);
+      let log = '';
+      killed.stderr?.on('data', (chunk: Buffer) => { log += chunk.toString(); });
+      // the window is downloaded (spooled): its transaction opens and its rows start going in
+      await until(() => log.includes('"download_done"'), 'the download done', 60_000);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      killed.kill('SIGKILL');
+      await done;
+      expect(log).not.toContain('"loaded"');
+    } finally {
+      await sandbox.close();
+    }
+    expect(await reports()).toEqual(before);
+
+    sandbox = await startSandbox({ port, readyDelayMs: 1, scaleRows: 100_000 });
+    try {
+      const rerun = await runCli(args, { env: env(sandbox, dir), cwd: dir });
+      expect(rerun.code, rerun.stderr).toBe(0);
+    } finally {
+      await sandbox.close();
+    }
+    const after = await reports();
+    expect(after).toEqual([expect.stringMatching(/\|100000$/)]);
+    expect(after).not.toEqual(before);
+  }, 180_000);
+});
