@@ -71,12 +71,16 @@ const targets: [string, (dir: string) => Target, boolean][] = [
 async function freshReport(sandbox: Sandbox, since: number, until: number, metrics: string, breakdowns: string[]) {
   const submitted = await call(sandbox, '/buyer-reporting', { form: { since, until, metrics, breakdowns } });
   const id = submitted.json.response.report_id as string;
-  await until_ready(sandbox, id);
+  await untilReady(sandbox, id);
   const fresh = await call(sandbox, '/download-reporting', { form: { id } });
   return fresh.json.data as Record<string, unknown>[];
 }
-async function until_ready(sandbox: Sandbox, id: string) {
-  await until(async () => (await call(sandbox, '/status-reporting', { form: { id } })).json.response.status === 'ready', 'the fresh report ready');
+async function untilReady(sandbox: Sandbox, id: string) {
+  for (let i = 0; i < 500; i++) {
+    if ((await call(sandbox, '/status-reporting', { form: { id } })).json.response.status === 'ready') return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`report ${id} never ready`);
 }
 /** A number as the database prints it back: the shortest text of its double (or the integer). */
 const num = (value: unknown) => String(Number(value));
