@@ -10,6 +10,7 @@ module.exports = {
     { name: 'io-below-jobs', severity: 'error', comment: 'terminal concerns know nothing of runs', from: { path: '^src/io/' }, to: { path: '^src/(jobs|destinations|commands)/' } },
     { name: 'destinations-below-jobs', severity: 'error', comment: 'a destination knows where rows go, not how runs are made', from: { path: '^src/destinations/' }, to: { path: '^src/(jobs|commands)/' } },
     { name: 'fs-at-the-bottom', severity: 'error', comment: 'files, locks and atomic writes serve every layer', from: { path: '^src/fs/' }, to: { path: '^src/(jobs|destinations|commands|export|api|auth|report|io)/' } },
+    { name: 'load-below-destinations', severity: 'error', comment: 'a database engine knows tables, not destinations or runs', from: { path: '^src/load/' }, to: { path: '^src/(jobs|destinations|commands)/' } },
     { name: 'report-below-jobs', severity: 'error', comment: 'what a report request is knows nothing of how runs are made', from: { path: '^src/(report|api|export)/' }, to: { path: '^src/(jobs|destinations|commands)/' } },
   ],
   options: {

@@ -7,7 +7,7 @@ function __reporting_state --description "print the subcommand and the side bein
     set -l side
     set -l arg
     set -l skip 0
-    set -l value_options --ad-network-id --adunit-id --advertiser-id --app-id --as --base-url --body --breakdowns --buyer-id --campaign-id --carrier --chunk --city-id --columns --concurrency --country-id --deal-id --delay --delimiter --department-id --device-brand-id --device-model --device-type-id --dmp-id --dmp-source-id --email --error --exclude --fail-over-days --file --format --format-id --host --latency --layout --log-format --lookback --malformed --max-running --max-wait --metrics --now --os-id --output --param --placement-id --platform-id --poll-interval --port --postalcode --profile --publisher-id --region-id --report-status --report-ttl --reset-download --restate --retries --scale --seed --shard --since --stall-download --state --sub-publisher-id --sub-sub-publisher-id --table --timeout --token-uses --until --work -f -o
+    set -l value_options --ad-network-id --adunit-id --advertiser-id --app-id --as --base-url --body --breakdowns --buyer-id --campaign-id --carrier --chunk --city-id --columns --concurrency --country-id --deal-id --delay --delimiter --department-id --device-brand-id --device-model --device-type-id --dmp-id --dmp-source-id --email --error --exclude --fail-over-days --file --format --format-id --host --latency --layout --load --log-format --lookback --malformed --max-running --max-wait --metrics --now --on-schema-change --os-id --output --param --placement-id --platform-id --poll-interval --port --postalcode --profile --publisher-id --region-id --report-status --report-ttl --reset-download --restate --retries --scale --scope --seed --shard --since --stall-download --state --sub-publisher-id --sub-sub-publisher-id --table --timeout --token-uses --until --work -f -o
     for word in $tokens[2..-1]
         if test $skip = 1
             set skip 0
@@ -202,6 +202,10 @@ complete -c reporting -n '__reporting_using run' -l full-refresh -d 'with --stat
 complete -c reporting -n '__reporting_using run' -l no-resume -d 'submit a new report even if an interrupted run of the same request left one'
 complete -c reporting -n '__reporting_using run' -l log-format -r -d 'text, or json: one JSON object per event on stderr'
 complete -c reporting -n '__reporting_using run' -l plan -d 'print the windows the run would fetch, resume or skip, and why; send no request, write nothing'
+complete -c reporting -n '__reporting_using run' -l load -r -d 'load the rows into a table: duckdb:PATH or postgres://USER@HOST:PORT/DB (or REPORTING_LOAD); each window replaces its own rows, in one transaction'
+complete -c reporting -n '__reporting_using run' -l table -r -d 'with --load: the table, {side}_report by default; {side} allowed; schema.table for Postgres'
+complete -c reporting -n '__reporting_using run' -l scope -r -d 'with --load: the account part of the rows\' scope; by default the profile\'s name, or env with REPORTING_TOKEN'
+complete -c reporting -n '__reporting_using run' -l on-schema-change -r -d 'with --load, when the table\'s columns differ from the export\'s: fail, or add-columns to add the new ones as nullable'
 complete -c reporting -n '__reporting_using run' -l poll-interval -r -d 'poll at this fixed interval (default: 1s, doubling to 7.5s)'
 complete -c reporting -n '__reporting_using run' -l max-wait -r -d 'give up waiting for the report after this long'
 complete -c reporting -n '__reporting_using jobs' -s f -l file -r -d 'the job file (else REPORTING_JOBS, else reporting.yaml)'
@@ -215,6 +219,7 @@ complete -c reporting -n '__reporting_using schema' -l breakdowns -r -d 'breakdo
 complete -c reporting -n '__reporting_using schema' -l columns -r -d 'as the export\'s: `requested` (the default: date, the breakdowns\' fields, the metrics), `all` (every field of a row), or field names (comma-separated, repeatable)'
 complete -c reporting -n '__reporting_using schema' -l as -r -d 'what to print'
 complete -c reporting -n '__reporting_using schema' -l table -r -d 'table name for CREATE TABLE (default: <side>_report)'
+complete -c reporting -n '__reporting_using schema' -l for-load -d 'with --as duckdb or postgres: the CREATE TABLE that run --load runs, its metadata columns included'
 complete -c reporting -n '__reporting_using sandbox' -l port -r -d 'port to listen on; 0 picks a free one'
 complete -c reporting -n '__reporting_using sandbox' -l host -r -d 'address to listen on'
 complete -c reporting -n '__reporting_using sandbox' -l seed -r -d 'seed of the synthetic data'
@@ -249,6 +254,7 @@ complete -c reporting -n '__reporting_using campaigns' -l format -x -a 'table js
 complete -c reporting -l delimiter -x -a 'comma semicolon tab pipe'
 complete -c reporting -l body -x -a 'form json'
 complete -c reporting -l log-format -x -a 'text json'
+complete -c reporting -l on-schema-change -x -a 'fail add-columns'
 complete -c reporting -l as -x -a 'table json-schema postgres bigquery duckdb'
 complete -c reporting -l report-status -x -a 'failed error canceled expired progress ready'
 complete -c reporting -l malformed -x -a 'truncated wrong-types no-report-id data-not-array unknown-status'

@@ -7,3 +7,11 @@
 export const loadConf = async () => (await import('conf')).default;
 
 export const loadProgressBars = async () => (await import('cli-progress')).default;
+
+// The database clients of `run --load`: only a run that loads pays for them (DuckDB's native
+// binding alone is tens of megabytes).
+export const loadDuckDb = async () => import('@duckdb/node-api');
+
+export const loadPg = async () => (await import('pg')).default;
+
+export const loadPgCopy = async () => import('pg-copy-streams');

@@ -9,6 +9,7 @@ import type { ReportFlags } from '../report/request.js';
 import { BOUNDS } from '../duration.js';
 import { UsageError } from '../errors.js';
 import type { ChunkFlags, JobFlags } from '../jobs/job.js';
+import type { LoadFlags } from '../load/target.js';
 import { DEFAULT_CONCURRENCY, LOG_FORMATS, MAX_CONCURRENCY, parseLookback, type LogFormat } from '../jobs/limits.js';
 import { choiceOption, count, duration, list, path, repeat } from './flags.js';
 
@@ -119,6 +120,8 @@ export function addChunkOptions(command: Command): Command {
 export function chunkFlagsOf(parsed: Parsed, command: Command): ChunkFlags | undefined {
   const chunk = parsed.chunk as string | undefined;
   if (chunk === undefined) {
+    // --load chooses its own windows (a day, a month) and takes these flags for them
+    if (parsed.load !== undefined) return undefined;
     const given = ['concurrency', 'split'].filter((name) => command.getOptionValueSource(name) === 'cli');
     if (given.length > 0) throw new UsageError(`${given.map((name) => (name === 'split' ? '--no-split' : `--${name}`)).join(' and ')} only apply with --chunk`, 'add --chunk day (or week, month, Nd, Nh)');
     return undefined;
@@ -137,6 +140,29 @@ export function addJobOptions(command: Command): Command {
     .addOption(choiceOption('--log-format <format>', 'text, or json: one JSON object per event on stderr', LOG_FORMATS, 'log format').default('text'));
 }
 
+/** --on-schema-change (load/load.ts's ON_SCHEMA_CHANGE, repeated here so that help loads nothing more) */
+const ON_SCHEMA_CHANGE = ['fail', 'add-columns'] as const;
+
+export function addLoadOptions(command: Command): Command {
+  return command
+    .optionsGroup('Loading into a database:')
+    .option('--load <target>', 'load the rows into a table: duckdb:PATH or postgres://USER@HOST:PORT/DB (or REPORTING_LOAD); each window replaces its own rows, in one transaction')
+    .option('--table <name>', 'with --load: the table, {side}_report by default; {side} allowed; schema.table for Postgres')
+    .option('--scope <name>', 'with --load: the account part of the rows\' scope; by default the profile\'s name, or env with REPORTING_TOKEN')
+    .addOption(choiceOption('--on-schema-change <policy>', 'with --load, when the table\'s columns differ from the export\'s: fail, or add-columns to add the new ones as nullable', ON_SCHEMA_CHANGE, 'policy').default('fail'));
+}
+
+export function loadFlagsOf(parsed: Parsed): LoadFlags {
+  return {
+    load: parsed.load as string | undefined,
+    table: parsed.table as string | undefined,
+    scope: parsed.scope as string | undefined,
+    onSchemaChange: parsed.onSchemaChange as LoadFlags['onSchemaChange'],
+    concurrency: parsed.concurrency as number,
+    split: parsed.split !== false,
+  };
+}
+
 export function jobFlagsOf(parsed: Parsed): JobFlags {
   const state = parsed.state as string | undefined;
   const sinceAuto = typeof parsed.since === 'string' && parsed.since.trim().toLowerCase() === 'auto';
@@ -144,7 +170,8 @@ export function jobFlagsOf(parsed: Parsed): JobFlags {
     const given = [
       ...(sinceAuto ? ['--since auto'] : []),
       ...(parsed.lookback !== undefined ? ['--lookback'] : []),
-      ...(parsed.fullRefresh ? ['--full-refresh'] : []),
+      // --load replaces the period's rows whole with --full-refresh, with or without a state file
+      ...(parsed.fullRefresh && parsed.load === undefined ? ['--full-refresh'] : []),
     ];
     if (given.length > 0) {
       throw new UsageError(`${given.join(' and ')} need${given.length === 1 ? 's' : ''} --state FILE (where the last window done is recorded)`, 'add --state buyer.state.json, for example; the first run gives a date as --since');

@@ -32,7 +32,7 @@ import { choiceArgument, choiceOption, count, duration, list, path } from './fla
 import { runParser } from './run-words.js';
 import { parseShard } from '../fleet/select.js';
 import {
-  addChunkOptions, addJobOptions, addOutputOptions, addReportOptions, addWaitOptions, chunkFlagsOf, jobFlagsOf, outputFlagsOf, reportFlagsOf, waitFlagsOf, type Parsed,
+  addChunkOptions, addJobOptions, addLoadOptions, loadFlagsOf, addOutputOptions, addReportOptions, addWaitOptions, chunkFlagsOf, jobFlagsOf, outputFlagsOf, reportFlagsOf, waitFlagsOf, type Parsed,
 } from './options.js';
 
 export interface CommandModule<O> {
@@ -212,6 +212,7 @@ ${examples(
       addChunkOptions(command);
       addJobOptions(command);
       command.option('--plan', 'print the windows the run would fetch, resume or skip, and why; send no request, write nothing');
+      addLoadOptions(command);
       addWaitOptions(command, 'the report').addHelpText('after', examples(
         'reporting run buyer --since yesterday --until yesterday --breakdowns DAILY,COUNTRY -o nightly.csv',
         'reporting run seller --since 2026-11-01 --until 2026-11-20 --breakdowns DAILY,APP \\',
@@ -221,6 +222,8 @@ ${examples(
         "reporting run buyer --since -90d --until yesterday --breakdowns DAILY --chunk day -o '{since}.csv'",
         "reporting run buyer --since auto --until yesterday --lookback 3d --chunk day --breakdowns DAILY \\",
         "  -o 'buyer/{since}.csv' --state buyer.state.json --log-format json",
+        "reporting run buyer --since auto --until yesterday --lookback 3d --breakdowns DAILY,COUNTRY \\",
+        "  --state buyer.state.json --load duckdb:warehouse.duckdb --table buyer_daily",
       ) + EXIT_CODES_HELP);
     },
     options: ([side], parsed, command) => ({
@@ -231,6 +234,7 @@ ${examples(
       chunk: chunkFlagsOf(parsed, command),
       jobs: jobFlagsOf(parsed),
       plan: Boolean(parsed.plan),
+      load: loadFlagsOf(parsed),
       // commander keeps the words as typed (node and the script first) on the program
       argv: (command.parent as unknown as { rawArgs: string[] }).rawArgs.slice(2),
     }),
@@ -352,10 +356,12 @@ ${examples(
         .option('--columns <list>', 'as the export\'s: `requested` (the default: date, the breakdowns\' fields, the metrics), `all` (every field of a row), or field names (comma-separated, repeatable)', list)
         .addOption(choiceOption('--as <format>', 'what to print', SCHEMA_FORMATS, 'schema format').default('table'))
         .option('--table <name>', 'table name for CREATE TABLE (default: <side>_report)')
+        .option('--for-load', 'with --as duckdb or postgres: the CREATE TABLE that run --load runs, its metadata columns included')
         .addHelpText('after', examples(
           'reporting schema buyer --breakdowns DAILY,COUNTRY',
           'reporting schema buyer --breakdowns DAILY,COUNTRY --metrics clicks --as bigquery --table daily',
           'reporting schema buyer --breakdowns DAILY,COUNTRY --columns all --as duckdb',
+          'reporting schema buyer --breakdowns DAILY,COUNTRY --as postgres --for-load --table ads.buyer_daily',
           'reporting schema seller --breakdowns HOURLY,APP --as json-schema > row.schema.json',
         ));
     },
@@ -366,6 +372,7 @@ ${examples(
       columns: parsed.columns as string[] | undefined,
       as: parsed.as as SchemaFormat,
       table: parsed.table as string | undefined,
+      forLoad: Boolean(parsed.forLoad),
     }),
     load: () => import('../commands/schema.js'),
   }),

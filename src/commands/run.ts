@@ -16,6 +16,10 @@ import { columnNames, type Side } from '../report/catalog.js';
 import type { WaitFlags } from '../report/poll.js';
 import { buildReportRequest, type ReportFlags } from '../report/request.js';
 import { endOfParisDay, parisDate } from '../report/time.js';
+import { timeDimensionOf } from '../report/catalog.js';
+import { parseLoadTarget, tableName, withoutPassword, type LoadFlags } from '../load/target.js';
+import type { LoadPlan } from '../jobs/job.js';
+import { DEFAULT_CONCURRENCY } from '../jobs/limits.js';
 
 export interface RunOptions {
   side: Side;
@@ -30,6 +34,8 @@ export interface RunOptions {
   argv?: readonly string[];
   /** --plan: print what the run would do, and do nothing */
   plan?: boolean;
+  /** --load, --table, --scope, --on-schema-change */
+  load?: LoadFlags;
 }
 
 export async function run(opts: RunOptions, f: Factory): Promise<void> {
@@ -56,7 +62,11 @@ export function prepareRun(opts: RunOptions, f: Factory): Job {
   const template = opts.output.output;
   const given = template && template !== '-' && !template.includes('{reportId}') ? [expandTemplate(template, named)] : [];
   refuseSharedPaths(runFiles(flags.state, given, configDir(f.env, f.host.platform)), f.cwd, f.host.platform);
-  const output = resolveRequestedColumns(planOutput({ ...opts.output, json: f.globals.json, validate: opts.report.validate }, PLACEHOLDERS, columnNames([side])), request);
+  const load = loadPlanOf(opts.load, side, f);
+  // rows only into a table: --json is the result line, not JSON rows, and the table's columns are
+  // the tabular formats' (the requested ones by default)
+  const tableOnly = load !== undefined && opts.output.output === undefined;
+  const output = resolveRequestedColumns(planOutput({ ...opts.output, json: f.globals.json && !tableOnly, validate: opts.report.validate }, PLACEHOLDERS, columnNames([side])), request);
   refuseBinaryOnTerminal(output, f.stdout);
   // a target that cannot be written is found now, not after the report was waited for (the
   // report ID is not known yet: any value stands for it)
@@ -64,5 +74,29 @@ export function prepareRun(opts: RunOptions, f: Factory): Job {
     const path = expandTemplate(output.template, { ...named, reportId: 'ID' });
     checkWritableTarget(path, f.cwd, path === output.template || output.template.includes('{reportId}') ? output.template : `${output.template} (${path})`);
   }
-  return { side, request, given: opts.output, output, wait: opts.wait, chunk: opts.chunk, flags, argv: opts.argv ?? [] };
+  if (!load && opts.load && (opts.load.table !== undefined || opts.load.scope !== undefined)) {
+    throw new UsageError(`${opts.load.table !== undefined ? '--table' : '--scope'} only applies with --load`, 'add --load duckdb:PATH or --load postgres://USER@HOST/DB (or set REPORTING_LOAD)');
+  }
+  // a table takes one window at a time: without --chunk, a day (DAILY, HOURLY) or a month (MONTHLY)
+  // per window, so that tomorrow's run with a lookback replaces whole windows, never part of one
+  const chunk = opts.chunk ?? (load ? defaultLoadChunk(request.breakdowns, opts.load) : undefined);
+  const argv = withoutPassword(opts.argv ?? [], load?.target);
+  return { side, request, given: opts.output, output, wait: opts.wait, chunk, flags, argv, load };
+}
+
+/** --load (or REPORTING_LOAD) and its companions; the password joins the secrets masked everywhere. */
+function loadPlanOf(flags: LoadFlags | undefined, side: Side, f: Factory): LoadPlan | undefined {
+  const given = flags?.load ?? f.env.REPORTING_LOAD;
+  if (given === undefined || given.trim() === '') return undefined;
+  const target = parseLoadTarget(given);
+  f.secrets.add(target.password);
+  f.secrets.add(f.env.PGPASSWORD);
+  if (flags?.scope !== undefined && flags.scope.trim() === '') throw new UsageError('--scope wants a name', 'e.g. --scope acme-fr');
+  return { target, table: tableName(flags?.table, side, target.engine), account: flags?.scope?.trim(), onSchemaChange: flags?.onSchemaChange ?? 'fail' };
+}
+
+function defaultLoadChunk(breakdowns: readonly string[], flags: LoadFlags | undefined): ChunkFlags | undefined {
+  const time = timeDimensionOf(breakdowns);
+  const chunk = time === 'DAILY' || time === 'HOURLY' ? 'day' : time === 'MONTHLY' ? 'month' : undefined;
+  return chunk ? { chunk, concurrency: flags?.concurrency ?? DEFAULT_CONCURRENCY, split: flags?.split ?? true } : undefined;
 }

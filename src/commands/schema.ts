@@ -1,10 +1,13 @@
 // `schema <buyer|seller>`: the columns an export will have, their types and the row key, as a
 // table, a JSON Schema for the rows, or the CREATE TABLE of a SQL dialect.
 
+import { UsageError } from '../errors.js';
 import { columnsOf } from '../export/output.js';
 import type { Factory } from '../factory.js';
 import { columnNames, type Side } from '../report/catalog.js';
 import { resolveBreakdowns, resolveMetrics } from '../report/request.js';
+import { exportedColumns, loadDdl } from '../load/load.js';
+import { tableName } from '../load/target.js';
 import { DIALECTS, createTable, exportColumns, jsonSchema, type SchemaFormat } from '../report/schema.js';
 
 export interface SchemaOptions {
@@ -16,6 +19,8 @@ export interface SchemaOptions {
   columns?: string[];
   as: SchemaFormat;
   table?: string;
+  /** the CREATE TABLE of run --load: the export's columns and the metadata columns */
+  forLoad?: boolean;
 }
 
 export async function run(opts: SchemaOptions, f: Factory): Promise<void> {
@@ -32,7 +37,11 @@ export async function run(opts: SchemaOptions, f: Factory): Promise<void> {
   const title = `${side} report row${breakdowns.length ? ` (${breakdowns.join(',')})` : ''}`;
 
   let text: string;
-  if (as === 'json-schema') text = `${JSON.stringify(jsonSchema(columns, title), null, 2)}\n`;
+  if (opts.forLoad) {
+    if (as !== 'duckdb' && as !== 'postgres') throw new UsageError(`--for-load prints the CREATE TABLE that run --load runs, in DuckDB's or Postgres's SQL, not ${as}`, 'add --as duckdb or --as postgres');
+    exportedColumns(columns, undefined, undefined); // a field named like a metadata column is refused, as run --load refuses it
+    text = loadDdl(columns, as, tableName(opts.table, side, as), true);
+  } else if (as === 'json-schema') text = `${JSON.stringify(jsonSchema(columns, title), null, 2)}\n`;
   else if ((DIALECTS as readonly string[]).includes(as)) text = createTable(columns, as as (typeof DIALECTS)[number], opts.table ?? `${side}_report`);
   else if (f.globals.json) text = `${JSON.stringify({ side, metrics, breakdowns, key: columns.filter((c) => c.key).map((c) => c.name), columns })}\n`;
   else {

@@ -22,8 +22,10 @@ export interface Committed {
   /** the output the outputs holds only `covered`: what the state recorded with it before and is
    * not in `covered` is no longer there (a merged file rewritten whole) */
   holdsOnly: boolean;
-  /** where, as the user named it (undefined: stdout) */
+  /** where, as the user named it (undefined: stdout, or a table) */
   file?: string;
+  /** the table the rows were loaded into (run --load) */
+  table?: string;
   /** the absolute path of `file` */
   path?: string;
   rows: number;
@@ -49,6 +51,9 @@ export interface WindowOutput extends Receiver {
 }
 
 export interface Destination {
+  /** before the first request: what can refuse the run is checked (a database reached, a table's
+   * columns compared), so that a run that cannot deliver asks the server for nothing */
+  prepare?(): Promise<void>;
   /** `piece` of the planned window `origin` (itself unless it was split) begins; windows of a
    * merged output come in chronological order, the pieces of one window too */
   begin(piece: Window, origin: Window, reportId: string): Promise<WindowOutput>;

@@ -6,6 +6,8 @@ import type { Destination } from './destination.js';
 import { MergedOutput } from './merged.js';
 import type { OutputSpec } from './outputs.js';
 import { PerWindowFiles } from './per-window.js';
+import { FanOut } from './fanout.js';
+import { TableDestination, type TableSpec } from './table.js';
 
 export type { Committed, Destination, Receiver, WindowOutput } from './destination.js';
 
@@ -18,9 +20,17 @@ export interface DestinationChoice extends OutputSpec {
   whole: boolean;
   /** the run's period (a merged output stands for it) */
   period: Window;
+  /** --load: a table (with -o too: both) */
+  table?: TableSpec;
 }
 
 export function chooseDestination(choice: DestinationChoice): Destination {
+  const { fileOf, table } = choice;
+  if (table) return fileOf ? new FanOut(new TableDestination(table), files(choice)) : new TableDestination(table);
+  return files(choice);
+}
+
+function files(choice: DestinationChoice): Destination {
   const { fileOf } = choice;
   if (choice.perWindow && fileOf) return new PerWindowFiles((window) => fileOf(window, ''), choice);
   return new MergedOutput((reportId) => fileOf?.(choice.period, reportId), choice.period, choice);

@@ -18,7 +18,7 @@ import type { Factory } from '../factory.js';
 import { collectGarbage } from '../gc.js';
 import { defaultResumeHint, pollOptionsFrom } from '../report/poll.js';
 import { endOfParisDay, parisDate } from '../report/time.js';
-import { checkChunk, formatChunk, parseChunk, splitWindow, type Window } from '../report/windows.js';
+import { checkChunk, formatChunk, parseChunk, splitWindow, type Chunk, type Window } from '../report/windows.js';
 import { GC_AFTER_BYTES, MAX_DOWNLOADS, Slots, WINDOW_FIRST_POLL_MS, fetchWindow, type FetchDeps, type Fetched } from './fetch.js';
 import type { Job } from './job.js';
 import type { Previous } from './resume.js';
@@ -27,7 +27,8 @@ import { closing, doneEvent, interrupted, mergedFailure, partialFailure, pickUpC
 import { planRun, precheck, type PlanInput, type RunPlan } from './plan.js';
 import { runWindows, type PoolOutcome, type TaskContext } from './pool.js';
 import { Recorder } from './record.js';
-import { RunState, stateRequestOf } from './state.js';
+import { tableSpecOf } from './load.js';
+import { RunState, stateRequestOf, type StateRequest } from './state.js';
 import { createView, type RunView } from './view.js';
 
 /** Runs `job`: with --state, against its state file (locked for the run). */
@@ -40,7 +41,7 @@ export async function runJob(job: Job, f: Factory): Promise<void> {
   precheck(job, { ...where, since: job.request.since });
   const output = job.output.template === undefined ? undefined : resolve(f.cwd, job.output.template);
   // a symbolic link is followed: the file it names is read, locked and replaced; the link stays
-  const state = RunState.open(realTarget(job.flags.state, f.cwd), stateRequestOf(job.request, job.output.format, output, chunk ? formatChunk(chunk) : null, outputShapeOf(job), { baseUrl: f.baseUrl().url, profile: f.profileName }), { now: f.calendar.now, host: f.host, fullRefresh: job.flags.fullRefresh, lock: { now: f.now } });
+  const state = RunState.open(realTarget(job.flags.state, f.cwd), stateRequestOfJob(job, f, output, chunk), { now: f.calendar.now, host: f.host, fullRefresh: job.flags.fullRefresh, lock: { now: f.now } });
   try {
     const start = state.start(job.flags.sinceAuto ? 'auto' : job.request.since, job.request.until, job.flags.lookbackDays);
     // a start inside a recorded window (the lookback's days, a --since in mid-week) starts at that
@@ -51,6 +52,12 @@ export async function runJob(job: Job, f: Factory): Promise<void> {
   } finally {
     await state.close();
   }
+}
+
+/** The request a state file records for this run: what the next run must match. */
+export function stateRequestOfJob(job: Job, f: Factory, output: string | undefined, chunk: Chunk | undefined): StateRequest {
+  const load = job.load ? { target: job.load.target.shown, table: job.load.table.join('.') } : undefined;
+  return stateRequestOf(job.request, job.load && output === undefined ? 'table' : job.output.format, output, chunk ? formatChunk(chunk) : null, outputShapeOf(job), { baseUrl: f.baseUrl().url, profile: f.profileName }, load);
 }
 
 /** What the state records of the output's shape: another one would mix two kinds of file. */
@@ -114,6 +121,7 @@ class PlannedRun {
     this.destination = chooseDestination({
       format: job.output.format, csv: job.output.csv, merge: plan.merge, cwd: f.cwd, host: f.host, stdout: f.stdout,
       keepUnchanged: where.state !== undefined, fileOf: plan.fileOf, perWindow: plan.perWindow, whole: plan.shape === 'report', period: plan.period,
+      table: job.load ? tableSpecOf(job, job.load, f, plan.period, where.state) : undefined,
     });
     if (plan.shape === 'windows') this.spoolDir = mkdtempSync(join(tmpdir(), 'reporting-spool-'));
     this.previous = new Map(plan.windows.flatMap((p) => (p.previous ? [[`${p.window.since}-${p.window.until}`, p.previous] as const] : [])));
@@ -122,6 +130,7 @@ class PlannedRun {
   async go(windows: Window[]): Promise<void> {
     let failed = true;
     try {
+      await this.destination.prepare?.();
       const gate = this.job.gate;
       const outcome = await runWindows(windows, async (window, ctx) => {
         const release = await gate?.acquire(ctx.signal);

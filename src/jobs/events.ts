@@ -20,8 +20,9 @@ export type LogEvent =
   | { event: 'retried'; window: Window; reportId?: string; attempt: number; message: string; delayMs?: number }
   | { event: 'download_started'; window: Window; reportId: string; attempt: number; file?: string }
   | { event: 'download_done'; window: Window; reportId: string; rows: number; bytes: number; durationMs: number }
+  | { event: 'loaded'; window: Window; reportId?: string; table: string; rows: number; sha256: string }
   | { event: 'written'; window: Window; reportId?: string; file?: string; rows: number; /** of the file (unknown for stdout) */ bytes?: number; sha256?: string }
-  | { event: 'unchanged'; window: Window; reportId?: string; file: string; rows: number; bytes: number; sha256: string }
+  | { event: 'unchanged'; window: Window; reportId?: string; file?: string; table?: string; rows: number; bytes?: number; sha256: string }
   | { event: 'skipped'; window: Window; reportId?: string; file?: string; reason: SkipReason };
 
 export type EventName = LogEvent['event'];

@@ -8,6 +8,18 @@ import type { WaitFlags } from '../report/poll.js';
 import type { ReportRequest } from '../report/request.js';
 import type { LogEvent } from './events.js';
 import type { LogFormat } from './limits.js';
+import type { OnSchemaChange } from '../load/load.js';
+import type { LoadTarget } from '../load/target.js';
+
+/** run --load: the database, the table, and how this run's rows are told apart and replaced. */
+export interface LoadPlan {
+  target: LoadTarget;
+  /** the table's name, in parts (schema, table) */
+  table: string[];
+  /** --scope: the account part of the scope (default: the profile's name, or `env`) */
+  account?: string;
+  onSchemaChange: OnSchemaChange;
+}
 
 export interface ChunkFlags {
   chunk: string;
@@ -42,6 +54,8 @@ export interface Job {
   flags: JobFlags;
   /** the command line after `reporting`, for the command that retries failed windows */
   argv: readonly string[];
+  /** --load: the rows go into a table (and to -o's file too, if given) */
+  load?: LoadPlan;
   /** a budget shared with other runs of the process (`jobs run`): held by each window's task from
    * its submit to the end of its download, on top of the run's own --concurrency */
   gate?: Gate;
@@ -61,4 +75,4 @@ export interface Gate {
  */
 export type Shape = 'report' | 'windows';
 
-export const shapeOf = (job: Pick<Job, 'chunk' | 'flags'>): Shape => (job.chunk || job.flags.state ? 'windows' : 'report');
+export const shapeOf = (job: Pick<Job, 'chunk' | 'flags' | 'load'>): Shape => (job.chunk || job.flags.state || job.load ? 'windows' : 'report');

@@ -99,7 +99,9 @@ export function eventText(event: LogEvent, options: TextOptions = {}): string | 
     case 'written':
       return `${at}wrote ${plural(event.rows, 'row')} to ${event.file ?? 'stdout'}`;
     case 'unchanged':
-      return `${at}${event.file} unchanged (same content, left untouched)`;
+      return event.table !== undefined ? `${at}${event.table}: ${plural(event.rows, 'row')} unchanged (same rows as loaded last time, left untouched)` : `${at}${event.file} unchanged (same content, left untouched)`;
+    case 'loaded':
+      return `${at}loaded ${plural(event.rows, 'row')} into ${event.table}`;
     case 'skipped':
       return `${at}skipped, already done${event.file ? ` (${event.file})` : ''}`;
   }

@@ -157,6 +157,7 @@ export function closing(job: Job, plan: RunPlan, done: Finished, withState: bool
     const note = describeSaved({ ...fetched, path: one.path }, id, side, format);
     return { note, result: one.path ? { side, reportId: id, rows: fetched.rows, file: one.path, format, summary: fetched.summary ?? null } : undefined };
   }
+  if (job.load) return loadClosing(job, plan, done, withState);
   if (plan.perWindow) {
     const files = [...done.committed].sort((a, b) => a.window.since - b.window.since);
     const skipped = plan.windows.length - done.fetchedWindows;
@@ -170,6 +171,26 @@ export function closing(job: Job, plan: RunPlan, done: Finished, withState: bool
   return {
     note: `${side} report: ${windows} window${windows === 1 ? '' : 's'} merged: ${merged.rows.toLocaleString('en-US')} row${merged.rows === 1 ? '' : 's'} → ${template ?? 'stdout'} (${format})`,
     result: template ? { side, reportIds: merged.reportIds, rows: merged.rows, file: template, format, summary: merged.summary ?? null } : undefined,
+  };
+}
+
+/** run --load: the windows loaded into the table (and the file of -o, if any). */
+function loadClosing(job: Job, plan: RunPlan, done: Finished, withState: boolean): { note: string; result: Record<string, unknown> } {
+  const { side } = job;
+  const loaded = done.committed.filter((output) => output.table !== undefined).sort((a, b) => a.window.since - b.window.since);
+  const files = done.committed.filter((output) => output.table === undefined && output.file !== undefined);
+  const table = job.load?.table.join('.') ?? '';
+  const target = job.load?.target.shown ?? '';
+  const rows = loaded.reduce((sum, output) => sum + output.rows, 0);
+  const skipped = plan.windows.length - done.fetchedWindows;
+  const counts = describeCounts(loaded.length, loaded.filter((w) => w.outcome === 'unchanged').length, skipped).replace(' written', ' loaded');
+  return {
+    note: `${side}: ${counts}: ${rows.toLocaleString('en-US')} row${rows === 1 ? '' : 's'} → ${table} (${target})${files.length ? `, and ${files.map((output) => output.file).join(', ')}` : ''}`,
+    result: {
+      side, table, target, rows,
+      windows: loaded.map((w) => ({ since: parisDate(w.window.since), until: parisDate(w.window.until), rows: w.rows, reportIds: w.reportIds, sha256: w.sha256, ...(withState ? { outcome: w.outcome } : {}) })),
+      ...(files.length ? { files: files.map((output) => output.file) } : {}),
+    },
   };
 }
 

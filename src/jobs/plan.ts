@@ -62,7 +62,9 @@ export function planRun(job: Job, input: PlanInput): RunPlan {
   // the pieces of a split window go to one output, summed back where they cut a bucket
   const merge = perWindow && !split ? { mode: 'concat' as const, time: timeBreakdown(request.breakdowns) } : mergePlan(side, request.metrics, request.breakdowns, { split });
   // the state's verdict on each window; one merged output is rewritten whole, so it skips all or none
-  const steps = input.state?.plan(windows, { lookbackFrom: input.lookbackFrom, merged: !perWindow });
+  // (a table alone takes each window by itself: no window is fetched again for another's sake)
+  const merged = !perWindow && !(job.load && job.output.template === undefined);
+  const steps = input.state?.plan(windows, { lookbackFrom: input.lookbackFrom, merged });
   const planned = windows.map((window) => decide(window, steps, job.flags.resume, input.recall));
   return { shape, windows: planned, period, perWindow, merge, fileOf };
 }

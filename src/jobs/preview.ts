@@ -7,12 +7,12 @@ import { configDir } from '../auth/store.js';
 import type { Factory } from '../factory.js';
 import { realTarget } from '../paths.js';
 import { resolve } from 'node:path';
-import { checkChunk, formatChunk, parseChunk, windowArgs } from '../report/windows.js';
-import { journalKeyOf, outputShapeOf, recall } from './engine.js';
+import { checkChunk, parseChunk, windowArgs } from '../report/windows.js';
+import { journalKeyOf, recall, stateRequestOfJob } from './engine.js';
 import type { Job } from './job.js';
 import { Journal } from './journal.js';
 import { planRun, precheck } from './plan.js';
-import { RunState, stateRequestOf } from './state.js';
+import { RunState } from './state.js';
 
 export interface PreviewWindow {
   /** as `run --since/--until` take them: Paris dates (first and last day), or Unix seconds for a
@@ -37,7 +37,7 @@ export function previewJob(job: Job, f: Factory): PreviewWindow[] {
   }
   precheck(job, { ...where, since: job.request.since });
   const output = job.output.template === undefined ? undefined : resolve(f.cwd, job.output.template);
-  const state = RunState.peek(realTarget(job.flags.state, f.cwd), stateRequestOf(job.request, job.output.format, output, chunk ? formatChunk(chunk) : null, outputShapeOf(job), { baseUrl: f.baseUrl().url, profile: f.profileName }), { now: f.calendar.now, fullRefresh: job.flags.fullRefresh });
+  const state = RunState.peek(realTarget(job.flags.state, f.cwd), stateRequestOfJob(job, f, output, chunk), { now: f.calendar.now, fullRefresh: job.flags.fullRefresh });
   const start = state.start(job.flags.sinceAuto ? 'auto' : job.request.since, job.request.until, job.flags.lookbackDays);
   if (start.upToDate) return [];
   return render(planRun(job, { ...where, since: state.windowStartOf(start.since), state, lookbackFrom: start.lookbackFrom, recall: () => undefined }).windows);

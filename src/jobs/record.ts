@@ -62,6 +62,7 @@ export class Recorder {
   async committed(output: Committed): Promise<void> {
     const { window, file, rows, bytes, sha256 } = output;
     const reportId = output.reportIds.length === 1 ? output.reportIds[0] : undefined;
+    if (output.table !== undefined) return this.loaded(output, reportId);
     if (output.outcome === 'unchanged' && file !== undefined) this.view.emit({ event: 'unchanged', window, reportId, file, rows, bytes: bytes ?? 0, sha256: sha256 ?? '' });
     else this.view.emit({ event: 'written', window, reportId, file, rows, bytes, sha256 });
     for (const piece of output.covered) {
@@ -71,6 +72,17 @@ export class Recorder {
     for (const piece of output.pieces) this.forget(piece);
     // one file rewritten whole: the windows recorded in it before and not now are not in it
     if (output.holdsOnly && output.path) await this.state?.rewritten(output.path, output.covered.map((piece) => piece.window));
+  }
+
+  /** A window's rows are in a table (its transaction committed), or were the same as last time. */
+  private async loaded(output: Committed, reportId: string | undefined): Promise<void> {
+    const { window, table, rows } = output;
+    const sha256 = output.sha256 ?? '';
+    if (output.outcome === 'unchanged') this.view.emit({ event: 'unchanged', window, reportId, table, rows, sha256 });
+    else this.view.emit({ event: 'loaded', window, reportId, table: table as string, rows, sha256 });
+    await this.state?.loaded(window, { table: table as string, rows, sha256 });
+    this.forget(window);
+    for (const piece of output.pieces) this.forget(piece);
   }
 
   /** A scheduling event of the pool: a window split in two, or failed for good. */

@@ -44,6 +44,8 @@ const requestSchema = z.object({
   excel: z.boolean().optional(),
   /** where the numbers came from (version 2): the base URL and the profile, never a token */
   server: z.object({ baseUrl: z.string(), profile: z.string() }).optional(),
+  /** run --load: the database (never its password) and the table */
+  load: z.object({ target: z.string(), table: z.string() }).nullable().optional(),
 });
 export type StateRequest = z.infer<typeof requestSchema>;
 
@@ -65,6 +67,9 @@ const entrySchema = z.object({
   /** (version 2) a submit was started at this time and its answer not recorded yet: a run killed
    * in between may have left a report of unknown ID running on the server */
   submitting: z.string().nullable().optional(),
+  /** run --load: the window's rows are in this table (its transaction committed): how many, and
+   * the sha256 of the rows loaded (the report's row texts, one a line) */
+  loaded: z.object({ table: z.string(), rows: z.number().int().nonnegative(), sha256: z.string().regex(/^[0-9a-f]{64}$/), at: z.string() }).nullable().optional(),
 }).refine((entry) => entry.sinceUnix <= entry.untilUnix, { message: 'sinceUnix is after untilUnix' });
 export type StateEntry = z.infer<typeof entrySchema>;
 
@@ -169,6 +174,7 @@ export function stateRequestOf(
   chunk?: string | null,
   shape?: OutputShape,
   server?: { baseUrl: string; profile: string },
+  load?: { target: string; table: string },
 ): StateRequest {
   return {
     side: request.side,
@@ -181,6 +187,7 @@ export function stateRequestOf(
     ...(chunk === undefined ? {} : { chunk }),
     ...(shape ? { ...shape, columns: shape.columns ? [...shape.columns] : null } : {}),
     ...(server ? { server: { ...server } } : {}),
+    ...(load ? { load: { ...load } } : {}),
   };
 }
 
@@ -228,6 +235,11 @@ export function requestDifferences(stored: StateRequest, wanted: StateRequest): 
   // set of columns already said
   const derived = stored.metrics.join(',') !== wanted.metrics.join(',') || stored.breakdowns.join(',') !== wanted.breakdowns.join(',');
   outputShape(derived ? { ...stored, columns: undefined } : stored, wanted, differences);
+  if ((stored.load ?? null) !== null || (wanted.load ?? null) !== null) {
+    const a = stored.load ? `${stored.load.table} in ${stored.load.target}` : null;
+    const b = wanted.load ? `${wanted.load.table} in ${wanted.load.target}` : null;
+    if (a !== b) differences.push(`--load is ${b ?? '(none)'} here, ${a ?? '(none)'} in the state file`);
+  }
   // windows of another size would overlap the ones recorded (a week's file and a day's)
   if (stored.chunk !== undefined && wanted.chunk !== undefined && stored.chunk !== wanted.chunk) {
     differences.push(`--chunk is ${wanted.chunk ?? '(none)'} here, ${stored.chunk ?? '(none)'} in the state file`);
@@ -460,7 +472,7 @@ export interface OpenOptions {
   lock?: LockOptions;
 }
 
-export type EntryPatch = Partial<Pick<StateEntry, 'status' | 'reportId' | 'submittedAt' | 'attempts' | 'rows' | 'bytes' | 'sha256' | 'file' | 'finishedAt' | 'error' | 'submitting'>>;
+export type EntryPatch = Partial<Pick<StateEntry, 'status' | 'reportId' | 'submittedAt' | 'attempts' | 'rows' | 'bytes' | 'sha256' | 'file' | 'finishedAt' | 'error' | 'submitting' | 'loaded'>>;
 
 function newEntry(window: Window): StateEntry {
   return {
@@ -479,6 +491,7 @@ function newEntry(window: Window): StateEntry {
     finishedAt: null,
     error: null,
     submitting: null,
+    loaded: null,
   };
 }
 
@@ -498,7 +511,7 @@ function fromPieces(pieces: readonly StateEntry[]): EntryPatch {
 /** What the log (state-log.ts) knows of a window's record. */
 const ENTRY_SHAPE: EntryShape<StateEntry> = {
   create: (since, until) => newEntry({ since, until }),
-  fields: ['status', 'reportId', 'submittedAt', 'attempts', 'rows', 'bytes', 'sha256', 'file', 'finishedAt', 'error', 'submitting'] satisfies (keyof EntryPatch)[],
+  fields: ['status', 'reportId', 'submittedAt', 'attempts', 'rows', 'bytes', 'sha256', 'file', 'finishedAt', 'error', 'submitting', 'loaded'] satisfies (keyof EntryPatch)[],
   invalid: (entry) => {
     const parsed = entrySchema.safeParse(entry);
     if (parsed.success) return undefined;
@@ -641,6 +654,12 @@ export class RunState {
 
   done(window: Window, result: { rows: number; bytes: number | null; sha256: string | null; file: string | null }): Promise<void> {
     return this.update(window, { status: 'done', ...result, finishedAt: instant(this.now()), error: null });
+  }
+
+  /** A window's rows are in a table: done, with what was loaded (a file written beside it keeps its record). */
+  loaded(window: Window, result: { table: string; rows: number; sha256: string }): Promise<void> {
+    const at = instant(this.now());
+    return this.update(window, { status: 'done', rows: result.rows, loaded: { ...result, at }, finishedAt: at, error: null });
   }
 
   failed(window: Window, message: string): Promise<void> {

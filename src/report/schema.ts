@@ -102,6 +102,19 @@ const SQL_TYPES: Record<Dialect, Record<ColumnType, string>> = {
   duckdb: { string: 'VARCHAR', month: 'VARCHAR', int64: 'BIGINT', double: 'DOUBLE', date: 'DATE', timestamp: 'TIMESTAMPTZ' },
 };
 
+/** The SQL type of a column in a dialect. */
+export const sqlType = (dialect: Dialect, type: ColumnType): string => SQL_TYPES[dialect][type];
+
+/** The five columns `run --load` adds to a table: the report, the window's period, the scope (what
+ * tells this run's rows from another run's in the same table) and when the rows were loaded. */
+export const LOAD_METADATA: readonly Column[] = [
+  { name: '_report_id', type: 'string', nullable: false, key: false },
+  { name: '_window_since', type: 'timestamp', nullable: false, key: false },
+  { name: '_window_until', type: 'timestamp', nullable: false, key: false },
+  { name: '_scope', type: 'string', nullable: false, key: false },
+  { name: '_loaded_at', type: 'timestamp', nullable: false, key: false },
+];
+
 function quote(dialect: Dialect, name: string): string {
   return dialect === 'bigquery' ? `\`${name.replace(/`/g, '\\`')}\`` : `"${name.replace(/"/g, '""')}"`;
 }
@@ -111,10 +124,10 @@ function quote(dialect: Dialect, name: string): string {
  * (an empty field), so a NOT NULL text column would refuse a CSV load. The row key is a comment,
  * not a PRIMARY KEY, for the same reason (postal code and city are null for some rows).
  */
-export function createTable(columns: Column[], dialect: Dialect, table: string): string {
+export function createTable(columns: readonly Column[], dialect: Dialect, table: string, options: { ifNotExists?: boolean } = {}): string {
   const width = Math.max(...columns.map((column) => quote(dialect, column.name).length));
   const lines = columns.map((column) => `  ${quote(dialect, column.name).padEnd(width)} ${SQL_TYPES[dialect][column.type]}`);
   const key = columns.filter((column) => column.key).map((column) => column.name);
   return `-- row key: ${key.length ? key.join(', ') : '(none: one row for the whole period)'}\n` +
-    `CREATE TABLE ${table.split('.').map((part) => quote(dialect, part)).join('.')} (\n${lines.join(',\n')}\n);\n`;
+    `CREATE TABLE ${options.ifNotExists ? 'IF NOT EXISTS ' : ''}${table.split('.').map((part) => quote(dialect, part)).join('.')} (\n${lines.join(',\n')}\n);\n`;
 }

@@ -1,0 +1,36 @@
+// run --load: the table destination's spec from the job (engine, table, columns, scope, the state's
+// record of what each window loaded). The database clients load when the connection opens.
+
+import { sleepFor } from '../api/http.js';
+import type { TableSpec } from '../destinations/table.js';
+import type { Factory } from '../factory.js';
+import { openDuckDb } from '../load/duckdb.js';
+import { exportedColumns, scopeOf } from '../load/load.js';
+import { openPostgres } from '../load/postgres.js';
+import { timeDimensionOf } from '../report/catalog.js';
+import type { Window } from '../report/windows.js';
+import type { Job, LoadPlan } from './job.js';
+import type { RunState } from './state.js';
+import { resolve } from 'node:path';
+
+/** The account part of the scope: --scope, `env` when the token comes from REPORTING_TOKEN, else the profile's name. */
+export const accountOf = (load: LoadPlan, f: Pick<Factory, 'env' | 'profileName'>) => load.account ?? (f.env.REPORTING_TOKEN ? 'env' : f.profileName);
+
+export function tableSpecOf(job: Job, load: LoadPlan, f: Factory, period: Window, state: RunState | undefined): TableSpec {
+  const { target } = load;
+  const { csv } = job.output;
+  return {
+    connect: () => target.engine === 'duckdb'
+      ? openDuckDb(resolve(f.cwd, target.location), target.shown, job.wait.maxWaitMs, sleepFor, f.signal)
+      : openPostgres(target, f.env),
+    table: load.table,
+    columns: exportedColumns(csv.schema, csv.columns, timeDimensionOf(job.request.breakdowns)),
+    selected: csv.columns !== undefined,
+    scope: scopeOf(job.request, f.baseUrl().url, accountOf(load, f)),
+    onSchemaChange: load.onSchemaChange,
+    fullRefresh: job.flags.fullRefresh,
+    period,
+    loadedBefore: state ? (window) => state.entry(window)?.loaded ?? undefined : undefined,
+    now: f.now,
+  };
+}

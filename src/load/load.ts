@@ -1,0 +1,139 @@
+// What loading into a table needs of a database engine (duckdb.ts, postgres.ts), and what the two
+// share: the table's columns (the export's, typed as `reporting schema --as duckdb|postgres`, plus
+// the metadata columns), the scope's canonical form, the comparison of a table with the export
+// (schema drift), and the per-window replace rule's statements.
+
+import { CliError, EXIT, UsageError } from '../errors.js';
+import type { RowLayout } from '../export/typed.js';
+import { LOAD_METADATA, createTable, fieldType, sqlType, type Column, type ColumnType, type Dialect } from '../report/schema.js';
+import type { ReportRequest } from '../report/request.js';
+import { qualified, quoteIdent, type Engine } from './target.js';
+
+export const ON_SCHEMA_CHANGE = ['fail', 'add-columns'] as const;
+export type OnSchemaChange = (typeof ON_SCHEMA_CHANGE)[number];
+
+/** The metadata of a window's rows: report ID, window since and until (Unix seconds), scope, and
+ * when they were loaded (milliseconds). */
+export type Metadata = readonly [string, number, number, string, number];
+
+/** Rows going into a table inside the open transaction. */
+export interface TableAppender {
+  /** one row: the export's columns, read typed from the layout (an error if a value does not fit
+   * its type), then the metadata */
+  row(layout: RowLayout, metadata: Metadata): void;
+  /** hands what the rows filled to the database, waiting for it when it is behind */
+  drain(): Promise<void>;
+  /** every row is in (still inside the transaction) */
+  finish(): Promise<void>;
+  /** the rows are given up (the transaction is then rolled back): a COPY in progress is failed */
+  cancel(): Promise<void>;
+}
+
+/** A connection to one database, as the table destination uses it. */
+export interface LoadConnection {
+  readonly engine: Engine;
+  readonly dialect: Dialect;
+  /** the table's columns, name -> type as the database names it (lower case); undefined: no table */
+  columns(table: readonly string[]): Promise<Map<string, string> | undefined>;
+  /** a statement; `$1`, `$2`... are the parameters */
+  execute(sql: string, params?: readonly (string | number)[]): Promise<void>;
+  /** a query's rows, every value as text */
+  query(sql: string, params?: readonly (string | number)[]): Promise<string[][]>;
+  /** rows appended in bulk (DuckDB's appender, Postgres's COPY) inside the transaction; `order`
+   * is the table's columns in their order (a column added later comes last; one the export does
+   * not write is NULL) */
+  appender(table: readonly string[], columns: readonly Column[], order: readonly string[]): Promise<TableAppender>;
+  close(): Promise<void>;
+}
+
+export const METADATA_NAMES = ['_report_id', '_window_since', '_window_until', '_scope', '_loaded_at'] as const;
+
+/** The columns of the table: the export's, then the metadata's. */
+export function tableColumns(exported: readonly Column[]): Column[] {
+  return [...exported.map((column) => ({ ...column, nullable: true })), ...LOAD_METADATA];
+}
+
+/** The export's columns, from the output plan: those chosen by --columns, typed by the request's
+ * schema (a name the contract does not know, under --no-validate, is text). */
+export function exportedColumns(schema: readonly { name: string; type: ColumnType }[] | undefined, selected: readonly string[] | undefined, time: Parameters<typeof fieldType>[1]): Column[] {
+  const types = new Map(schema?.map((column) => [column.name, column.type]));
+  const names = selected ?? schema?.map((column) => column.name) ?? [];
+  const metadata = new Set(LOAD_METADATA.map((column) => column.name));
+  const clash = names.find((name) => metadata.has(name));
+  if (clash) throw new UsageError(`the export has a column "${clash}", which --load keeps for its own metadata`, 'leave it out with --columns');
+  return names.map((name) => ({ name, type: types.get(name) ?? fieldType(name, time), nullable: true, key: false }));
+}
+
+/** The CREATE TABLE that --load runs (and `schema --for-load` prints). */
+export function loadDdl(exported: readonly Column[], dialect: Dialect, table: readonly string[], ifNotExists = false): string {
+  return createTable(tableColumns(exported), dialect, table.join('.'), { ifNotExists });
+}
+
+/**
+ * The scope: what tells one run's rows from another's in the same table. Canonical: fields in this
+ * order, separated by `;`: base URL, side, breakdowns (sorted), filters (by name, values sorted,
+ * `name=v1,v2` joined by `&`; `-` for none), account (the profile's name, `env` with
+ * REPORTING_TOKEN, or --scope's value).
+ */
+export function scopeOf(request: Pick<ReportRequest, 'side' | 'breakdowns' | 'filters'>, baseUrl: string, account: string): string {
+  const breakdowns = [...request.breakdowns].sort().join(',') || '-';
+  const filters = Object.keys(request.filters).sort()
+    .map((name) => `${name}=${[...(request.filters[name] ?? [])].sort().join(',')}`).join('&') || '-';
+  return `base=${baseUrl};side=${request.side};breakdowns=${breakdowns};filters=${filters};account=${account}`;
+}
+
+const normalType = (type: string) => {
+  const t = type.toLowerCase().trim();
+  return t === 'timestamptz' ? 'timestamp with time zone' : t === 'float8' ? 'double precision' : t === 'int8' ? 'bigint' : t;
+};
+
+export interface Drift {
+  /** export columns the table lacks */
+  added: Column[];
+  /** table columns the export does not write (kept, filled with NULL) */
+  missing: string[];
+  /** same name, another type */
+  retyped: { name: string; table: string; export: string }[];
+}
+
+/** How the table's columns differ from what this run loads. */
+export function driftOf(existing: ReadonlyMap<string, string>, wanted: readonly Column[], dialect: Dialect): Drift {
+  const added: Column[] = [];
+  const retyped: Drift['retyped'] = [];
+  for (const column of wanted) {
+    const have = existing.get(column.name);
+    const want = sqlType(dialect, column.type);
+    if (have === undefined) added.push(column);
+    else if (normalType(have) !== normalType(want)) retyped.push({ name: column.name, table: have, export: want });
+  }
+  const names = new Set(wanted.map((column) => column.name));
+  const missing = [...existing.keys()].filter((name) => !names.has(name));
+  return { added, missing, retyped };
+}
+
+/** A drift refused: exit 2, the difference printed, nothing written. */
+export function driftError(table: string, drift: Drift, policy: OnSchemaChange): CliError | undefined {
+  const parts: string[] = [];
+  if (drift.retyped.length) parts.push(`type changed: ${drift.retyped.map((r) => `${r.name} (${r.table} in the table, ${r.export} in the export)`).join(', ')}`);
+  if (drift.added.length && policy === 'fail') parts.push(`new in the export: ${drift.added.map((c) => c.name).join(', ')}`);
+  if (parts.length === 0) return undefined;
+  return new CliError(`the table ${table} does not have the export's columns: ${parts.join('; ')}; nothing was loaded`, EXIT.usage,
+    drift.retyped.length ? 'a type change is never applied: load into another --table, or change the column yourself' : 'add the new columns with --on-schema-change add-columns, or choose the columns with --columns');
+}
+
+/** ALTER TABLE ... ADD COLUMN for each new column (nullable). */
+export const addColumnsSql = (table: readonly string[], columns: readonly Column[], dialect: Dialect) =>
+  columns.map((column) => `ALTER TABLE ${qualified(table)} ADD COLUMN ${quoteIdent(column.name)} ${sqlType(dialect, column.type)}`);
+
+/** The windows of this scope that overlap [since, until] only partly (another --chunk), or, with
+ * `outside`, that straddle the edges of a period being replaced whole. */
+export const partialSql = (table: readonly string[]) =>
+  `SELECT DISTINCT CAST(EXTRACT(EPOCH FROM _window_since) AS BIGINT), CAST(EXTRACT(EPOCH FROM _window_until) AS BIGINT) FROM ${qualified(table)} WHERE _scope = $1 AND _window_since <= to_timestamp($3) AND _window_until >= to_timestamp($2) AND NOT (_window_since >= to_timestamp($2) AND _window_until <= to_timestamp($3)) ORDER BY 1 LIMIT 5`;
+
+/** The replace rule: every row of this scope whose window lies inside [since, until]. */
+export const deleteSql = (table: readonly string[]) =>
+  `DELETE FROM ${qualified(table)} WHERE _scope = $1 AND _window_since >= to_timestamp($2) AND _window_until <= to_timestamp($3)`;
+
+/** --full-refresh: every row of this scope whose window overlaps [since, until]. */
+export const deleteOverlappingSql = (table: readonly string[]) =>
+  `DELETE FROM ${qualified(table)} WHERE _scope = $1 AND _window_since <= to_timestamp($3) AND _window_until >= to_timestamp($2)`;

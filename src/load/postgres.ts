@@ -1,0 +1,168 @@
+// Loading into Postgres through `COPY ... FROM STDIN` (pg + pg-copy-streams, loaded only when
+// --load names a Postgres URL), text format, streamed with back-pressure: memory holds one batch of
+// rows. The password comes from the URL, PGPASSWORD or ~/.pgpass (the client library reads the
+// last two) and is never shown: errors name the target without it.
+
+import type { Client } from 'pg';
+import { AuthError, CliError, EXIT, NetworkError } from '../errors.js';
+import type { RowLayout } from '../export/typed.js';
+import { loadPg, loadPgCopy } from '../lazy.js';
+import type { Column } from '../report/schema.js';
+import type { LoadConnection, Metadata, TableAppender } from './load.js';
+import { qualified, quoteIdent, type LoadTarget } from './target.js';
+
+const CONNECT_TIMEOUT_MS = 10_000;
+
+export async function openPostgres(target: LoadTarget, env: Record<string, string | undefined>): Promise<LoadConnection> {
+  const pg = await loadPg();
+  // bigint, timestamps and dates come back as text: nothing is rounded or shifted on the way
+  const text = (value: string) => value;
+  const client = new pg.Client({
+    connectionString: target.location,
+    ...(target.password === undefined && env.PGPASSWORD === undefined ? {} : { password: target.password ?? env.PGPASSWORD }),
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    types: { getTypeParser: () => text },
+  });
+  // an error after connecting (the server went away) is the query's error, not a crash
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+  } catch (error) {
+    await client.end().catch(() => undefined);
+    throw connectError(error, target.shown);
+  }
+  return new PostgresConnection(client, target.shown);
+}
+
+/** An error of the database once connected: the server's message, as a one-line error. */
+export function queryError(error: unknown, shown: string): unknown {
+  if (error instanceof CliError) return error;
+  const code = (error as { code?: string }).code;
+  const message = (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
+  if (code === undefined || code.startsWith('08') || code.startsWith('57P')) return new NetworkError(`the connection to Postgres at ${shown} failed: ${message}`, 'check that the server is up; the window being loaded was rolled back, run again');
+  if (code.startsWith('28')) return new AuthError(`Postgres at ${shown} refused: ${message}`, 'check the user and the password');
+  return new CliError(`Postgres at ${shown} refused: ${message}`, EXIT.usage, code === '3F000' ? 'create the schema first (CREATE SCHEMA ...), or name another --table' : 'check the table and the rights of the user on it');
+}
+
+function connectError(error: unknown, shown: string): CliError {
+  const code = (error as { code?: string }).code;
+  const message = error instanceof Error ? error.message.split('\n')[0] ?? '' : String(error);
+  if (code === '28P01' || code === '28000' || /password/i.test(message)) {
+    return new AuthError(`Postgres refused the login to ${shown}: ${message}`, 'check the user and the password (in the URL, PGPASSWORD or ~/.pgpass)');
+  }
+  if (code === '3D000') return new CliError(`cannot load into ${shown}: ${message}`, EXIT.usage, 'create the database first, or name another one');
+  return new NetworkError(`cannot connect to Postgres at ${shown}: ${message}`, 'check the host and port, and that the server is running');
+}
+
+class PostgresConnection implements LoadConnection {
+  readonly engine = 'postgres' as const;
+  readonly dialect = 'postgres' as const;
+
+  constructor(private readonly client: Client, private readonly shown: string) {}
+
+  async columns(table: readonly string[]): Promise<Map<string, string> | undefined> {
+    const name = table[table.length - 1] as string;
+    const rows = table.length > 1
+      ? await this.query('SELECT column_name, data_type FROM information_schema.columns WHERE table_name = $1 AND table_schema = $2 ORDER BY ordinal_position', [name, table[0] as string])
+      : await this.query('SELECT column_name, data_type FROM information_schema.columns WHERE table_name = $1 AND table_schema = current_schema() ORDER BY ordinal_position', [name]);
+    return rows.length ? new Map(rows.map(([column, type]) => [column as string, (type as string).toLowerCase()])) : undefined;
+  }
+
+  async execute(sql: string, params: readonly (string | number)[] = []): Promise<void> {
+    await this.client.query(sql, [...params]).catch((error: unknown) => { throw queryError(error, this.shown); });
+  }
+
+  async query(sql: string, params: readonly (string | number)[] = []): Promise<string[][]> {
+    const result = await this.client.query({ text: sql, values: [...params], rowMode: 'array' }).catch((error: unknown) => { throw queryError(error, this.shown); });
+    return (result.rows as unknown[][]).map((row) => row.map((value) => (value === null ? '' : String(value))));
+  }
+
+  async appender(table: readonly string[], columns: readonly Column[], _order: readonly string[]): Promise<TableAppender> {
+    // COPY names its columns: the table's order does not matter, and the others are NULL
+    const { from } = await loadPgCopy();
+    const names = [...columns.map((column) => column.name), '_report_id', '_window_since', '_window_until', '_scope', '_loaded_at'];
+    const stream = this.client.query(from(`COPY ${qualified(table)} (${names.map(quoteIdent).join(', ')}) FROM STDIN`));
+    return new CopyAppender(stream, columns, this.shown);
+  }
+
+  async close(): Promise<void> {
+    await this.client.end().catch(() => undefined);
+  }
+}
+
+/** Bytes of COPY text gathered before a write: few writes, bounded memory. */
+const BATCH_CHARS = 256 * 1024;
+
+const NEEDS_ESCAPE = /[\\\n\r\t]/;
+/** COPY's text format: backslash, newline, carriage return and tab escaped; `\N` is NULL. */
+const escape = (text: string) => (NEEDS_ESCAPE.test(text) ? text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t') : text);
+
+const isoOf = (seconds: number) => new Date(seconds * 1000).toISOString();
+
+class CopyAppender implements TableAppender {
+  private batch = '';
+  private failure?: Error;
+  private readonly cellOf: ((layout: RowLayout, column: number) => string)[];
+
+  constructor(private readonly stream: NodeJS.WritableStream & { on(event: 'error', listener: (error: Error) => void): unknown }, columns: readonly Column[], shown: string) {
+    stream.on('error', (error: Error) => { this.failure ??= queryError(error, shown) as Error; });
+    // each value checked against its column's type as DuckDB's are, written as the server sent it
+    const checked = (read: (l: RowLayout, i: number) => unknown) => (l: RowLayout, i: number) => (read(l, i) === null ? '\\N' : escape(l.texts[i] as string));
+    this.cellOf = columns.map((column) => {
+      switch (column.type) {
+        case 'int64': return (l, i) => l.integer(i) ?? '\\N';
+        case 'double': return checked((l, i) => l.number(i));
+        case 'date': return checked((l, i) => l.day(i));
+        case 'timestamp': return checked((l, i) => l.instant(i));
+        default: return (l, i) => { const v = l.text(i); return v === null ? '\\N' : escape(v); };
+      }
+    });
+  }
+
+  row(layout: RowLayout, metadata: Metadata): void {
+    let line = '';
+    for (let i = 0; i < this.cellOf.length; i++) line += `${(this.cellOf[i] as (l: RowLayout, c: number) => string)(layout, i)}\t`;
+    this.batch += `${line}${escape(metadata[0])}\t${isoOf(metadata[1])}\t${isoOf(metadata[2])}\t${escape(metadata[3])}\t${new Date(metadata[4]).toISOString()}\n`;
+  }
+
+  async drain(): Promise<void> {
+    if (this.batch.length >= BATCH_CHARS) await this.flush();
+  }
+
+  private async flush(): Promise<void> {
+    if (this.failure) throw this.failure;
+    const text = this.batch;
+    this.batch = '';
+    if (text && !this.stream.write(text)) await new Promise<void>((resolve, reject) => {
+      const stream = this.stream as unknown as { once(event: string, listener: (error?: Error) => void): void };
+      stream.once('drain', () => resolve());
+      stream.once('error', () => reject(this.failure));
+    });
+    if (this.failure) throw this.failure;
+  }
+
+  private ended = false;
+
+  async cancel(): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    const stream = this.stream as unknown as { destroyed: boolean; once(event: string, listener: () => void): void; destroy(error: Error): void };
+    if (stream.destroyed) return;
+    // a CopyFail: the server ends the COPY with an error, the connection is usable again
+    await new Promise<void>((resolve) => {
+      stream.once('close', () => resolve());
+      stream.destroy(new Error('the load of this window was given up'));
+    });
+  }
+
+  async finish(): Promise<void> {
+    this.ended = true;
+    await this.flush();
+    await new Promise<void>((resolve, reject) => {
+      if (this.failure) { reject(this.failure); return; }
+      (this.stream as unknown as { once(event: string, listener: (error?: Error) => void): void }).once('error', () => reject(this.failure));
+      this.stream.end(() => resolve());
+    });
+    if (this.failure) throw this.failure;
+  }
+}

@@ -1,0 +1,79 @@
+// `--load TARGET` and `--table NAME`: where a run's rows are loaded. `duckdb:PATH` (an embedded
+// DuckDB file) or `postgres://USER@HOST:PORT/DB` (`postgresql://` too, with the libpq-style
+// parameters the client library reads). The password, from the URL, PGPASSWORD or ~/.pgpass, is
+// never shown: `shown` is the target without it, which is what errors, logs, the state file and
+// printed commands carry.
+
+import { UsageError } from '../errors.js';
+import type { Side } from '../report/catalog.js';
+
+export type Engine = 'duckdb' | 'postgres';
+
+export interface LoadTarget {
+  engine: Engine;
+  /** duckdb: the database file as given; postgres: the connection URL, password included */
+  location: string;
+  /** the target as it may be shown (no password) */
+  shown: string;
+  /** the URL's password, if it has one (a secret: masked wherever text leaves the process) */
+  password?: string;
+}
+
+const HINT = 'give --load duckdb:PATH (a DuckDB file, created if missing) or postgres://USER@HOST:PORT/DB';
+
+export function parseLoadTarget(text: string): LoadTarget {
+  const value = text.trim();
+  if (/^duckdb:/i.test(value)) {
+    const path = value.slice('duckdb:'.length);
+    if (!path) throw new UsageError('--load duckdb: needs the path of a database file', 'e.g. --load duckdb:warehouse.duckdb');
+    return { engine: 'duckdb', location: path, shown: `duckdb:${path}` };
+  }
+  if (/^postgres(ql)?:\/\//i.test(value)) {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      throw new UsageError('--load: the postgres URL cannot be read', HINT);
+    }
+    const password = url.password ? decodeURIComponent(url.password) : undefined;
+    const shown = new URL(value);
+    shown.password = '';
+    // any password-like query parameter goes too
+    for (const key of [...shown.searchParams.keys()]) if (/pass/i.test(key)) shown.searchParams.delete(key);
+    return { engine: 'postgres', location: value, shown: shown.toString(), password };
+  }
+  throw new UsageError(`--load takes duckdb:PATH or postgres://..., not "${value.replace(/:[^@/]*@/, ':***@')}"`, HINT);
+}
+
+/** The words of a command line with --load's password taken out (for the printed retry commands). */
+export function withoutPassword(argv: readonly string[], target: LoadTarget | undefined): string[] {
+  if (!target?.password) return [...argv];
+  return argv.map((word) => (word.includes(target.location) ? word.replace(target.location, target.shown) : word));
+}
+
+/** `--table` (default `{side}_report`): `{side}` expanded; a Postgres `schema.table` allowed. */
+export function tableName(given: string | undefined, side: Side, engine: Engine): string[] {
+  const name = (given ?? '{side}_report').replaceAll('{side}', side);
+  const parts = name.split('.');
+  if (parts.some((part) => part.length === 0) || parts.length > 2 || (engine === 'duckdb' && parts.length > 1 && parts[0] !== 'main')) {
+    throw new UsageError(`--table "${name}" is not a table name`, engine === 'postgres' ? 'give NAME or SCHEMA.NAME' : 'give a table NAME');
+  }
+  return parts;
+}
+
+/** An identifier, always quoted: nothing reaches SQL text unquoted. */
+export const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
+export const qualified = (parts: readonly string[]) => parts.map(quoteIdent).join('.');
+/** A text literal (for the rare statements that cannot take a parameter). */
+export const quoteText = (text: string) => `'${text.replace(/'/g, "''")}'`;
+
+/** The flags of `run --load` as typed (the target may also come from REPORTING_LOAD). */
+export interface LoadFlags {
+  load?: string;
+  table?: string;
+  scope?: string;
+  onSchemaChange: 'fail' | 'add-columns';
+  /** --concurrency and --no-split, for the windows --load chooses when --chunk is not given */
+  concurrency?: number;
+  split?: boolean;
+}

@@ -1,0 +1,40 @@
+// --load's target, --table and the scope: what may be shown never holds the password.
+
+import { describe, expect, it } from 'vitest';
+import { scopeOf } from '../../src/load/load.js';
+import { parseLoadTarget, tableName, withoutPassword } from '../../src/load/target.js';
+import { retryCommand } from '../../src/jobs/outcome.js';
+
+describe('--load TARGET', () => {
+  it('duckdb:PATH and postgres:// URLs; the password is kept apart from what is shown', () => {
+    expect(parseLoadTarget('duckdb:w.duckdb')).toEqual({ engine: 'duckdb', location: 'w.duckdb', shown: 'duckdb:w.duckdb' });
+    const pg = parseLoadTarget('postgresql://u:p%40ss@db:5433/ana?sslmode=require&password=other');
+    expect(pg).toMatchObject({ engine: 'postgres', password: 'p@ss', shown: 'postgresql://u@db:5433/ana?sslmode=require' });
+    expect(() => parseLoadTarget('mysql://u:secret@h/db')).toThrow(/duckdb:PATH or postgres:/);
+    expect(() => parseLoadTarget('mysql://u:secret@h/db')).not.toThrow(/secret/);
+    expect(() => parseLoadTarget('duckdb:')).toThrow(/path/);
+  });
+
+  it('a printed retry command leaves the password out', () => {
+    const target = parseLoadTarget('postgres://u:hunter2@db/ana');
+    const argv = withoutPassword(['run', 'buyer', '--load', 'postgres://u:hunter2@db/ana', '--since', '2026-11-01'], target);
+    const command = retryCommand(argv, { since: 1793487600, until: 1793573999 });
+    expect(command).toContain('postgres://u@db/ana');
+    expect(command).not.toContain('hunter2');
+  });
+
+  it('--table: {side}, schema.table for Postgres only, never empty parts', () => {
+    expect(tableName(undefined, 'buyer', 'duckdb')).toEqual(['buyer_report']);
+    expect(tableName('ads.{side}_daily', 'seller', 'postgres')).toEqual(['ads', 'seller_daily']);
+    expect(() => tableName('ads.x', 'buyer', 'duckdb')).toThrow(/not a table name/);
+    expect(() => tableName('a..b', 'buyer', 'postgres')).toThrow(/not a table name/);
+  });
+
+  it('the scope is canonical: breakdowns and filters sorted, whatever order they were given in', () => {
+    const a = scopeOf({ side: 'buyer', breakdowns: ['DAILY', 'COUNTRY'], filters: { os: ['ios', 'android'], country: ['FR'] } }, 'https://api', 'default');
+    const b = scopeOf({ side: 'buyer', breakdowns: ['COUNTRY', 'DAILY'], filters: { country: ['FR'], os: ['android', 'ios'] } }, 'https://api', 'default');
+    expect(a).toBe(b);
+    expect(a).toBe('base=https://api;side=buyer;breakdowns=COUNTRY,DAILY;filters=country=FR&os=android,ios;account=default');
+    expect(scopeOf({ side: 'seller', breakdowns: [], filters: {} }, 'https://api', 'env')).toBe('base=https://api;side=seller;breakdowns=-;filters=-;account=env');
+  });
+});
