@@ -7,3 +7,6 @@
 export const loadConf = async () => (await import('conf')).default;
 
 export const loadProgressBars = async () => (await import('cli-progress')).default;
+
+/** The S3 client (@aws-sdk/client-s3, some 40 modules): only runs that write to an s3:// target load it. */
+export const loadS3 = async () => import('@aws-sdk/client-s3');

@@ -1,10 +1,11 @@
 // `download <id>`: checks the status first (the contract forbids downloading before `ready`).
 
 import { checkReportIdArgument } from '../api/schemas.js';
-import { refuseTokenStore } from '../auth/store.js';
+import { configDir, refuseTokenStore } from '../auth/store.js';
 import { ReportError } from '../errors.js';
 import { expandTemplate, planOutput, refuseBinaryOnTerminal, resolveRequestedColumns, type OutputOptions } from '../export/output.js';
 import { checkWritableTarget } from '../export/sink.js';
+import { checkObjectTarget, isObjectUrl } from '../destinations/objects.js';
 import type { Factory } from '../factory.js';
 import { SIDES, columnNames } from '../report/catalog.js';
 import { createReporter } from '../io/progress.js';
@@ -28,8 +29,11 @@ export async function run(opts: DownloadOptions, f: Factory): Promise<void> {
   const { json, quiet } = f.globals;
   if (opts.output.output && opts.output.output !== '-') {
     const path = expandTemplate(opts.output.output, { reportId: id });
-    refuseTokenStore(path, f.cwd, f.env, f.host.platform);
-    checkWritableTarget(path, f.cwd);
+    if (isObjectUrl(path)) await checkObjectTarget(path, { env: f.env, configDir: configDir(f.env, f.host.platform), host: f.host });
+    else {
+      refuseTokenStore(path, f.cwd, f.env, f.host.platform);
+      checkWritableTarget(path, f.cwd);
+    }
   }
   // the side of a report is not known before its download: --columns may name a field of either
   const plan = resolveRequestedColumns(planOutput({ ...opts.output, json, validate: opts.validate }, ['reportId'], columnNames(SIDES)));

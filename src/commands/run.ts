@@ -7,6 +7,7 @@ import { refuseSharedPaths, runFiles } from '../paths.js';
 import type { OutputOptions } from '../export/output.js';
 import { PLACEHOLDERS, expandTemplate, planOutput, refuseBinaryOnTerminal, resolveRequestedColumns } from '../export/output.js';
 import { checkWritableTarget } from '../export/sink.js';
+import { checkObjectTarget, isObjectUrl } from '../destinations/objects.js';
 import { UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { runJob } from '../jobs/engine.js';
@@ -51,7 +52,9 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
   // report ID is not known yet: any value stands for it)
   if (output.template) {
     const path = expandTemplate(output.template, { ...named, reportId: 'ID' });
-    checkWritableTarget(path, f.cwd, path === output.template || output.template.includes('{reportId}') ? output.template : `${output.template} (${path})`);
+    const shown = path === output.template || output.template.includes('{reportId}') ? output.template : `${output.template} (${path})`;
+    if (isObjectUrl(path)) await checkObjectTarget(path, { env: f.env, configDir: configDir(f.env, f.host.platform), host: f.host }, shown);
+    else checkWritableTarget(path, f.cwd, shown);
   }
   await runJob({ side, request, given: opts.output, output, wait: opts.wait, chunk: opts.chunk, flags, argv: opts.argv ?? [] }, f);
 }

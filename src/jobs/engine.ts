@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import type { ReportingClient } from '../api/client.js';
 import { sleepFor } from '../api/http.js';
 import { configDir } from '../auth/store.js';
-import { realTarget } from '../paths.js';
+import { isObjectUrl, realTarget } from '../paths.js';
 import { chooseDestination, type Committed, type Destination } from '../destinations/index.js';
 import type { Factory } from '../factory.js';
 import { collectGarbage } from '../gc.js';
@@ -37,7 +37,7 @@ export async function runJob(job: Job, f: Factory): Promise<void> {
   if (!job.flags.state) return runPlanned(job, f, { ...where, since: job.request.since });
   // what can be checked is, before the state file is locked
   precheck(job, { ...where, since: job.request.since });
-  const output = job.output.template === undefined ? undefined : resolve(f.cwd, job.output.template);
+  const output = job.output.template === undefined || isObjectUrl(job.output.template) ? job.output.template : resolve(f.cwd, job.output.template);
   // a symbolic link is followed: the file it names is read, locked and replaced; the link stays
   const state = RunState.open(realTarget(job.flags.state, f.cwd), stateRequestOf(job.request, job.output.format, output, chunk ? formatChunk(chunk) : null, outputShapeOf(job), { baseUrl: f.baseUrl().url, profile: f.profileName }), { now: f.now, host: f.host, fullRefresh: job.flags.fullRefresh });
   try {
@@ -108,7 +108,7 @@ class PlannedRun {
     this.client = f.client();
     this.destination = chooseDestination({
       format: job.output.format, csv: job.output.csv, merge: plan.merge, cwd: f.cwd, host: f.host, stdout: f.stdout,
-      keepUnchanged: where.state !== undefined, fileOf: plan.fileOf, perWindow: plan.perWindow, whole: plan.shape === 'report', period: plan.period,
+      keepUnchanged: where.state !== undefined, objects: { env: f.env, configDir: where.configDir, host: f.host }, fileOf: plan.fileOf, perWindow: plan.perWindow, whole: plan.shape === 'report', period: plan.period,
     });
     if (plan.shape === 'windows') this.spoolDir = mkdtempSync(join(tmpdir(), 'reporting-spool-'));
     this.previous = new Map(plan.windows.flatMap((p) => (p.previous ? [[`${p.window.since}-${p.window.until}`, p.previous] as const] : [])));

@@ -12,6 +12,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { DateTime } from 'luxon';
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
+import { isObjectUrl } from '../paths.js';
 import { PARIS, SIDES, metricsWithField } from '../report/catalog.js';
 import { storedReportId } from '../api/schemas.js';
 import type { ReportRequest } from '../report/request.js';
@@ -254,7 +255,11 @@ function isComplete(entry: StateEntry): boolean {
   return unixOf(entry.submittedAt) > entry.untilUnix;
 }
 
-const isSettled = (entry: StateEntry, fileExists: (path: string) => boolean = existsSync) =>
+/** An output recorded done is still there: a file that exists, or an object in a bucket (taken to
+ * be there: checking would cost a request per window). */
+const outputExists = (file: string) => isObjectUrl(file) || existsSync(file);
+
+const isSettled = (entry: StateEntry, fileExists: (path: string) => boolean = outputExists) =>
   entry.status === 'done' && isComplete(entry) && (entry.file === null || fileExists(entry.file));
 
 /** The second after the last window done (with complete numbers), or undefined when none is. */
@@ -268,7 +273,7 @@ function afterLastDone(doc: StateDoc): number | undefined {
  * recorded before it is not done (failed, interrupted, or fetched before its period ended).
  * Undefined when no window was ever done.
  */
-export function autoSince(doc: StateDoc, fileExists: (path: string) => boolean = existsSync): number | undefined {
+export function autoSince(doc: StateDoc, fileExists: (path: string) => boolean = outputExists): number | undefined {
   const afterLast = afterLastDone(doc);
   if (afterLast === undefined) return undefined;
   // a window not done, or done but its file deleted since, is fetched again
@@ -371,7 +376,8 @@ function decide(entry: StateEntry, options: PlanOptions): Step {
     case 'done': {
       if (options.lookbackFrom !== undefined && entry.untilUnix >= options.lookbackFrom) return { action: 'submit', window, reason: 'lookback', entry };
       if (!isComplete(entry)) return { action: 'submit', window, reason: 'incomplete', entry };
-      const exists = options.fileExists ?? existsSync;
+      // an object in a bucket is taken to be there (its check would cost a request per window)
+      const exists = options.fileExists ?? outputExists;
       if (entry.file !== null && !exists(entry.file)) return { action: 'submit', window, reason: 'missing-file', entry };
       return { action: 'skip', window, entry };
     }
