@@ -9,9 +9,9 @@
 // credentials, region and endpoint come from its standard chain (AWS_* variables, profiles).
 
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmdirSync, unlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { AuthError, CliError, EXIT, NetworkError, UsageError } from '../errors.js';
 import type { Sink } from '../export/sink.js';
@@ -121,7 +121,7 @@ export function objectError(error: unknown, url: string, doing: string): CliErro
     return new UsageError(`cannot ${doing} ${url}: the bucket ${bucket} is in another region (${name})`, 'set AWS_REGION to the bucket\'s region');
   }
   if (NETWORK_CODES.has(code) || NETWORK_CODES.has(name) || status === undefined || status >= 500) {
-    const detail = status && status >= 500 ? `the server answered ${status} (${name})` : `${code}${e.message && !e.message.includes(code) ? `: ${e.message}` : ''}`;
+    const detail = status && status >= 500 ? `the server answered ${status} (${name})` : `cannot reach the object store (${code})`;
     return new NetworkError(`cannot ${doing} ${url}: ${detail.split('\n')[0]}`, 'check AWS_ENDPOINT_URL_S3 and the network; nothing was left at the key');
   }
   return new CliError(`cannot ${doing} ${url}: ${name} (HTTP ${status})`, status >= 400 && status < 500 ? EXIT.usage : EXIT.internal);
@@ -173,13 +173,19 @@ export async function abortLeftUploads(client: S3Client, config: ObjectStoreConf
       // already gone (completed, aborted, expired by a lifecycle rule): the record is stale anyway
       if ((error as SdkError).name !== 'NoSuchUpload') continue;
     }
-    try {
-      unlinkSync(file);
-    } catch {
-      // another run removed it
-    }
+    removeRecord(file);
   }
   return aborted;
+}
+
+/** Removes an upload's record, and its key's folder once empty. */
+function removeRecord(file: string): void {
+  try {
+    unlinkSync(file);
+    rmdirSync(dirname(file));
+  } catch {
+    // gone already, or another upload to the key is recorded there
+  }
 }
 
 // ---- the check before any report is submitted ----
@@ -220,7 +226,6 @@ export class ObjectSink implements Sink {
   readonly path: string;
   private uploadId?: string;
   private record?: string;
-  private forgetRecord = () => {};
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   private readonly parts: { PartNumber: number; ETag: string }[] = [];
@@ -365,12 +370,7 @@ export class ObjectSink implements Sink {
 
   private forget(): void {
     if (!this.record) return;
-    try {
-      unlinkSync(this.record);
-    } catch {
-      // already gone
-    }
+    removeRecord(this.record);
     this.record = undefined;
-    this.forgetRecord();
   }
 }

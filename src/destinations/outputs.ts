@@ -123,5 +123,6 @@ export function placedOutput(base: Omit<Committed, 'path' | 'bytes' | 'sha256' |
   const placed = opened.placed();
   // an object's "path" is its URL; its size is known from the upload
   const path = isObjectUrl(base.file) ? base.file : resolve(cwd, base.file);
-  return { ...base, path, bytes: placed?.bytes ?? statSync(path).size, sha256: placed?.sha256, outcome: placed?.outcome ?? 'written' };
+  const etag = placed && 'etag' in placed && typeof placed.etag === 'string' ? { etag: placed.etag } : {};
+  return { ...base, path, bytes: placed?.bytes ?? statSync(path).size, sha256: placed?.sha256, ...etag, outcome: placed?.outcome ?? 'written' };
 }

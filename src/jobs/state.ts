@@ -61,6 +61,8 @@ const entrySchema = z.object({
   bytes: z.number().int().nonnegative().nullable(),
   sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
   file: z.string().nullable(),
+  /** (-o s3://) the object's ETag when it was written or found unchanged */
+  etag: z.string().nullable().optional(),
   finishedAt: z.string().nullable(),
   error: z.string().nullable(),
   /** (version 2) a submit was started at this time and its answer not recorded yet: a run killed
@@ -421,7 +423,7 @@ export interface OpenOptions {
   lock?: LockOptions;
 }
 
-export type EntryPatch = Partial<Pick<StateEntry, 'status' | 'reportId' | 'submittedAt' | 'attempts' | 'rows' | 'bytes' | 'sha256' | 'file' | 'finishedAt' | 'error' | 'submitting'>>;
+export type EntryPatch = Partial<Pick<StateEntry, 'status' | 'reportId' | 'submittedAt' | 'attempts' | 'rows' | 'bytes' | 'sha256' | 'file' | 'etag' | 'finishedAt' | 'error' | 'submitting'>>;
 
 function newEntry(window: Window): StateEntry {
   return {
@@ -459,7 +461,7 @@ function fromPieces(pieces: readonly StateEntry[]): EntryPatch {
 /** What the log (state-log.ts) knows of a window's record. */
 const ENTRY_SHAPE: EntryShape<StateEntry> = {
   create: (since, until) => newEntry({ since, until }),
-  fields: ['status', 'reportId', 'submittedAt', 'attempts', 'rows', 'bytes', 'sha256', 'file', 'finishedAt', 'error', 'submitting'] satisfies (keyof EntryPatch)[],
+  fields: ['status', 'reportId', 'submittedAt', 'attempts', 'rows', 'bytes', 'sha256', 'file', 'etag', 'finishedAt', 'error', 'submitting'] satisfies (keyof EntryPatch)[],
   invalid: (entry) => {
     const parsed = entrySchema.safeParse(entry);
     if (parsed.success) return undefined;
@@ -582,7 +584,7 @@ export class RunState {
     });
   }
 
-  done(window: Window, result: { rows: number; bytes: number | null; sha256: string | null; file: string | null }): Promise<void> {
+  done(window: Window, result: { rows: number; bytes: number | null; sha256: string | null; file: string | null; etag?: string }): Promise<void> {
     return this.update(window, { status: 'done', ...result, finishedAt: instant(this.now()), error: null });
   }
 
