@@ -35,6 +35,8 @@ export interface ObjectStoreConfig {
   /** the uploads' records live in `uploads/` under it */
   configDir: string;
   host: Host;
+  /** -v: a line per request to the bucket (no secret is in them) */
+  trace?: (line: string) => void;
 }
 
 /** What an object's commit made visible. */
@@ -226,9 +228,12 @@ export class ObjectSink implements Sink {
   readonly path: string;
   private uploadId?: string;
   private record?: string;
-  private pending: Buffer[] = [];
+  /** the part being filled: one of a fixed set of buffers, so memory stays flat however long the run */
+  private part?: Buffer;
   private pendingBytes = 0;
+  private readonly free: Buffer[] = [];
   private readonly parts: { PartNumber: number; ETag: string }[] = [];
+  private partsStarted = 0;
   private readonly inFlight = new Set<Promise<void>>();
   private failed?: unknown;
   private readonly hash = createHash('sha256');
@@ -255,6 +260,7 @@ export class ObjectSink implements Sink {
       await abortLeftUploads(this.client, this.config, this.url);
       const created = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.url.bucket, Key: this.url.key, ContentType: this.contentType }));
       this.uploadId = created.UploadId;
+      this.trace(`multipart upload ${this.uploadId} started`);
     } catch (error) {
       throw objectError(error, this.url.url, 'write');
     }
@@ -273,22 +279,39 @@ export class ObjectSink implements Sink {
     if (buffer.length === 0) return;
     this.hash.update(buffer);
     this.bytes += buffer.length;
-    this.pending.push(buffer);
-    this.pendingBytes += buffer.length;
-    if (this.pendingBytes >= this.partSize) await this.sendPart();
+    for (let at = 0; at < buffer.length;) {
+      this.part ??= this.free.pop() ?? Buffer.allocUnsafe(this.partSize);
+      const copied = buffer.copy(this.part, this.pendingBytes, at);
+      at += copied;
+      this.pendingBytes += copied;
+      if (this.pendingBytes === this.partSize) await this.sendPart();
+    }
+  }
+
+  private trace(line: string): void {
+    this.config.trace?.(`  s3 ${this.url.url}: ${line}`);
   }
 
   /** The pending bytes as the next part; waits while PARTS_IN_FLIGHT are on the wire. */
   private async sendPart(): Promise<void> {
-    const body = Buffer.concat(this.pending, this.pendingBytes);
-    this.pending = [];
+    const buffer = this.part as Buffer;
+    const body = buffer.subarray(0, this.pendingBytes);
+    this.part = undefined;
     this.pendingBytes = 0;
-    const number = this.parts.length + this.inFlight.size + 1;
+    const number = ++this.partsStarted;
     const { UploadPartCommand } = await loadS3();
+    const started = performance.now();
     const sent: Promise<void> = this.client.send(new UploadPartCommand({ Bucket: this.url.bucket, Key: this.url.key, UploadId: this.uploadId, PartNumber: number, Body: body, ContentLength: body.length }), { abortSignal: this.stop.signal })
-      .then((answer) => { this.parts.push({ PartNumber: number, ETag: answer.ETag as string }); })
+      .then((answer) => {
+        this.parts.push({ PartNumber: number, ETag: answer.ETag as string });
+        this.trace(`part ${number} (${body.length} bytes) in ${Math.round(performance.now() - started)} ms`);
+      })
       .catch((error: unknown) => { this.failed ??= error; })
-      .finally(() => { this.inFlight.delete(sent); });
+      .finally(() => {
+        this.inFlight.delete(sent);
+        // the SDK is done with the bytes: the buffer takes the next part
+        this.free.push(buffer);
+      });
     this.inFlight.add(sent);
     while (this.inFlight.size >= PARTS_IN_FLIGHT) await Promise.race(this.inFlight);
     if (this.failed) throw objectError(this.failed, this.url.url, 'write');
@@ -312,14 +335,15 @@ export class ObjectSink implements Sink {
         if (current?.Metadata?.sha256 === sha256 && current.ContentLength === this.bytes) {
           // the same bytes are there: the object keeps its ETag and LastModified
           await this.abort();
+          this.trace('the same content is there (sha256): left untouched');
           this.placed = { outcome: 'unchanged', bytes: this.bytes, sha256, etag: current.ETag };
           return;
         }
       }
       let etag: string | undefined;
-      if (this.parts.length === 0 && this.inFlight.size === 0) {
+      if (this.partsStarted === 0) {
         // one part's worth: a plain put carries the metadata, and the upload is dropped
-        const body = Buffer.concat(this.pending, this.pendingBytes);
+        const body = this.part?.subarray(0, this.pendingBytes) ?? Buffer.alloc(0);
         const put = await this.client.send(new s3.PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentLength: body.length, ContentType: this.contentType, Metadata: { sha256 } }));
         etag = put.ETag;
         await this.abortUpload();
@@ -327,14 +351,18 @@ export class ObjectSink implements Sink {
         if (this.pendingBytes > 0) await this.sendPart();
         await this.settle();
         const parts = [...this.parts].sort((a, b) => a.PartNumber - b.PartNumber);
+        let started = performance.now();
         const completed = await this.client.send(new s3.CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: this.uploadId, MultipartUpload: { Parts: parts } }));
         etag = completed.ETag;
+        this.trace(`completed (${parts.length} parts, ${this.bytes} bytes) in ${Math.round(performance.now() - started)} ms`);
         this.forget();
         // S3 fixes metadata when an upload starts: the sha256, known only now, is set by copying
         // the object onto itself (a server-side copy; objects over 5 GiB keep no sha256 metadata)
         if (this.bytes <= MAX_COPY_BYTES) {
+          started = performance.now();
           const copied = await this.client.send(new s3.CopyObjectCommand({ Bucket: bucket, Key: key, CopySource: `${bucket}/${encodeURIComponent(key).replace(/%2F/g, '/')}`, MetadataDirective: 'REPLACE', ContentType: this.contentType, Metadata: { sha256 } }));
           etag = copied.CopyObjectResult?.ETag ?? etag;
+          this.trace(`sha256 metadata set (copied onto itself) in ${Math.round(performance.now() - started)} ms`);
         }
       }
       this.done = true;
@@ -351,7 +379,8 @@ export class ObjectSink implements Sink {
     this.done = true;
     this.stop.abort();
     await Promise.allSettled([...this.inFlight]);
-    this.pending = [];
+    this.part = undefined;
+    this.free.length = 0;
     await this.abortUpload();
   }
 
@@ -360,6 +389,7 @@ export class ObjectSink implements Sink {
     const { AbortMultipartUploadCommand } = await loadS3();
     try {
       await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.url.bucket, Key: this.url.key, UploadId: this.uploadId }));
+      this.trace(`multipart upload ${this.uploadId} aborted`);
       this.forget();
     } catch (error) {
       // gone already; else the record stays, and the next run to this key aborts it

@@ -26,7 +26,7 @@ export function targetOf(plan: OutputPlan, values: Placeholders): string | undef
 }
 
 export async function saveReport(
-  ctx: Context,
+  ctx: Context & { trace?: (line: string) => void },
   client: ReportingClient,
   id: string,
   plan: OutputPlan,
@@ -53,9 +53,9 @@ export async function saveReport(
 }
 
 /** A file, or an object for -o s3://... */
-async function openSink(target: string, ctx: Context, format: string): Promise<Sink> {
+async function openSink(target: string, ctx: Context & { trace?: (line: string) => void }, format: string): Promise<Sink> {
   if (!isObjectUrl(target)) return openFileSink(target, ctx);
-  return ObjectSink.open(target, { env: ctx.env, configDir: configDir(ctx.env, ctx.host.platform), host: ctx.host }, format, false);
+  return ObjectSink.open(target, { env: ctx.env, configDir: configDir(ctx.env, ctx.host.platform), host: ctx.host, trace: ctx.trace }, format, false);
 }
 
 /** The closing line on stderr: period, breakdowns, rows, where. */

@@ -108,7 +108,7 @@ class PlannedRun {
     this.client = f.client();
     this.destination = chooseDestination({
       format: job.output.format, csv: job.output.csv, merge: plan.merge, cwd: f.cwd, host: f.host, stdout: f.stdout,
-      keepUnchanged: where.state !== undefined, objects: { env: f.env, configDir: where.configDir, host: f.host }, fileOf: plan.fileOf, perWindow: plan.perWindow, whole: plan.shape === 'report', period: plan.period,
+      keepUnchanged: where.state !== undefined, objects: { env: f.env, configDir: where.configDir, host: f.host, trace: f.trace }, fileOf: plan.fileOf, perWindow: plan.perWindow, whole: plan.shape === 'report', period: plan.period,
     });
     if (plan.shape === 'windows') this.spoolDir = mkdtempSync(join(tmpdir(), 'reporting-spool-'));
     this.previous = new Map(plan.windows.flatMap((p) => (p.previous ? [[`${p.window.since}-${p.window.until}`, p.previous] as const] : [])));

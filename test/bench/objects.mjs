@@ -8,7 +8,7 @@
 
 import { createHash } from 'node:crypto';
 import { spawn, spawnSync } from 'node:child_process';
-import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
+import { createReadStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,6 +53,12 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 const s3 = new S3Client({ endpoint, forcePathStyle: true, region: 'us-east-1', credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' } });
 await s3.send(new CreateBucketCommand({ Bucket: 'bench' }));
 
+/** moto's CPU seconds so far (user + system, from /proc): the server's share of the 2 cores */
+const motoCpu = () => {
+  const fields = readFileSync(`/proc/${moto.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+};
+
 const work = mkdtempSync(join(tmpdir(), 'reporting-objects-'));
 const results = [];
 console.log(`${cpus().length} cores, Node ${process.version}; load average at the start ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
@@ -72,13 +78,15 @@ try {
       const targets = [['file', join(work, `out.${format}`)], ['s3', `s3://bench/out.${format}`]];
       for (const [name, target] of run % 2 === 0 ? targets : [...targets].reverse()) {
         const before = load();
+        const motoBefore = motoCpu();
         // GNU time gives the CLI's own CPU seconds: moto's share of the 2 cores is not the CLI's cost
         const result = await measure('/usr/bin/time', ['-f', 'TIME %U %S %M', process.execPath, BIN, 'download', REPORT_ID, '-o', target, '-q'], { env });
         const [user, system, kb] = (/TIME ([\d.]+) ([\d.]+) (\d+)/.exec(result.stderr) ?? []).slice(1).map(Number);
         // the peak RSS of the CLI itself (GNU time's %M), not of time
         const peak = kb * 1024;
-        results.push({ format, name, seconds: result.seconds, cpu: user + system, peak, load: before });
-        console.log(`${ROWS} ${format} ${name} run ${run + 1}: ${result.seconds.toFixed(2)} s, CPU ${(user + system).toFixed(2)} s, ${mib(peak)} MiB, load ${before.toFixed(2)}`);
+        const server = motoCpu() - motoBefore;
+        results.push({ format, name, seconds: result.seconds, cpu: user + system, server, peak, load: before });
+        console.log(`${ROWS} ${format} ${name} run ${run + 1}: ${result.seconds.toFixed(2)} s, CPU ${(user + system).toFixed(2)} s, moto CPU ${server.toFixed(2)} s, ${mib(peak)} MiB, load ${before.toFixed(2)}`);
       }
       if (run === 0) {
         const local = await hashOf(createReadStream(join(work, `out.${format}`)));
@@ -95,14 +103,14 @@ try {
   rmSync(work, { recursive: true, force: true });
 }
 
-console.log(`\n| rows | format | target | wall (median of ${RUNS}) | min-max | CLI CPU user+sys (median) | peak RSS (median) | max | 1-min load before each run |`);
-console.log('|---|---|---|---|---|---|---|---|---|');
+console.log(`\n| rows | format | target | wall (median of ${RUNS}) | min-max | CLI CPU user+sys (median) | moto CPU (median) | peak RSS (median) | max | 1-min load before each run |`);
+console.log('|---|---|---|---|---|---|---|---|---|---|');
 for (const format of FORMATS) {
   for (const name of ['file', 's3']) {
     const of = results.filter((r) => r.format === format && r.name === name);
     const seconds = of.map((r) => r.seconds);
     const peaks = of.map((r) => r.peak);
-    console.log(`| ${ROWS.toLocaleString('en-US')} | ${format} | ${name} | ${median(seconds).toFixed(2)} s | ${Math.min(...seconds).toFixed(2)}-${Math.max(...seconds).toFixed(2)} | ${median(of.map((r) => r.cpu)).toFixed(2)} s | ${mib(median(peaks))} MiB (${Math.round(median(peaks) / 1e6)} MB) | ${mib(Math.max(...peaks))} MiB | ${of.map((r) => r.load.toFixed(1)).join(', ')} |`);
+    console.log(`| ${ROWS.toLocaleString('en-US')} | ${format} | ${name} | ${median(seconds).toFixed(2)} s | ${Math.min(...seconds).toFixed(2)}-${Math.max(...seconds).toFixed(2)} | ${median(of.map((r) => r.cpu)).toFixed(2)} s | ${median(of.map((r) => r.server)).toFixed(2)} s | ${mib(median(peaks))} MiB (${Math.round(median(peaks) / 1e6)} MB) | ${mib(Math.max(...peaks))} MiB | ${of.map((r) => r.load.toFixed(1)).join(', ')} |`);
   }
   const ratio = median(results.filter((r) => r.format === format && r.name === 's3').map((r) => r.seconds)) / median(results.filter((r) => r.format === format && r.name === 'file').map((r) => r.seconds));
   console.log(`\n${format}: s3 / file wall time (medians) = ${ratio.toFixed(2)}`);
