@@ -103,6 +103,13 @@ describe.skipIf(!MOTO)('-o s3://: a real S3 server on loopback (moto)', () => {
     }
   });
 
+  it('campaigns -o s3://: the object equals the local file', async () => {
+    const dir = tempDir();
+    expect((await runCli(['campaigns', '-o', 's3://reports/campaigns.json', '-q'], { env: envFor(dir) })).code).toBe(0);
+    expect((await runCli(['campaigns', '-o', join(dir, 'campaigns.json'), '-q'], { env: envFor(dir) })).code).toBe(0);
+    expect((await read(moto.s3, 'campaigns.json'))?.toString()).toBe(readFileSync(join(dir, 'campaigns.json'), 'utf8'));
+  });
+
   it('a report of more than three parts streams up as it downloads, and arrives whole', async () => {
     const dir = tempDir();
     const child = startCli([...RUN, '-o', 's3://reports/big/r.csv', '-q'], { env: envFor(dir, big) });
