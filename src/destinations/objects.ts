@@ -9,7 +9,7 @@
 // credentials, region and endpoint come from its standard chain (AWS_* variables, profiles).
 
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, rmdirSync, unlinkSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, unlinkSync, utimesSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
@@ -145,6 +145,25 @@ function recordsDir(config: ObjectStoreConfig, url: ObjectUrl): string {
   return join(config.configDir, 'uploads', id);
 }
 
+/** A run refreshes its records this often while its upload is open... */
+const RECORD_HEARTBEAT_MS = 60_000;
+/** ...so that a record of another machine (a pod gone with its hostname) untouched this long is a
+ * killed run's: its PID cannot be asked about from here. */
+const OTHER_HOST_STALE_MS = 10 * 60_000;
+
+/** Whether the run that recorded an upload is gone: on this machine, its process; on another, a
+ * record left unrefreshed for OTHER_HOST_STALE_MS. */
+function runGone(record: UploadRecord, file: string, host: Host): boolean {
+  if (record.host !== hostname()) {
+    try {
+      return Date.now() - statSync(file).mtimeMs > OTHER_HOST_STALE_MS;
+    } catch {
+      return false;
+    }
+  }
+  return record.pid !== host.pid && !host.isAlive(record.pid);
+}
+
 function readRecords(dir: string): { file: string; record: UploadRecord }[] {
   let names: string[];
   try {
@@ -161,13 +180,13 @@ function readRecords(dir: string): { file: string; record: UploadRecord }[] {
   });
 }
 
-/** Aborts the uploads to this key that earlier runs of this machine recorded and left unfinished
- * (killed), once their process is gone; never another program's, nor a live run's. */
+/** Aborts the uploads to this key that earlier runs recorded and left unfinished (killed), once
+ * their run is gone (runGone); never another program's, nor a live run's. */
 export async function abortLeftUploads(client: S3Client, config: ObjectStoreConfig, url: ObjectUrl): Promise<number> {
   const { AbortMultipartUploadCommand } = await loadS3();
   let aborted = 0;
   for (const { file, record } of readRecords(recordsDir(config, url))) {
-    if (record.host !== hostname() || record.pid === config.host.pid || config.host.isAlive(record.pid)) continue;
+    if (!runGone(record, file, config.host)) continue;
     try {
       await client.send(new AbortMultipartUploadCommand({ Bucket: record.bucket, Key: record.key, UploadId: record.uploadId }));
       aborted++;
@@ -228,6 +247,7 @@ export class ObjectSink implements Sink {
   readonly path: string;
   private uploadId?: string;
   private record?: string;
+  private heartbeat?: NodeJS.Timeout;
   /** the part being filled: one of a fixed set of buffers, so memory stays flat however long the run */
   private part?: Buffer;
   private pendingBytes = 0;
@@ -271,6 +291,16 @@ export class ObjectSink implements Sink {
     const record: UploadRecord = { uploadId: this.uploadId as string, bucket: this.url.bucket, key: this.url.key, pid: this.config.host.pid, host: hostname(), startedAt: new Date().toISOString() };
     await writeFileAtomic(file, `${JSON.stringify(record)}\n`, 0o600);
     this.record = file;
+    // a live run's record stays fresh: another machine then knows the upload is not left over
+    this.heartbeat = setInterval(() => {
+      try {
+        const now = new Date();
+        utimesSync(file, now, now);
+      } catch {
+        // removed meanwhile
+      }
+    }, RECORD_HEARTBEAT_MS);
+    this.heartbeat.unref();
   }
 
   async write(chunk: string | Buffer): Promise<void> {
@@ -399,6 +429,7 @@ export class ObjectSink implements Sink {
   }
 
   private forget(): void {
+    clearInterval(this.heartbeat);
     if (!this.record) return;
     removeRecord(this.record);
     this.record = undefined;

@@ -4,7 +4,8 @@
 // untouched with --state, and a target that cannot be written is refused before any submit.
 
 import { spawn } from 'node:child_process';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, HeadObjectCommand, ListMultipartUploadsCommand, ListPartsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -202,6 +203,28 @@ describe.skipIf(!MOTO)('-o s3://: a real S3 server on loopback (moto)', () => {
     expect((await uploads('killed/')).map((u) => u.UploadId)).toEqual([foreign.UploadId]);
     expect(await read(moto.s3, 'killed/r.csv')).toBeDefined();
   }, 180_000);
+
+  it('a record of another machine (a pod gone): its upload aborted once the record is 10 minutes old, not before', async () => {
+    const dir = tempDir();
+    const { CreateMultipartUploadCommand } = await import('@aws-sdk/client-s3');
+    const key = 'pods/r.csv';
+    // where a run records its uploads to this key: uploads/<sha256 of endpoint, bucket, key>/
+    const records = join(dir, '.config', 'uploads', createHash('sha256').update(`${moto.endpoint}\nreports\n${key}`).digest('hex').slice(0, 32));
+    mkdirSync(records, { recursive: true });
+    const ids: string[] = [];
+    for (const [name, age] of [['stale', 11 * 60], ['fresh', 60]] as const) {
+      const { UploadId } = await moto.s3.send(new CreateMultipartUploadCommand({ Bucket: 'reports', Key: key }));
+      ids.push(UploadId as string);
+      const file = join(records, `1-${name}.json`);
+      writeFileSync(file, JSON.stringify({ uploadId: UploadId, bucket: 'reports', key, pid: 1, host: 'reporting-nightly-28911-xk2p9', startedAt: new Date().toISOString() }));
+      const when = new Date(Date.now() - age * 1000);
+      utimesSync(file, when, when);
+    }
+    const result = await runCli([...RUN, '-o', `s3://reports/${key}`, '-q'], { env: envFor(dir) });
+    expect(result.code, result.stderr).toBe(0);
+    expect((await uploads('pods/')).map((u) => u.UploadId)).toEqual([ids[1]]);
+    expect(readdirSync(records)).toEqual(['1-fresh.json']);
+  });
 
   it('--state: a re-run leaves unchanged objects untouched (same ETag and LastModified); the state records URL, size, sha256, ETag', async () => {
     const dir = tempDir();
