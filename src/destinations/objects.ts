@@ -111,7 +111,9 @@ export function objectError(error: unknown, url: string, doing: string): CliErro
   const status = e.$metadata?.httpStatusCode;
   const { bucket } = parseObjectUrl(url);
   if (CREDENTIAL_ERRORS.has(name)) {
-    const why = name === 'CredentialsProviderError' ? 'no AWS credentials were found' : `the credentials were refused (${name})`;
+    // the credential chain's own words name a profile or a file, never a secret
+    const chain = (e.message ?? '').split('\n')[0]?.trim().replace(/\.$/, '');
+    const why = name === 'CredentialsProviderError' ? `no AWS credentials were found${chain && !/^Could not load credentials from any providers$/i.test(chain) ? ` (${chain})` : ''}` : `the credentials were refused (${name})`;
     return new AuthError(`cannot ${doing} ${url}: ${why}`, 'set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), or AWS_PROFILE');
   }
   if (name === 'NoSuchBucket') return new UsageError(`cannot ${doing} ${url}: the bucket ${bucket} does not exist`, 'create it, or check the name and AWS_ENDPOINT_URL_S3/AWS_REGION');
