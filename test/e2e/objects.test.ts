@@ -163,6 +163,22 @@ describe.skipIf(!MOTO)('-o s3://: a real S3 server on loopback (moto)', () => {
     }
   }, 120_000);
 
+  it('a download that breaks off and is retried: a fresh upload, the first one aborted, the object whole', async () => {
+    const faulty = await startSandbox({ port: 0, readyDelayMs: 30, scaleRows: 40_000, faults: { resetDownload: { afterBytes: 9_000_000, times: 1 } } });
+    try {
+      const dir = tempDir();
+      const result = await runCli([...RUN, '-o', 's3://reports/retried/r.csv'], { env: envFor(dir, faulty) });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).toMatch(/downloading again \(retry 1 of 4\)/);
+      // the fault is spent: the same report again, to a file
+      expect((await runCli([...RUN, '-o', join(dir, 'r.csv'), '-q'], { env: envFor(dir, faulty) })).code).toBe(0);
+      expect((await read(moto.s3, 'retried/r.csv'))?.equals(readFileSync(join(dir, 'r.csv')))).toBe(true);
+      expect(await uploads('retried/')).toEqual([]);
+    } finally {
+      await faulty.close();
+    }
+  }, 120_000);
+
   it('the object store gone mid-upload: exit 5 naming it, the pick-up command, no object', async () => {
     const own = await startMoto();
     try {
