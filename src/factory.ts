@@ -99,6 +99,9 @@ export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
   secrets.add(ctx.env.REPORTING_TOKEN);
   secrets.add(ctx.env.REPORTING_TOKEN?.trim());
   secrets.add(ctx.env.REPORTING_PASSWORD);
+  // -o s3://: the AWS SDK reads them; they must never show either
+  secrets.add(ctx.env.AWS_SECRET_ACCESS_KEY);
+  secrets.add(ctx.env.AWS_SESSION_TOKEN);
   let store: TokenStore | undefined;
   let profileRead: { profile: Profile | undefined } | undefined;
   let client: ReportingClient | undefined;

@@ -15,3 +15,6 @@ export const loadDuckDb = async () => import('@duckdb/node-api');
 export const loadPg = async () => (await import('pg')).default;
 
 export const loadPgCopy = async () => import('pg-copy-streams');
+
+/** The S3 client (@aws-sdk/client-s3, some 40 modules): only runs that write to an s3:// target load it. */
+export const loadS3 = async () => import('@aws-sdk/client-s3');

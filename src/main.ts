@@ -46,6 +46,8 @@ export function main(argv: string[]): void {
     });
     return;
   }
+  // the AWS SDK (loaded for -o s3://) would print a notice about future Node versions on stderr
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const controller = new AbortController();
   let firstSignalAt = 0;
   const onSignal = (signal: NodeJS.Signals) => {

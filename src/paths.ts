@@ -118,6 +118,7 @@ export function toolFiles(configDir: string): PathUse[] {
     { name: 'the token store', path: store },
     { name: "the token store's lock file", path: `${store}.lock` },
     { name: 'the journal', path: join(configDir, 'journal'), folder: true },
+    { name: "the uploads' records", path: join(configDir, 'uploads'), folder: true },
   ];
 }
 
@@ -129,7 +130,28 @@ export function runFiles(state: string | undefined, outputs: readonly string[], 
       { name: "the state's lock file", path: `${state}.lock` },
       { name: "the state's log", path: `${state}.log` },
     ] : []),
-    ...outputs.map((path) => ({ name: '-o', flag: '-o', path })),
+    // an object in a bucket is not a path of this machine
+    ...outputs.filter((path) => !isObjectUrl(path)).map((path) => ({ name: '-o', flag: '-o', path })),
     ...toolFiles(configDir),
   ];
+}
+
+/** `-o s3://BUCKET/KEY`: an object in a bucket (src/destinations/objects.ts), not a path. */
+export const isObjectUrl = (target: string): boolean => target.startsWith('s3://');
+
+export interface ObjectUrl {
+  url: string;
+  bucket: string;
+  key: string;
+}
+
+/** `s3://BUCKET/KEY`, or a usage error saying what is missing. */
+export function parseObjectUrl(url: string): ObjectUrl {
+  const match = /^s3:\/\/([^/]*)\/?(.*)$/.exec(url);
+  const bucket = match?.[1] ?? '';
+  const key = match?.[2] ?? '';
+  const hint = 'write -o s3://BUCKET/path/to/report.csv';
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw new UsageError(`-o ${url}: ${bucket ? `"${bucket}" is not a bucket name (3-63 lowercase letters, digits, dots, hyphens)` : 'no bucket named'}`, hint);
+  if (!key || key.endsWith('/')) throw new UsageError(`-o ${url}: no object key${key ? ' (it ends with /)' : ''}`, hint);
+  return { url, bucket, key };
 }

@@ -1,7 +1,8 @@
 // `campaigns`: campaigns and their ad units, as a table on a terminal, JSON, or CSV (one row per ad unit).
 
 import { stringify } from 'csv-stringify/sync';
-import { refuseTokenStore } from '../auth/store.js';
+import { configDir, refuseTokenStore } from '../auth/store.js';
+import { checkObjectTarget, isObjectUrl, ObjectSink } from '../destinations/objects.js';
 import { CAMPAIGNS_FORMATS, chooseFormat, type CampaignsFormat } from '../export/output.js';
 import { checkWritableTarget, openFileSink, stdoutSink } from '../export/sink.js';
 import type { Factory } from '../factory.js';
@@ -15,7 +16,10 @@ export interface CampaignsOptions {
 }
 
 export async function run(options: CampaignsOptions, f: Factory): Promise<void> {
-  if (options.output && options.output !== '-') {
+  // -o s3://BUCKET/KEY: an object in a bucket (docs/object-storage.md)
+  const objects = { env: f.env, configDir: configDir(f.env, f.host.platform), host: f.host, trace: f.trace };
+  if (options.output && isObjectUrl(options.output)) await checkObjectTarget(options.output, objects);
+  else if (options.output && options.output !== '-') {
     refuseTokenStore(options.output, f.cwd, f.env, f.host.platform);
     checkWritableTarget(options.output, f.cwd);
   }
@@ -52,7 +56,9 @@ export async function run(options: CampaignsOptions, f: Factory): Promise<void> 
     );
   }
 
-  const sink = options.output && options.output !== '-' ? await openFileSink(options.output, f) : stdoutSink(f.stdout);
+  const sink = !options.output || options.output === '-' ? stdoutSink(f.stdout)
+    : isObjectUrl(options.output) ? await ObjectSink.open(options.output, objects, format, false)
+    : await openFileSink(options.output, f);
   try {
     await sink.write(text);
     await sink.commit();

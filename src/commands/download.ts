@@ -8,6 +8,7 @@ import { droppedWarning, expandTemplate, isTabular, planOutput, refuseBinaryOnTe
 import { Journal, type ReportAbout } from '../jobs/journal.js';
 import { readState } from '../jobs/state.js';
 import { checkWritableTarget } from '../export/sink.js';
+import { checkObjectTarget, isObjectUrl } from '../destinations/objects.js';
 import type { Factory } from '../factory.js';
 import { SIDES, columnNames } from '../report/catalog.js';
 import { createReporter } from '../io/progress.js';
@@ -65,8 +66,11 @@ export async function run(opts: DownloadOptions, f: Factory): Promise<void> {
   const { json, quiet } = f.globals;
   if (opts.output.output && opts.output.output !== '-') {
     const path = expandTemplate(opts.output.output, { reportId: id });
-    refuseTokenStore(path, f.cwd, f.env, f.host.platform);
-    checkWritableTarget(path, f.cwd);
+    if (isObjectUrl(path)) await checkObjectTarget(path, { env: f.env, configDir: configDir(f.env, f.host.platform), host: f.host });
+    else {
+      refuseTokenStore(path, f.cwd, f.env, f.host.platform);
+      checkWritableTarget(path, f.cwd);
+    }
   }
   // the side of a report is not known before its download: --columns may name a field of either
   const plan = planColumns(planOutput({ ...opts.output, json, validate: opts.validate }, ['reportId'], columnNames(SIDES)), knownRequest(opts, f));

@@ -21,7 +21,7 @@ import type { Job } from '../jobs/job.js';
 import { previewJob, previewLines } from '../jobs/preview.js';
 import { DEFAULT_CONCURRENCY } from '../jobs/limits.js';
 import { checkChunk, parseChunk } from '../report/windows.js';
-import { prepareRun, type RunOptions } from './run.js';
+import { checkObjectOutput, prepareRun, type RunOptions } from './run.js';
 
 /** `run`'s parser, from the CLI (src/cli/run-words.ts). */
 export interface RunWordsParser {
@@ -236,6 +236,7 @@ async function runOne(fileJob: FileJob, opts: RunOptions, file: JobFile, budget:
   let error: string | undefined;
   try {
     const prepared: Job = prepareRun(opts, jf);
+    await checkObjectOutput(prepared, jf);
     await runJob({ ...prepared, argv: ['run', ...commandWords(fileJob)], gate: budget.gateFor(fileJob.profile), observe: (event) => tally.observe(event) }, jf);
   } catch (caught) {
     exitCode = caught instanceof CliError ? caught.exitCode : EXIT.internal;

@@ -7,6 +7,7 @@ import { refuseSharedPaths, runFiles } from '../paths.js';
 import type { OutputOptions } from '../export/output.js';
 import { PLACEHOLDERS, expandTemplate, planOutput, refuseBinaryOnTerminal, resolveRequestedColumns } from '../export/output.js';
 import { checkWritableTarget } from '../export/sink.js';
+import { checkObjectTarget, isObjectUrl } from '../destinations/objects.js';
 import { UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { runJob } from '../jobs/engine.js';
@@ -40,9 +41,22 @@ export interface RunOptions {
 
 export async function run(opts: RunOptions, f: Factory): Promise<void> {
   const job = prepareRun(opts, f);
-  if (!opts.plan) return runJob(job, f);
+  if (!opts.plan) {
+    await checkObjectOutput(job, f);
+    return runJob(job, f);
+  }
   const windows = previewJob(job, f);
   f.stdout.write(f.globals.json ? `${JSON.stringify({ windows })}\n` : previewLines(windows).map((line) => `${line}\n`).join(''));
+}
+
+/** An s3:// output: its bucket reachable and writable, before the first report is submitted
+ * (prepareRun checks the rest without a request, for `jobs validate` and `--plan` too). */
+export async function checkObjectOutput(job: Job, f: Factory): Promise<void> {
+  const template = job.output.template;
+  if (template === undefined || !isObjectUrl(template)) return;
+  const path = expandTemplate(template, { side: job.side, since: parisDate(job.request.since), until: parisDate(job.request.until), reportId: 'ID' });
+  const shown = path === template || template.includes('{reportId}') ? template : `${template} (${path})`;
+  await checkObjectTarget(path, { env: f.env, configDir: configDir(f.env, f.host.platform), host: f.host }, shown);
 }
 
 /** The run's Job, every flag checked before the first request (`jobs` checks all its jobs so). */
@@ -72,7 +86,9 @@ export function prepareRun(opts: RunOptions, f: Factory): Job {
   // report ID is not known yet: any value stands for it)
   if (output.template) {
     const path = expandTemplate(output.template, { ...named, reportId: 'ID' });
-    checkWritableTarget(path, f.cwd, path === output.template || output.template.includes('{reportId}') ? output.template : `${output.template} (${path})`);
+    const shown = path === output.template || output.template.includes('{reportId}') ? output.template : `${output.template} (${path})`;
+    // an s3:// target is checked over the network, by checkObjectOutput, just before the run
+    if (!isObjectUrl(path)) checkWritableTarget(path, f.cwd, shown);
   }
   if (!load && opts.load && (opts.load.table !== undefined || opts.load.scope !== undefined)) {
     throw new UsageError(`${opts.load.table !== undefined ? '--table' : '--scope'} only applies with --load`, 'add --load duckdb:PATH or --load postgres://USER@HOST/DB (or set REPORTING_LOAD)');

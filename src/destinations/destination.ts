@@ -32,6 +32,8 @@ export interface Committed {
   /** of the output as written (unknown for stdout) */
   bytes?: number;
   sha256?: string;
+  /** an object's ETag (-o s3://) */
+  etag?: string;
   outcome: 'written' | 'unchanged';
   reportIds: readonly string[];
   summary?: Summary;

@@ -14,6 +14,7 @@ import { replaceIfChanged, type Replaced } from '../fs/files.js';
 import type { Window } from '../report/windows.js';
 import type { Committed, WindowOutput } from './destination.js';
 import { WindowMerger, type MergePlan } from './merge.js';
+import { isObjectUrl, ObjectSink, type ObjectStoreConfig } from './objects.js';
 
 export interface OutputSpec {
   format: Format;
@@ -24,6 +25,8 @@ export interface OutputSpec {
   stdout: Output;
   /** with --state: a file whose content did not change is left untouched (`unchanged`) */
   keepUnchanged: boolean;
+  /** for -o s3://...: where the SDK finds its settings, and where uploads are recorded */
+  objects?: ObjectStoreConfig;
 }
 
 export interface Opened {
@@ -35,6 +38,11 @@ export interface Opened {
 /** `file` (undefined: stdout). */
 export async function openTarget(file: string | undefined, spec: OutputSpec): Promise<Opened> {
   if (file === undefined) return { sink: stdoutSink(spec.stdout), placed: () => undefined };
+  if (isObjectUrl(file)) {
+    if (!spec.objects) throw new Error('an s3:// output needs the object store settings');
+    const sink = await ObjectSink.open(file, spec.objects, spec.format, spec.keepUnchanged);
+    return { sink, placed: () => sink.placed };
+  }
   let placed: Replaced | undefined;
   const place: PlaceFile | undefined = spec.keepUnchanged ? async (temp, path) => { placed = await replaceIfChanged(temp, path); } : undefined;
   return { sink: await openFileSink(file, spec, place), placed: () => placed };
@@ -113,6 +121,8 @@ export class MergedRows {
 export function placedOutput(base: Omit<Committed, 'path' | 'bytes' | 'sha256' | 'outcome'>, opened: Opened, cwd: string): Committed {
   if (base.file === undefined) return { ...base, outcome: 'written' };
   const placed = opened.placed();
-  const path = resolve(cwd, base.file);
-  return { ...base, path, bytes: placed?.bytes ?? statSync(path).size, sha256: placed?.sha256, outcome: placed?.outcome ?? 'written' };
+  // an object's "path" is its URL; its size is known from the upload
+  const path = isObjectUrl(base.file) ? base.file : resolve(cwd, base.file);
+  const etag = placed && 'etag' in placed && typeof placed.etag === 'string' ? { etag: placed.etag } : {};
+  return { ...base, path, bytes: placed?.bytes ?? statSync(path).size, sha256: placed?.sha256, ...etag, outcome: placed?.outcome ?? 'written' };
 }

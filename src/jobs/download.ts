@@ -5,14 +5,15 @@
 import type { ReportingClient } from '../api/client.js';
 import type { Context } from '../factory.js';
 import { formatDuration } from '../duration.js';
-import { refuseTokenStore } from '../auth/store.js';
+import { configDir, refuseTokenStore } from '../auth/store.js';
 import { sleepFor } from '../api/http.js';
 import { backoffMs } from '../api/retry.js';
 import { InterruptedError } from '../errors.js';
 import { sinkReceiver, type Receiver } from '../destinations/destination.js';
 import { BodyBrokenError, stallGuarded, type ExportResult, type Progress } from '../export/export.js';
 import { expandTemplate, type OutputPlan, type Placeholders } from '../export/output.js';
-import { openFileSink, stdoutSink } from '../export/sink.js';
+import { openFileSink, stdoutSink, type Sink } from '../export/sink.js';
+import { isObjectUrl, ObjectSink } from '../destinations/objects.js';
 import { formatBytes, type Reporter } from '../io/progress.js';
 
 export interface Saved extends ExportResult {
@@ -25,7 +26,7 @@ export function targetOf(plan: OutputPlan, values: Placeholders): string | undef
 }
 
 export async function saveReport(
-  ctx: Context,
+  ctx: Context & { trace?: (line: string) => void },
   client: ReportingClient,
   id: string,
   plan: OutputPlan,
@@ -33,14 +34,14 @@ export async function saveReport(
   retries: number,
   reporter: Reporter,
 ): Promise<Saved> {
-  if (target) refuseTokenStore(target, ctx.cwd, ctx.env, ctx.host.platform);
+  if (target && !isObjectUrl(target)) refuseTokenStore(target, ctx.cwd, ctx.env, ctx.host.platform);
   const started = ctx.now();
   reporter.state(`downloading report ${id}${target ? ` to ${target}` : ''}`);
   const { receiver, result } = await downloadInto(client, id, {
     retries,
     signal: ctx.signal,
     random: ctx.random,
-    open: async () => sinkReceiver(target ? await openFileSink(target, ctx) : stdoutSink(ctx.stdout), plan.format, plan.csv),
+    open: async () => sinkReceiver(target ? await openSink(target, ctx, plan.format) : stdoutSink(ctx.stdout), plan.format, plan.csv),
     progress: (rows, bytes) => reporter.downloading(rows, bytes),
     onRetry: (attempt, reason) => reporter.state(`${reason}; downloading again (retry ${attempt} of ${retries})`),
     // the progress line goes away on every path, so an error starts on its own line and the
@@ -49,6 +50,12 @@ export async function saveReport(
   await receiver.sink.commit();
   return { ...result, path: receiver.sink.path, elapsedMs: ctx.now() - started };
   return { ...result, elapsedMs: ctx.now() - started };
+}
+
+/** A file, or an object for -o s3://... */
+async function openSink(target: string, ctx: Context & { trace?: (line: string) => void }, format: string): Promise<Sink> {
+  if (!isObjectUrl(target)) return openFileSink(target, ctx);
+  return ObjectSink.open(target, { env: ctx.env, configDir: configDir(ctx.env, ctx.host.platform), host: ctx.host, trace: ctx.trace }, format, false);
 }
 
 /** The closing line on stderr: period, breakdowns, rows, where. */

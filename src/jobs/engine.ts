@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import type { ReportingClient } from '../api/client.js';
 import { sleepFor } from '../api/http.js';
 import { configDir } from '../auth/store.js';
-import { realTarget } from '../paths.js';
+import { isObjectUrl, realTarget } from '../paths.js';
 import { chooseDestination, type Committed, type Destination } from '../destinations/index.js';
 import { droppedWarning } from '../export/output.js';
 import type { Factory } from '../factory.js';
@@ -39,7 +39,7 @@ export async function runJob(job: Job, f: Factory): Promise<void> {
   if (!job.flags.state) return runPlanned(job, f, { ...where, since: job.request.since });
   // what can be checked is, before the state file is locked
   precheck(job, { ...where, since: job.request.since });
-  const output = job.output.template === undefined ? undefined : resolve(f.cwd, job.output.template);
+  const output = recordedOutput(job, f);
   // a symbolic link is followed: the file it names is read, locked and replaced; the link stays
   const state = RunState.open(realTarget(job.flags.state, f.cwd), stateRequestOfJob(job, f, output, chunk), { now: f.calendar.now, host: f.host, fullRefresh: job.flags.fullRefresh, lock: { now: f.now } });
   try {
@@ -53,6 +53,10 @@ export async function runJob(job: Job, f: Factory): Promise<void> {
     await state.close();
   }
 }
+
+/** The output as the state records it: an absolute path, or an object's URL as given. */
+export const recordedOutput = (job: Job, f: Factory): string | undefined =>
+  job.output.template === undefined || isObjectUrl(job.output.template) ? job.output.template : resolve(f.cwd, job.output.template);
 
 /** The request a state file records for this run: what the next run must match. */
 export function stateRequestOfJob(job: Job, f: Factory, output: string | undefined, chunk: Chunk | undefined): StateRequest {
@@ -120,7 +124,7 @@ class PlannedRun {
     this.client = f.client();
     this.destination = chooseDestination({
       format: job.output.format, csv: job.output.csv, merge: plan.merge, cwd: f.cwd, host: f.host, stdout: f.stdout,
-      keepUnchanged: where.state !== undefined, fileOf: plan.fileOf, perWindow: plan.perWindow, whole: plan.shape === 'report', period: plan.period,
+      keepUnchanged: where.state !== undefined, objects: { env: f.env, configDir: where.configDir, host: f.host, trace: f.trace }, fileOf: plan.fileOf, perWindow: plan.perWindow, whole: plan.shape === 'report', period: plan.period,
       table: job.load ? tableSpecOf(job, job.load, f, plan.period, where.state) : undefined,
     });
     if (plan.shape === 'windows') this.spoolDir = mkdtempSync(join(tmpdir(), 'reporting-spool-'));

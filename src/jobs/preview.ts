@@ -6,9 +6,8 @@
 import { configDir } from '../auth/store.js';
 import type { Factory } from '../factory.js';
 import { realTarget } from '../paths.js';
-import { resolve } from 'node:path';
 import { checkChunk, parseChunk, windowArgs } from '../report/windows.js';
-import { journalKeyOf, recall, stateRequestOfJob } from './engine.js';
+import { journalKeyOf, recall, recordedOutput, stateRequestOfJob } from './engine.js';
 import type { Job } from './job.js';
 import { Journal } from './journal.js';
 import { planRun, precheck } from './plan.js';
@@ -36,7 +35,7 @@ export function previewJob(job: Job, f: Factory): PreviewWindow[] {
     return render(planRun(job, { ...where, since: job.request.since, recall: (w) => recall(job.flags.resume ? journal : undefined, w) }).windows);
   }
   precheck(job, { ...where, since: job.request.since });
-  const output = job.output.template === undefined ? undefined : resolve(f.cwd, job.output.template);
+  const output = recordedOutput(job, f);
   const state = RunState.peek(realTarget(job.flags.state, f.cwd), stateRequestOfJob(job, f, output, chunk), { now: f.calendar.now, fullRefresh: job.flags.fullRefresh });
   const start = state.start(job.flags.sinceAuto ? 'auto' : job.request.since, job.request.until, job.flags.lookbackDays);
   if (start.upToDate) return [];

@@ -66,7 +66,7 @@ export class Recorder {
     if (output.outcome === 'unchanged' && file !== undefined) this.view.emit({ event: 'unchanged', window, reportId, file, rows, bytes: bytes ?? 0, sha256: sha256 ?? '' });
     else this.view.emit({ event: 'written', window, reportId, file, rows, bytes, sha256 });
     for (const piece of output.covered) {
-      await this.state?.done(piece.window, { rows: piece.rows, bytes: bytes ?? null, sha256: sha256 ?? null, file: output.path ?? null });
+      await this.state?.done(piece.window, { rows: piece.rows, bytes: bytes ?? null, sha256: sha256 ?? null, file: output.path ?? null, ...(output.etag ? { etag: output.etag } : {}) });
       this.forget(piece.window);
     }
     for (const piece of output.pieces) this.forget(piece);

@@ -12,6 +12,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { DateTime } from 'luxon';
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
+import { isObjectUrl } from '../paths.js';
 import { PARIS, SIDES, metricsWithField } from '../report/catalog.js';
 import { storedReportId } from '../api/schemas.js';
 import type { ReportRequest } from '../report/request.js';
@@ -62,6 +63,8 @@ const entrySchema = z.object({
   bytes: z.number().int().nonnegative().nullable(),
   sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
   file: z.string().nullable(),
+  /** (-o s3://) the object's ETag when it was written or found unchanged */
+  etag: z.string().nullable().optional(),
   finishedAt: z.string().nullable(),
   error: z.string().nullable(),
   /** (version 2) a submit was started at this time and its answer not recorded yet: a run killed
@@ -297,7 +300,11 @@ function isComplete(entry: StateEntry): boolean {
   return unixOf(entry.submittedAt) > entry.untilUnix;
 }
 
-const isSettled = (entry: StateEntry, fileExists: (path: string) => boolean = existsSync) =>
+/** An output recorded done is still there: a file that exists, or an object in a bucket (taken to
+ * be there: checking would cost a request per window). */
+const outputExists = (file: string) => isObjectUrl(file) || existsSync(file);
+
+const isSettled = (entry: StateEntry, fileExists: (path: string) => boolean = outputExists) =>
   entry.status === 'done' && isComplete(entry) && (entry.file === null || fileExists(entry.file));
 
 /** The second after the last window done (with complete numbers), or undefined when none is. */
@@ -325,7 +332,7 @@ export function afterLastRun(doc: StateDoc): number | undefined {
  * recorded before it is not done (failed, interrupted, or fetched before its period ended).
  * Undefined when no window was ever done and no run planned.
  */
-export function autoSince(doc: StateDoc, fileExists: (path: string) => boolean = existsSync): number | undefined {
+export function autoSince(doc: StateDoc, fileExists: (path: string) => boolean = outputExists): number | undefined {
   const afterLast = afterLastRun(doc);
   if (afterLast === undefined) return undefined;
   // a window not done, or done but its file deleted since, is fetched again
@@ -428,7 +435,8 @@ function decide(entry: StateEntry, options: PlanOptions): Step {
     case 'done': {
       if (options.lookbackFrom !== undefined && entry.untilUnix >= options.lookbackFrom) return { action: 'submit', window, reason: 'lookback', entry };
       if (!isComplete(entry)) return { action: 'submit', window, reason: 'incomplete', entry };
-      const exists = options.fileExists ?? existsSync;
+      // an object in a bucket is taken to be there (its check would cost a request per window)
+      const exists = options.fileExists ?? outputExists;
       if (entry.file !== null && !exists(entry.file)) return { action: 'submit', window, reason: 'missing-file', entry };
       return { action: 'skip', window, entry };
     }
@@ -472,7 +480,7 @@ export interface OpenOptions {
   lock?: LockOptions;
 }
 
-export type EntryPatch = Partial<Pick<StateEntry, 'status' | 'reportId' | 'submittedAt' | 'attempts' | 'rows' | 'bytes' | 'sha256' | 'file' | 'finishedAt' | 'error' | 'submitting' | 'loaded'>>;
+export type EntryPatch = Partial<Pick<StateEntry, 'status' | 'reportId' | 'submittedAt' | 'attempts' | 'rows' | 'bytes' | 'sha256' | 'file' | 'etag' | 'finishedAt' | 'error' | 'submitting' | 'loaded'>>;
 
 function newEntry(window: Window): StateEntry {
   return {
@@ -511,7 +519,7 @@ function fromPieces(pieces: readonly StateEntry[]): EntryPatch {
 /** What the log (state-log.ts) knows of a window's record. */
 const ENTRY_SHAPE: EntryShape<StateEntry> = {
   create: (since, until) => newEntry({ since, until }),
-  fields: ['status', 'reportId', 'submittedAt', 'attempts', 'rows', 'bytes', 'sha256', 'file', 'finishedAt', 'error', 'submitting', 'loaded'] satisfies (keyof EntryPatch)[],
+  fields: ['status', 'reportId', 'submittedAt', 'attempts', 'rows', 'bytes', 'sha256', 'file', 'etag', 'finishedAt', 'error', 'submitting', 'loaded'] satisfies (keyof EntryPatch)[],
   invalid: (entry) => {
     const parsed = entrySchema.safeParse(entry);
     if (parsed.success) return undefined;
@@ -652,7 +660,7 @@ export class RunState {
     });
   }
 
-  done(window: Window, result: { rows: number; bytes: number | null; sha256: string | null; file: string | null }): Promise<void> {
+  done(window: Window, result: { rows: number; bytes: number | null; sha256: string | null; file: string | null; etag?: string }): Promise<void> {
     return this.update(window, { status: 'done', ...result, finishedAt: instant(this.now()), error: null });
   }
 
