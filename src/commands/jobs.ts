@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { formatDuration } from '../duration.js';
-import { CliError, EXIT, UsageError } from '../errors.js';
+import { CliError, EXIT, InterruptedError, UsageError } from '../errors.js';
 import { createFactory, type Factory } from '../factory.js';
 import { Budget } from '../fleet/budget.js';
 import { JobFileError, JOB_FILE, missingJobFile, readJobFile, type FileJob, type JobFile, type RunFlagInfo } from '../fleet/file.js';
@@ -274,6 +274,10 @@ async function runJobs(jobs: readonly { job: FileJob; opts: RunOptions }[], file
   }
   if (failed.length === 0) return;
   if (!f.globals.json) for (const outcome of failed) f.stderr.write(`retry: ${outcome.retry}\n`);
+  if (f.signal.aborted) {
+    // Ctrl-C (or SIGTERM): the run's exit code; each job said above which of its reports go on
+    throw new InterruptedError(String(f.signal.reason ?? 'SIGINT'), `${failed.length} of ${outcomes.length} job${outcomes.length === 1 ? '' : 's'} did not finish (${failed.map((o) => o.job).join(', ')}); ${failed.length === 1 ? `run it again with: ${failed[0]?.retry}` : 'the retry commands above run only those'}`);
+  }
   const codes = new Set(failed.map((outcome) => outcome.exitCode));
   const code = codes.size === 1 ? [...codes][0] as number : EXIT.report;
   throw new CliError(`${failed.length} of ${outcomes.length} job${outcomes.length === 1 ? '' : 's'} failed: ${failed.map((o) => o.job).join(', ')}`, code,
