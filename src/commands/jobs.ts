@@ -298,7 +298,7 @@ async function runOne(fileJob: FileJob, opts: RunOptions, file: JobFile, budget:
     await runJob({ ...prepared, argv: ['run', ...commandWords(fileJob)], gate: budget.gateFor(fileJob.profile), observe: (event) => tally.observe(event) }, jf);
   } catch (caught) {
     exitCode = caught instanceof CliError ? caught.exitCode : EXIT.internal;
-    error = caught instanceof Error ? caught.message : String(caught);
+    error = f.secrets.redact(caught instanceof Error ? caught.message : String(caught));
     writeJobError(stderr, caught, jf, opts);
   } finally {
     await jf.close();

@@ -13,6 +13,7 @@ import type { Sandbox } from '../../src/sandbox/server.js';
 import { collect, runCli, startCli } from '../helpers/cli.js';
 import { withSandbox } from '../helpers/http.js';
 import { MOTO, startMoto } from '../helpers/moto.js';
+import { POSTGRES_AVAILABLE, startCluster } from '../helpers/postgres.js';
 import { until } from '../helpers/wait.js';
 
 const PROFILES = ['acme', 'globex', 'initech'];
@@ -394,4 +395,57 @@ jobs:
       await moto.close();
     }
   }, 60_000);
+});
+
+describe('a password in load: ${VAR}', () => {
+  it.skipIf(!POSTGRES_AVAILABLE)('loads into Postgres; neither a right nor a wrong password shows in the lines, the summary, the retry commands, --json or the state', async () => {
+    const cluster = await startCluster();
+    try {
+      await withSandbox({}, async (sandbox, dir) => {
+        const wrong = 'Wr0ng-pa55-in-env';
+        const env = { ...(await loggedIn(sandbox, dir)), PG_PASS: cluster.password, PG_WRONG: wrong };
+        const url = (password: string) => cluster.url('postgres', false).replace(`${cluster.user}@`, `${cluster.user}:\${${password}}@`);
+        writeFileSync(join(dir, 'reporting.yaml'), `version: 1
+defaults:
+  since: 2026-11-01
+  until: 2026-11-02
+  poll-interval: 20ms
+  state: state/{job}.json
+  breakdowns: DAILY
+  log-format: json
+jobs:
+  - name: good
+    side: buyer
+    profile: acme
+    load: ${url('PG_PASS')}
+  - name: bad
+    side: buyer
+    profile: globex
+    load: ${url('PG_WRONG')}
+    table: other
+`);
+        for (const args of [['jobs', 'run', '-v'], ['jobs', 'run', '--json', '-v'], ['jobs', 'validate', '--json'], ['jobs', 'plan', '--json']]) {
+          const result = await runCli(args, { env, cwd: dir });
+          const everything = result.stdout + result.stderr + readdirSync(join(dir, 'state')).map((name) => readFileSync(join(dir, 'state', name), 'utf8')).join('');
+          expect(everything).not.toContain(cluster.password);
+          expect(everything).not.toContain(wrong);
+          if (args[1] !== 'run') continue;
+          expect(result.code).toBe(3);
+          expect(result.stderr).toMatch(/password authentication failed/);
+          if (args[2] === '--json') {
+            const jobs = JSON.parse(result.stdout).jobs as { job: string; exitCode: number; error?: string; retry?: string }[];
+            expect(jobs.map((job) => [job.job, job.exitCode, job.retry])).toEqual([['good', 0, undefined], ['bad', 3, 'reporting jobs run -f reporting.yaml bad']]);
+            expect(jobs[1]?.error).toMatch(/password authentication failed/);
+          } else {
+            expect(result.stderr).toMatch(/^good +ok +/m);
+            expect(result.stderr).toMatch(/^bad +exit 3 +/m);
+            expect(result.stderr).toContain('retry: reporting jobs run -f reporting.yaml bad\n');
+          }
+        }
+        expect(cluster.psql('SELECT count(*), count(DISTINCT _window_since) FROM buyer_report', 'postgres').trim()).toBe('2|2');
+      });
+    } finally {
+      cluster.stop();
+    }
+  }, 90_000);
 });
