@@ -159,7 +159,7 @@ function refuseSharedTables(jobs: readonly FileJob[], checked: ReadonlyMap<FileJ
       const at = place(other, job);
       throw new JobFileError(file.file, place(job, other),
         `jobs "${other.name}" (${file.file}:${at.line}:${at.col}) and "${job.name}" load into the same table ${load.table.join('.')} (${f.secrets.redact(load.target.shown)}) with the same scope: each would replace the other's rows`,
-        'give each its own table, or its own scope (e.g. scope: {job})');
+        "give each its own table, or its own scope (e.g. scope: '{job}')");
     }
     seen.set(key, job);
   }
