@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { formatDuration } from '../duration.js';
-import { CliError, EXIT, UsageError } from '../errors.js';
+import { CliError, EXIT, InterruptedError, UsageError } from '../errors.js';
 import { createFactory, type Factory } from '../factory.js';
 import { Budget } from '../fleet/budget.js';
 import { JobFileError, JOB_FILE, missingJobFile, readJobFile, type FileJob, type JobFile, type RunFlagInfo } from '../fleet/file.js';
@@ -21,6 +21,9 @@ import type { Job } from '../jobs/job.js';
 import { previewJob, previewLines } from '../jobs/preview.js';
 import { DEFAULT_CONCURRENCY } from '../jobs/limits.js';
 import { checkChunk, parseChunk } from '../report/windows.js';
+import { accountOf } from '../jobs/load.js';
+import { scopeOf } from '../load/load.js';
+import type { LoadTarget } from '../load/target.js';
 import { checkObjectOutput, prepareRun, type RunOptions } from './run.js';
 
 /** `run`'s parser, from the CLI (src/cli/run-words.ts). */
@@ -49,7 +52,10 @@ export async function run(opts: JobsOptions, f: Factory): Promise<void> {
   // list and validate check every job; run checks the ones it runs (all before any request)
   const selected = opts.action === 'validate' ? file.jobs : selectJobs(file.jobs, opts.names, opts.exclude, shardFrom(opts.shard, f.env));
   const checked = checkJobs(opts.action === 'list' ? file.jobs : selected, file, opts.parser, f);
-  if (opts.action !== 'list') checkProfiles(selected, file, f);
+  if (opts.action !== 'list') {
+    checkProfiles(selected, file, f);
+    refuseSharedTables(selected, checked, file, f);
+  }
   if (opts.action === 'list') {
     const names = selected.map((job) => job.name);
     f.stdout.write(f.globals.json ? `${JSON.stringify(names)}\n` : names.map((name) => `${name}\n`).join(''));
@@ -60,8 +66,8 @@ export async function run(opts: JobsOptions, f: Factory): Promise<void> {
     if (f.globals.json) f.stdout.write(`${JSON.stringify({ file: file.file, valid: true, jobs: file.jobs.map((job) => ({ job: job.name, profile: job.profile, side: job.side, command: f.secrets.redact(shellCommand(['reporting', 'run', ...commandWords(job)])) })) })}\n`);
     return;
   }
-  if (opts.action === 'plan') return planJobs(selected.map((job) => ({ job, opts: checked.get(job) as RunOptions })), f);
-  await runJobs(selected.map((job) => ({ job, opts: checked.get(job) as RunOptions })), file, f);
+  if (opts.action === 'plan') return planJobs(selected.map((job) => ({ job, opts: (checked.get(job) as Checked).opts })), f);
+  await runJobs(selected.map((job) => ({ job, opts: (checked.get(job) as Checked).opts })), file, f);
 }
 
 function loadFile(opts: JobsOptions, f: Factory): JobFile {
@@ -90,8 +96,8 @@ function placeOf(job: FileJob, message: string) {
 
 /** Each job as `run` would check its command line: its keys' values one by one (each error at its
  * value), then together, then what `run` checks before its first request. */
-function checkJobs(jobs: readonly FileJob[], file: JobFile, parser: RunWordsParser, f: Factory): Map<FileJob, RunOptions> {
-  const checked = new Map<FileJob, RunOptions>();
+function checkJobs(jobs: readonly FileJob[], file: JobFile, parser: RunWordsParser, f: Factory): Map<FileJob, Checked> {
+  const checked = new Map<FileJob, Checked>();
   const quiet = { ...f, globals: { ...f.globals, json: false } } as Factory;
   for (const job of jobs) {
     const at = (fallback: ReturnType<typeof placeOf>, error: unknown): never => {
@@ -115,12 +121,60 @@ function checkJobs(jobs: readonly FileJob[], file: JobFile, parser: RunWordsPars
       const prepared = prepareRun(opts, quiet);
       // what the engine checks first (before any request), checked now for every job
       if (opts.chunk) checkChunk(parseChunk(opts.chunk.chunk), prepared.request.breakdowns);
-      checked.set(job, opts);
+      checked.set(job, { opts, prepared });
     } catch (error) {
       at(placeOf(job, error instanceof Error ? error.message : ''), error);
     }
   }
   return checked;
+}
+
+interface Checked {
+  opts: RunOptions;
+  /** the job as `run` prepares it (before any request) */
+  prepared: Job;
+}
+
+/** Two jobs loading into one table with one scope would each replace the other's rows, window by
+ * window: refused, both named. The scope is the table destination's (base URL, side, breakdowns,
+ * filters, account: src/load/load.ts scopeOf), so one table may hold several profiles' rows. */
+function refuseSharedTables(jobs: readonly FileJob[], checked: ReadonlyMap<FileJob, Checked>, file: JobFile, f: Factory): void {
+  const seen = new Map<string, FileJob>();
+  const place = (job: FileJob, other?: FileJob) => (other && other.base === job.base ? job.profileAt : job.at);
+  for (const job of jobs) {
+    const load = checked.get(job)?.prepared.load;
+    const request = checked.get(job)?.prepared.request;
+    if (!load || !request) continue;
+    let baseUrl: string;
+    try {
+      baseUrl = createFactory(f, { ...f.globals, profile: job.profile }).baseUrl().url;
+    } catch {
+      continue; // no base URL: the job fails with that error when it runs
+    }
+    const scope = scopeOf(request, baseUrl, accountOf(load, { env: f.env, profileName: job.profile }));
+    const table = load.table.length === 2 && ['main', 'public'].includes(load.table[0] as string) ? [load.table[1]] : load.table;
+    const key = JSON.stringify([databaseOf(load.target, f.cwd), table, scope]);
+    const other = seen.get(key);
+    if (other) {
+      const at = place(other, job);
+      throw new JobFileError(file.file, place(job, other),
+        `jobs "${other.name}" (${file.file}:${at.line}:${at.col}) and "${job.name}" load into the same table ${load.table.join('.')} (${f.secrets.redact(load.target.shown)}) with the same scope: each would replace the other's rows`,
+        "give each its own table, or its own scope (e.g. scope: '{job}')");
+    }
+    seen.set(key, job);
+  }
+}
+
+/** The database a load target names, as one string: a DuckDB file's absolute path, a Postgres
+ * server's host, port and database (whoever logs in). */
+function databaseOf(target: LoadTarget, cwd: string): string {
+  if (target.engine === 'duckdb') return `duckdb:${resolve(cwd, target.location)}`;
+  try {
+    const url = new URL(target.location);
+    return `postgres:${url.hostname.toLowerCase()}:${url.port || '5432'}${url.pathname}${url.searchParams.get('host') ?? ''}`;
+  } catch {
+    return target.shown;
+  }
 }
 
 /** A profile that does not exist is the file's mistake; REPORTING_TOKEN or a base URL from the
@@ -220,6 +274,10 @@ async function runJobs(jobs: readonly { job: FileJob; opts: RunOptions }[], file
   }
   if (failed.length === 0) return;
   if (!f.globals.json) for (const outcome of failed) f.stderr.write(`retry: ${outcome.retry}\n`);
+  if (f.signal.aborted) {
+    // Ctrl-C (or SIGTERM): the run's exit code; each job said above which of its reports go on
+    throw new InterruptedError(String(f.signal.reason ?? 'SIGINT'), `${failed.length} of ${outcomes.length} job${outcomes.length === 1 ? '' : 's'} did not finish (${failed.map((o) => o.job).join(', ')}); ${failed.length === 1 ? `run it again with: ${failed[0]?.retry}` : 'the retry commands above run only those'}`);
+  }
   const codes = new Set(failed.map((outcome) => outcome.exitCode));
   const code = codes.size === 1 ? [...codes][0] as number : EXIT.report;
   throw new CliError(`${failed.length} of ${outcomes.length} job${outcomes.length === 1 ? '' : 's'} failed: ${failed.map((o) => o.job).join(', ')}`, code,
@@ -240,7 +298,7 @@ async function runOne(fileJob: FileJob, opts: RunOptions, file: JobFile, budget:
     await runJob({ ...prepared, argv: ['run', ...commandWords(fileJob)], gate: budget.gateFor(fileJob.profile), observe: (event) => tally.observe(event) }, jf);
   } catch (caught) {
     exitCode = caught instanceof CliError ? caught.exitCode : EXIT.internal;
-    error = caught instanceof Error ? caught.message : String(caught);
+    error = f.secrets.redact(caught instanceof Error ? caught.message : String(caught));
     writeJobError(stderr, caught, jf, opts);
   } finally {
     await jf.close();

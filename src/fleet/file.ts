@@ -44,6 +44,8 @@ export interface FileJob {
   /** the state file and output as resolved (absolute), for the checks between jobs */
   state?: string;
   output?: string;
+  /** the job loads into a table (`load`, or REPORTING_LOAD): without output, nothing goes to stdout */
+  loads?: boolean;
 }
 
 export interface JobFile {
@@ -67,7 +69,8 @@ export class JobFileError extends UsageError {
 const OWN_KEYS = ['name', 'side', 'profile', 'profiles'];
 const TOP_KEYS = ['version', 'concurrency', 'per-profile', 'defaults', 'jobs'];
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
-/** keys whose values are paths: relative ones are relative to the file's folder */
+/** keys whose values are paths: relative ones are relative to the file's folder (and `load:
+ * duckdb:PATH`'s PATH) */
 const PATH_KEYS = new Set(['state', 'output']);
 const URL_LIKE = /^[a-z][a-z0-9+.-]*:\/\//i;
 
@@ -221,13 +224,17 @@ export function readJobFile(text: string, file: string, cwd: string, env: Record
           if (text === null || typeof text === 'boolean') fail(itemAt, `${entry.key} wants a value${text === null ? '' : `, not ${text}`}`);
           let value = fill(String(text));
           if (PATH_KEYS.has(key) && value !== '-' && !URL_LIKE.test(value) && !isAbsolute(value)) value = resolve(folder, value);
+          // a DuckDB file is a path too; a postgres:// URL is left as written
+          const duckdb = key === 'load' ? /^duckdb:(.+)$/is.exec(value.trim()) : null;
+          if (duckdb?.[1] && !duckdb[1].startsWith(':') && !isAbsolute(duckdb[1])) value = `duckdb:${resolve(folder, duckdb[1])}`;
           if (key === 'state') state = value;
           if (key === 'output') output = value;
           mine.push(`--${flag.name}=${value}`);
         }
         words.push(...mine);
       }
-      jobs.push({ name, base, profile, profileAt: profileAt ?? jobAt, side, words, at: jobAt, keys, keyWords, state, output });
+      const loads = keyWords.has('load') ? (keyWords.get('load') ?? []).length > 0 : Boolean(env.REPORTING_LOAD?.trim());
+      jobs.push({ name, base, profile, profileAt: profileAt ?? jobAt, side, words, at: jobAt, keys, keyWords, state, output, loads });
     }
   }
   refuseDuplicates(file, jobs);
@@ -256,8 +263,8 @@ function refuseDuplicates(file: string, jobs: readonly FileJob[]): void {
   for (const job of jobs) {
     check(job, 'name', job.name);
     check(job, 'state file', job.state, 'state');
-    // no output is stdout: one job may write there, not two
-    check(job, 'output', job.output ?? '-', 'output');
+    // no output is stdout (unless the job only loads into a table): one job may write there, not two
+    if (job.output !== undefined || !job.loads) check(job, 'output', job.output ?? '-', 'output');
   }
 }
 

@@ -90,7 +90,11 @@ export async function fetchWindow(window: Window, ctx: TaskContext, deps: FetchD
     },
     status: (id) => client.status(id),
     emit: deps.emit,
-    onSubmitted: (id) => deps.submitted(window, id),
+    // the pool knows the ID first: a Ctrl-C while the state file records it still lists the report
+    onSubmitted: (id) => {
+      ctx.reportId(id);
+      return deps.submitted(window, id);
+    },
   });
   ctx.reportId(reportId);
   const started = deps.now();

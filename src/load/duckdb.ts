@@ -1,9 +1,11 @@
 // Loading into an embedded DuckDB file through its appender (@duckdb/node-api, loaded only when
 // --load names a DuckDB file). DuckDB lets one process write a file: a second one waits for it,
 // up to --max-wait, then fails naming the file; the file is never shared half-written, since each
-// window is one transaction.
+// window is one transaction. Within one process (`jobs run`), the runs loading one file share its
+// database, each with its own connection and transactions.
 
 import type { DuckDBAppender, DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { resolve } from 'node:path';
 import { CliError, EXIT } from '../errors.js';
 import type { RowLayout } from '../export/typed.js';
 import { loadDuckDb } from '../lazy.js';
@@ -25,7 +27,9 @@ export async function openDuckDb(path: string, shown: string, waitMs: number, sl
   let instance: DuckDBInstance | undefined;
   for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
     try {
-      instance = await duckdb.DuckDBInstance.create(path, DUCKDB_OPTIONS);
+      // one database per file in the process, shared: two runs of one process (`jobs run`) that
+      // each opened the file would each write it, and one's rows would be lost
+      instance = await duckdb.DuckDBInstance.fromCache(resolve(path), DUCKDB_OPTIONS);
       break;
     } catch (error) {
       if (!lockedMessage(error)) {

@@ -3,13 +3,17 @@
 // csv-parse); the sandbox never sees more than `concurrency` reports in progress, nor more than
 // `per-profile` for one token; one job failing leaves the others complete.
 
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { CreateBucketCommand, GetObjectCommand } from '@aws-sdk/client-s3';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/server.js';
 import { collect, runCli, startCli } from '../helpers/cli.js';
 import { withSandbox } from '../helpers/http.js';
+import { MOTO, startMoto } from '../helpers/moto.js';
+import { POSTGRES_AVAILABLE, startCluster } from '../helpers/postgres.js';
 import { until } from '../helpers/wait.js';
 
 const PROFILES = ['acme', 'globex', 'initech'];
@@ -233,4 +237,215 @@ jobs:
     expect(storm.ms.acme).toBeGreaterThan(others(storm));
     expect(others(storm)).toBeLessThan(others(calm) * 1.5);
   }, 240_000);
+});
+
+/** A query's rows, read by DuckDB's own client, each row's values joined by `|`. */
+async function duckdbRows(file: string, sql: string): Promise<string[]> {
+  const instance = await DuckDBInstance.create(file);
+  const connection = await instance.connect();
+  try {
+    const reader = await connection.runAndReadAll(sql);
+    return reader.getRows().map((row) => row.map((v) => (v === null ? 'NULL' : String(v))).join('|'));
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+describe('jobs loading into DuckDB', () => {
+  it('two profiles, one table, two scopes: each profile\'s rows once (the file\'s folder holds the database); a second run changes nothing', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const env = await loggedIn(sandbox, dir);
+      mkdirSync(join(dir, 'jobs'));
+      writeFileSync(join(dir, 'jobs', 'reporting.yaml'), `version: 1
+defaults:
+  since: 2026-11-01
+  until: 2026-11-03
+  poll-interval: 20ms
+  state: state/{job}.json
+  load: duckdb:warehouse.duckdb
+  table: buyer_daily
+jobs:
+  - name: buyer
+    side: buyer
+    profiles: [acme, globex]
+    breakdowns: DAILY,CAMPAIGN
+`);
+      // run from another folder: the database is the job file's folder's
+      const result = await runCli(['jobs', 'run', '--json', '-f', join('jobs', 'reporting.yaml')], { env, cwd: dir });
+      expect(result.code, result.stderr).toBe(0);
+      expect(readdirSync(dir)).not.toContain('warehouse.duckdb');
+      const db = join(dir, 'jobs', 'warehouse.duckdb');
+      const summary = JSON.parse(result.stdout).jobs as { job: string; exitCode: number; fetched: number }[];
+      expect(summary.map((job) => [job.job, job.exitCode, job.fetched])).toEqual([['buyer@acme', 0, 3], ['buyer@globex', 0, 3]]);
+
+      // the same report as a file, for one account: what each scope must hold, once
+      const ref = await runCli(['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-03', '--breakdowns', 'DAILY,CAMPAIGN', '--poll-interval', '20ms',
+        '-o', join(dir, 'ref.csv'), '--profile', 'acme', '-q'], { env });
+      expect(ref.code, ref.stderr).toBe(0);
+      const expected = parse(readFileSync(join(dir, 'ref.csv'), 'utf8'), { columns: true }) as Record<string, string>[];
+      expect(expected.length).toBeGreaterThan(3);
+      const clicks = expected.reduce((sum, row) => sum + Number(row.clicks), 0);
+      const scopes = await duckdbRows(db, 'SELECT _scope, count(*), count(DISTINCT (date, campaignId)), sum(clicks) FROM buyer_daily GROUP BY _scope ORDER BY _scope');
+      expect(scopes).toEqual(['acme', 'globex'].map((account) =>
+        `base=${sandbox.baseUrl};side=buyer;breakdowns=CAMPAIGN,DAILY;filters=-;account=${account}|${expected.length}|${expected.length}|${clicks}`));
+
+      // again: every window done, nothing submitted, the table as it was (row for row, _loaded_at too)
+      const table = await duckdbRows(db, 'SELECT * FROM buyer_daily ORDER BY ALL');
+      const submitted = sandbox.stats().submitted;
+      const again = await runCli(['jobs', 'run', '-f', join('jobs', 'reporting.yaml')], { env, cwd: dir });
+      expect(again.code, again.stderr).toBe(0);
+      expect(sandbox.stats().submitted).toBe(submitted);
+      expect(again.stderr).toMatch(/^buyer@acme +ok +0 +3 +0 /m);
+      expect(await duckdbRows(db, 'SELECT * FROM buyer_daily ORDER BY ALL')).toEqual(table);
+    });
+  });
+});
+
+describe('Ctrl-C during jobs run', () => {
+  it('exit 130; each running job lists its reports in progress, as run does; nothing half-written', async () => {
+    // reports stay in progress until the clock moves: the run is interrupted while they wait
+    const at = Date.now();
+    await withSandbox({ now: () => at }, async (sandbox, dir) => {
+      const env = await loggedIn(sandbox, dir);
+      writeFileSync(join(dir, 'reporting.yaml'), `version: 1
+defaults:
+  since: 2026-11-01
+  until: 2026-11-02
+  chunk: day
+  poll-interval: 20ms
+  state: state/{job}.json
+jobs:
+  - name: files
+    side: buyer
+    profiles: [acme, globex]
+    breakdowns: DAILY
+    output: out/{job}/{since}.csv
+  - name: table
+    side: seller
+    profile: initech
+    breakdowns: DAILY,APP
+    load: duckdb:warehouse.duckdb
+`);
+      const child = startCli(['jobs', 'run'], { env, cwd: dir });
+      const done = collect(child);
+      await until(() => sandbox.stats().submitted === 6, 'six reports submitted');
+      await until(() => ['files@acme', 'files@globex', 'table'].every((job) => {
+        try {
+          return JSON.parse(readFileSync(join(dir, 'state', `${job}.json`), 'utf8')).windows.filter((w: { reportId?: string }) => w.reportId).length === 2;
+        } catch {
+          return false;
+        }
+      }), 'the report IDs in the state files');
+      child.kill('SIGINT');
+      const result = await done;
+      expect(result.code).toBe(130);
+      for (const job of ['files@acme', 'files@globex', 'table']) {
+        expect(result.stderr).toMatch(new RegExp(`^${job}: error: interrupted \\(SIGINT\\)$`, 'm'));
+        expect(result.stderr).toMatch(new RegExp(`^${job}: hint: .*reports still in progress: [0-9a-f]+ \\(2026-11-01\\), [0-9a-f]+ \\(2026-11-02\\)`, 'm'));
+      }
+      for (const report of sandbox.reports()) expect(result.stderr).toContain(report.id);
+      expect(result.stderr).toMatch(/^files@acme +exit 130 +0 +0 +0 +0 /m);
+      expect(result.stderr).toContain('retry: reporting jobs run -f reporting.yaml table\n');
+      expect(result.stderr).toMatch(/^error: interrupted \(SIGINT\)\nhint: 3 of 3 jobs did not finish \(files@acme, files@globex, table\); the retry commands above run only those\n$/m);
+      // nothing half-written: no output file, no temporary file, no table rows
+      expect(readdirSync(dir).sort()).toEqual(['.config', 'reporting.yaml', 'state', 'warehouse.duckdb'].sort());
+      expect(readdirSync(join(dir, 'state')).sort()).toEqual(['files@acme.json', 'files@globex.json', 'table.json']);
+      expect(await duckdbRows(join(dir, 'warehouse.duckdb'), 'SELECT count(*) FROM seller_report')).toEqual(['0']);
+    });
+  });
+});
+
+describe.skipIf(!MOTO)('jobs writing to S3 (moto on loopback)', () => {
+  it('output: s3://BUCKET/{job}/{since}.csv is a URL, not a path: each job\'s objects equal run\'s local files', async () => {
+    const moto = await startMoto();
+    try {
+      await moto.s3.send(new CreateBucketCommand({ Bucket: 'reports' }));
+      await withSandbox({}, async (sandbox, dir) => {
+        const env = { ...(await loggedIn(sandbox, dir)), HOME: dir, ...moto.env };
+        writeFileSync(join(dir, 'reporting.yaml'), `version: 1
+defaults:
+  since: 2026-11-01
+  until: 2026-11-02
+  chunk: day
+  poll-interval: 20ms
+  state: state/{job}.json
+jobs:
+  - name: daily
+    side: buyer
+    profiles: [acme, globex]
+    breakdowns: DAILY,CAMPAIGN
+    output: s3://reports/{job}/{since}.csv
+`);
+        const result = await runCli(['jobs', 'run'], { env, cwd: dir });
+        expect(result.code, result.stderr).toBe(0);
+        expect(readdirSync(dir).sort()).toEqual(['.config', 'reporting.yaml', 'state']);
+        const ref = await runCli(['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-02', '--chunk', 'day', '--breakdowns', 'DAILY,CAMPAIGN', '--poll-interval', '20ms',
+          '-o', join(dir, 'ref', '{since}.csv'), '--profile', 'acme', '-q'], { env });
+        expect(ref.code, ref.stderr).toBe(0);
+        for (const job of ['daily@acme', 'daily@globex']) {
+          for (const day of ['2026-11-01', '2026-11-02']) {
+            const answer = await moto.s3.send(new GetObjectCommand({ Bucket: 'reports', Key: `${job}/${day}.csv` }));
+            const body = Buffer.from(await (answer.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray());
+            expect(body.equals(readFileSync(join(dir, 'ref', `${day}.csv`))), `${job}/${day}.csv`).toBe(true);
+          }
+        }
+      });
+    } finally {
+      await moto.close();
+    }
+  }, 60_000);
+});
+
+describe('a password in load: ${VAR}', () => {
+  it.skipIf(!POSTGRES_AVAILABLE)('loads into Postgres; neither a right nor a wrong password shows in the lines, the summary, the retry commands, --json or the state', async () => {
+    const cluster = await startCluster();
+    try {
+      await withSandbox({}, async (sandbox, dir) => {
+        const wrong = 'Wr0ng-pa55-in-env';
+        const env = { ...(await loggedIn(sandbox, dir)), PG_PASS: cluster.password, PG_WRONG: wrong };
+        const url = (password: string) => cluster.url('postgres', false).replace(`${cluster.user}@`, `${cluster.user}:\${${password}}@`);
+        writeFileSync(join(dir, 'reporting.yaml'), `version: 1
+defaults:
+  since: 2026-11-01
+  until: 2026-11-02
+  poll-interval: 20ms
+  state: state/{job}.json
+  breakdowns: DAILY
+  log-format: json
+jobs:
+  - name: good
+    side: buyer
+    profile: acme
+    load: ${url('PG_PASS')}
+  - name: bad
+    side: buyer
+    profile: globex
+    load: ${url('PG_WRONG')}
+    table: other
+`);
+        for (const args of [['jobs', 'run', '-v'], ['jobs', 'run', '--json', '-v'], ['jobs', 'validate', '--json'], ['jobs', 'plan', '--json']]) {
+          const result = await runCli(args, { env, cwd: dir });
+          const everything = result.stdout + result.stderr + readdirSync(join(dir, 'state')).map((name) => readFileSync(join(dir, 'state', name), 'utf8')).join('');
+          expect(everything).not.toContain(cluster.password);
+          expect(everything).not.toContain(wrong);
+          if (args[1] !== 'run') continue;
+          expect(result.code).toBe(3);
+          expect(result.stderr).toMatch(/password authentication failed/);
+          if (args[2] === '--json') {
+            const jobs = JSON.parse(result.stdout).jobs as { job: string; exitCode: number; error?: string; retry?: string }[];
+            expect(jobs.map((job) => [job.job, job.exitCode, job.retry])).toEqual([['good', 0, undefined], ['bad', 3, 'reporting jobs run -f reporting.yaml bad']]);
+            expect(jobs[1]?.error).toMatch(/password authentication failed/);
+          } else {
+            expect(result.stderr).toMatch(/^good +ok +/m);
+            expect(result.stderr).toMatch(/^bad +exit 3 +/m);
+            expect(result.stderr).toContain('retry: reporting jobs run -f reporting.yaml bad\n');
+          }
+        }
+        expect(cluster.psql('SELECT count(*), count(DISTINCT _window_since) FROM buyer_report', 'postgres').trim()).toBe('2|2');
+      });
+    } finally {
+      cluster.stop();
+    }
+  }, 90_000);
 });

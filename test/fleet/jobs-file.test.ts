@@ -178,3 +178,104 @@ describe('--shard K/N', () => {
     expect((await jobs(dir, ['list'], { JOB_COMPLETION_INDEX: '3', REPORTING_SHARDS: '3' })).code).toBe(2);
   });
 });
+
+describe('load: jobs into one table', () => {
+  const LOADS = (jobs: string, load = 'duckdb:db/warehouse.duckdb') => `version: 1
+defaults:
+  since: 2026-11-01
+  until: 2026-11-05
+  state: state/{job}.json
+  load: ${load}
+  table: buyer_daily
+  breakdowns: DAILY
+jobs:
+${jobs}`;
+
+  it('two jobs, one table, one scope: refused, both named at file:line:column, before any request (exit 2)', async () => {
+    const dir = await folder(LOADS(`  - name: first
+    side: buyer
+    profile: acme
+  - name: second
+    side: buyer
+    profile: acme
+    metrics: clicks
+`));
+    for (const action of ['validate', 'run', 'plan']) {
+      const result = await jobs(dir, [action]);
+      expect(result.stderr).toMatch(/^error: reporting\.yaml:13:5: jobs "first" \(reporting\.yaml:10:5\) and "second" load into the same table buyer_daily \(duckdb:.*warehouse\.duckdb\) with the same scope: each would replace the other's rows$/m);
+      expect(result.stderr).toMatch(/^hint: give each its own table, or its own scope/m);
+      // a request would fail with exit 5 (port 9)
+      expect(result.code).toBe(2);
+    }
+  });
+
+  it('one scope for two profiles (scope: NAME) is refused at the second profile; main.TABLE is TABLE', async () => {
+    const dir = await folder(LOADS(`  - name: buyer
+    side: buyer
+    profiles: [acme, globex]
+    scope: acme-fr
+  - name: other
+    side: buyer
+    profile: acme
+    table: main.buyer_other
+`));
+    const result = await jobs(dir, ['validate']);
+    expect(result.stderr).toMatch(/^error: reporting\.yaml:12:22: jobs "buyer@acme" \(reporting\.yaml:12:16\) and "buyer@globex" load into the same table buyer_daily /m);
+    expect(result.code).toBe(2);
+    const clash = await folder(LOADS(`  - name: one
+    side: buyer
+    profile: acme
+    table: main.buyer_daily
+  - name: two
+    side: buyer
+    profile: acme
+`));
+    expect((await jobs(clash, ['validate'])).stderr).toMatch(/^error: reporting\.yaml:14:5: jobs "one" \(reporting\.yaml:10:5\) and "two" load into the same table buyer_daily/m);
+  });
+
+  it('one table, different scopes (profiles, filters, --scope, another database): allowed', async () => {
+    const dir = await folder(LOADS(`  - name: buyer
+    side: buyer
+    profiles: [acme, globex]
+  - name: campaign-7
+    side: buyer
+    profile: acme
+    campaign-id: 7
+  - name: named
+    side: buyer
+    profile: acme
+    scope: acme-fr
+  - name: elsewhere
+    side: buyer
+    profile: acme
+    load: duckdb:other.duckdb
+`));
+    const result = await jobs(dir, ['validate']);
+    expect(result.stderr).toBe('reporting.yaml: 5 jobs, valid\n');
+    expect(result.code).toBe(0);
+  });
+
+  it('duckdb:PATH is relative to the file\'s folder; a postgres URL is left alone, its ${VAR} password masked', async () => {
+    const dir = await folder(LOADS(`  - name: local
+    side: buyer
+    profile: acme
+  - name: absolute
+    side: buyer
+    profile: acme
+    load: duckdb:/tmp/elsewhere.duckdb
+  - name: server
+    side: buyer
+    profile: acme
+    load: postgres://loader:\${PG_SECRET}@127.0.0.1:9/warehouse
+`));
+    const secret = 'pg-s3cr3t-from-env';
+    const { ctx, stdout, stderr } = fakeContext({ cwd: '/', env: { REPORTING_CONFIG_DIR: join(dir, '.config'), PG_SECRET: secret } });
+    expect(await runCli(argv('jobs', 'validate', '--json', '-f', join(dir, 'reporting.yaml')), ctx), stderr.text).toBe(0);
+    const commands = Object.fromEntries(JSON.parse(stdout.text).jobs.map((job: { job: string; command: string }) => [job.job, job.command]));
+    expect(commands.local).toContain(`--load=duckdb:${join(dir, 'db', 'warehouse.duckdb')}`);
+    expect(commands.absolute).toContain('--load=duckdb:/tmp/elsewhere.duckdb');
+    expect(commands.server).toContain('--load=postgres://loader:');
+    expect(commands.server).toContain('@127.0.0.1:9/warehouse');
+    expect(stdout.text + stderr.text).not.toContain(secret);
+  });
+});
