@@ -32,8 +32,10 @@ export function list(text: string, previous: string[] = []): string[] {
 }
 
 /** A file path, never empty: `-o "$OUT"` with OUT unset must not quietly mean stdout. */
-export function path(text: string): string {
+export function path(text: string, previous?: string): string {
   if (text.trim() === '') throw new InvalidArgumentError('a file name, not an empty one (- for stdout)');
+  // commander would keep the last one given: a file the user named would silently not be written
+  if (previous !== undefined) throw new InvalidArgumentError(`given twice (${previous}, then ${text}); give one (a run writes one output, or one file per window with {since})`);
   return text;
 }
 

@@ -105,7 +105,7 @@ function timeSuggestion(text: string, lower: string): string {
     return date.isValid ? `; did you mean ${date.toFormat('yyyy-MM-dd')}?` : '';
   }
   if (/^(last|past|previous)[\s_-]?week$|^a[\s_-]?week[\s_-]?ago$/.test(lower)) return '; did you mean -7d?';
-  const days = /^(\d+)\s*(d|days?)(\s*ago)?$/.exec(lower);
+  const days = /^-?(\d+)\s*(d|days?)?(\s*ago)?$/.exec(lower);
   if (days) return `; did you mean -${Number(days[1])}d?`;
   return /^[a-z]+$/i.test(text) ? didYouMean(lower, ['now', 'today', 'yesterday']) : '';
 }

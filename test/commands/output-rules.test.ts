@@ -136,6 +136,15 @@ describe('one --json rule', () => {
     expect(campaigns.stderr).not.toMatch(/did you mean/);
   });
 
+  it('-o given twice is a usage error naming both files, not a silent last-one-wins', async () => {
+    for (const args of [['run', 'buyer', ...DAY, '-o', 'a.csv', '-o', 'b.csv'], ['download', 'abc', '--output', 'a.csv', '-o', 'b.csv']]) {
+      const result = await cli(...args);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/given twice \(a\.csv, then b\.csv\)/);
+      expect(result.requests).toBe(0);
+    }
+  });
+
   it('.tsv is CSV with tabs; a file without an extension is CSV', async () => {
     const tsv = await cli('run', 'buyer', ...DAY, '-o', 't.tsv', '-q');
     expect(readFileSync(join(tsv.dir, 't.tsv'), 'utf8').split('\n')[0]).toMatch(/^displays\tclicks\t/);

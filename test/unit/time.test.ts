@@ -73,6 +73,7 @@ describe('time expressions, in Europe/Paris', () => {
     ['last-week', /understands; did you mean -7d\?$/],
     ['last week', /understands; did you mean -7d\?$/],
     ['7d', /understands; did you mean -7d\?$/],
+    ['-7', /understands; did you mean -7d\?$/],
     ['3 days ago', /understands; did you mean -3d\?$/],
     ['yesterdya', /understands; did you mean yesterday\?$/],
     ['', /not a time/],
