@@ -12,12 +12,25 @@ import { loadDuckDb } from '../lazy.js';
 import type { Column } from '../report/schema.js';
 import { METADATA_NAMES, type LoadConnection, type Metadata, type TableAppender } from './load.js';
 
-/** What DuckDB may use. Its buffer pool is bounded by memory_limit (16 MB is too little for one
- * row group of a wide report: "could not allocate block"), but the process's peak RSS is not:
- * measured on 1,000,000 rows of every field (about 30 columns), 128 MB and 2 threads peaked at
- * 450-620 MB, 64 MB and 1 thread at 380-410 MB (test/bench/RESULTS.md, "Loading"); DuckDB's own
- * allocator settings (allocator_flush_threshold, write_buffer_row_group_count) changed nothing. */
+/** What DuckDB may use while it opens the file and checks the table; loading sets its memory_limit
+ * by the table's width (loadMemoryLimit). DuckDB's own allocator settings
+ * (allocator_flush_threshold, write_buffer_row_group_count) and glibc's malloc tunables changed
+ * nothing measurable (test/bench/RESULTS.md, "Loading"). */
 const DUCKDB_OPTIONS = { memory_limit: '64MB', threads: '1' };
+
+/** Rows the appender gathers before handing them to the table (still inside the transaction).
+ * Left to itself it gathers 204,800 rows (100 chunks of 2,048) in memory outside DuckDB's buffer
+ * pool: with about 30 text columns, 200 MB more at the peak (1,000,000 rows of every field: 373 MiB
+ * peak with 64 MB and the appender's own flushing; 233 MiB flushing every 10,240 rows; 204 MiB
+ * every 2,048 rows with 32 MB). */
+const FLUSH_ROWS = 2048;
+
+/** DuckDB's memory_limit while loading, in MB: the buffer pool holds a block or so of each column
+ * of the row group being filled, so a fixed limit fails a wide table ("could not allocate block":
+ * 30 text columns of distinct values failed at 16 MB and 24 MB passed; 60 failed at 32 MB, 100 at
+ * 48 MB) while a generous one is RSS for nothing. 16 MB plus half a megabyte per column passed
+ * 30, 60 and 100 columns of distinct text. */
+export const loadMemoryLimit = (columns: number) => 16 + Math.ceil(columns / 2);
 
 const lockedMessage = (error: unknown) => error instanceof Error && /lock|Conflicting lock|being used by another process/i.test(error.message);
 
@@ -77,6 +90,7 @@ class DuckDbConnection implements LoadConnection {
 
   async appender(table: readonly string[], columns: readonly Column[], order: readonly string[]): Promise<TableAppender> {
     const name = table[table.length - 1] as string;
+    await this.execute(`SET memory_limit = '${loadMemoryLimit(order.length)}MB'`);
     const appender = await this.connection.createAppender(name, table.length > 1 ? table[0] : null).catch((error: unknown) => { throw this.failed(error); });
     return new DuckDbAppender(this.duckdb, appender, columns, order);
   }
@@ -93,35 +107,57 @@ class DuckDbAppender implements TableAppender {
 
   constructor(duckdb: DuckDb, private readonly appender: DuckDBAppender, columns: readonly Column[], order: readonly string[]) {
     const a = appender;
-    const { DuckDBDateValue, DuckDBTimestampTZValue } = duckdb;
-    const seconds = (value: number) => new DuckDBTimestampTZValue(BigInt(value) * 1_000_000n);
+    // appendTimestampTZ goes through a DuckDB value made per call (createValue: 1.7 s of 1,000,000
+    // rows' profile); appendTimestamp into a TIMESTAMPTZ column stores the same microseconds,
+    // whatever the session's TimeZone. The metadata's values are made once per window.
+    const { DuckDBDateValue, DuckDBTimestampValue } = duckdb;
+    const micros = (value: number) => new DuckDBTimestampValue(BigInt(value) * 1000n);
+    let made: Metadata | undefined;
+    let since = micros(0);
+    let until = since;
+    let loadedAt = since;
+    const of = (m: Metadata) => {
+      if (m !== made) {
+        made = m;
+        since = micros(m[1] * 1000);
+        until = micros(m[2] * 1000);
+        loadedAt = micros(m[4]);
+      }
+    };
     this.appendCell = order.map((name): ((layout: RowLayout, metadata: Metadata) => void) => {
       const meta = (METADATA_NAMES as readonly string[]).indexOf(name);
       if (meta === 0) return (_l, m) => a.appendVarchar(m[0]);
-      if (meta === 1) return (_l, m) => a.appendTimestampTZ(seconds(m[1]));
-      if (meta === 2) return (_l, m) => a.appendTimestampTZ(seconds(m[2]));
+      if (meta === 1) return (_l, m) => { of(m); a.appendTimestamp(since); };
+      if (meta === 2) return (_l, m) => { of(m); a.appendTimestamp(until); };
       if (meta === 3) return (_l, m) => a.appendVarchar(m[3]);
-      if (meta === 4) return (_l, m) => a.appendTimestampTZ(new DuckDBTimestampTZValue(BigInt(m[4]) * 1000n));
+      if (meta === 4) return (_l, m) => { of(m); a.appendTimestamp(loadedAt); };
       const i = columns.findIndex((column) => column.name === name);
       if (i < 0) return () => a.appendNull();
       switch ((columns[i] as Column).type) {
         case 'int64': return (l) => { const v = l.integer(i); if (v === null) a.appendNull(); else a.appendBigInt(BigInt(v)); };
         case 'double': return (l) => { const v = l.number(i); if (v === null) a.appendNull(); else a.appendDouble(v); };
         case 'date': return (l) => { const v = l.day(i); if (v === null) a.appendNull(); else a.appendDate(new DuckDBDateValue(v)); };
-        case 'timestamp': return (l) => { const v = l.instant(i); if (v === null) a.appendNull(); else a.appendTimestampTZ(new DuckDBTimestampTZValue(BigInt(v) * 1000n)); };
+        case 'timestamp': return (l) => { const v = l.instant(i); if (v === null) a.appendNull(); else a.appendTimestamp(micros(v)); };
         default: return (l) => { const v = l.text(i); if (v === null) a.appendNull(); else a.appendVarchar(v); };
       }
     });
   }
 
+  private pending = 0;
+
   row(layout: RowLayout, metadata: Metadata): void {
     const cells = this.appendCell;
     for (let i = 0; i < cells.length; i++) (cells[i] as (l: RowLayout, m: Metadata) => void)(layout, metadata);
     this.appender.endRow();
+    if (++this.pending === FLUSH_ROWS) {
+      // into the transaction's storage (a ROLLBACK still drops them), which DuckDB bounds
+      this.pending = 0;
+      this.appender.flushSync();
+    }
   }
 
   async drain(): Promise<void> {
-    // the appender flushes its own chunks (2,048 rows) as they fill
+    // row() flushes every FLUSH_ROWS rows
   }
 
   async finish(): Promise<void> {

@@ -3,7 +3,7 @@
 // throwaway cluster, as the tests start one), against writing the same report to CSV, in one run,
 // interleaved, medians of --runs; peak RSS from /proc (VmHWM), the load average before each run.
 //
-//   node test/bench/load.mjs [--rows 1000000] [--runs 3]
+//   node test/bench/load.mjs [--rows 1000000] [--runs 3] [--only 'csv (-o,duckdb (--load']
 //
 // The sandbox (`reporting sandbox --scale N`) streams N rows for any report: one day of DAILY is
 // one window of N rows. Targets (issue 22): DuckDB <= 1.5x the CSV time, Postgres <= 2x, peak RSS
@@ -53,7 +53,10 @@ async function startPostgres() {
 }
 
 const { child: sandbox, info } = await startSandbox(['--scale', String(ROWS), '--delay', '0']);
-const postgres = await startPostgres();
+// --only 'csv (-o,duckdb (--load': the cases whose name contains one of these (case-insensitive);
+// the first case left is the reference the others are compared with
+const only = option('only', '').toLowerCase().split(',').filter(Boolean);
+const postgres = only.length && !only.some((word) => 'postgres (--load postgres://, copy)'.includes(word)) ? undefined : await startPostgres();
 const env = { ...process.env, REPORTING_BASE_URL: info.baseUrl, REPORTING_TOKEN: info.token, REPORTING_CONFIG_DIR: join(work, 'config') };
 const common = ['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-01', '--breakdowns', 'DAILY', '--poll-interval', '50ms', '-q'];
 const cases = [
@@ -64,6 +67,7 @@ const cases = [
   ['DuckDB, requested columns (--columns requested --load duckdb:)', (run) => [...common, '--columns', 'requested', '--load', `duckdb:${join(work, `r${run}.duckdb`)}`]],
   ...(postgres ? [['Postgres (--load postgres://, COPY)', () => [...common, '--load', postgres.url, '--table', 'bench']]] : []),
 ];
+if (only.length) cases.splice(0, cases.length, ...cases.filter(([name]) => only.some((word) => name.toLowerCase().includes(word))));
 const results = cases.map(() => ({ seconds: [], peak: [], load: [] }));
 console.log(`${cpus().length} cores, Node ${process.version}, ${ROWS.toLocaleString('en-US')} rows, ${RUNS} runs; load average at the start ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 try {
