@@ -95,7 +95,6 @@ export class ReportScanner {
   private backslash = -2;
   private readonly keys: string[] = [];
   private readonly kinds: Kind[] = [];
-  private spaced = false;
   /** the keys of the last row found free of duplicates: most rows have the same, so are not checked again */
   private uniqueKeys: string[] = [];
   /** which of uniqueKeys holds no quote or backslash: found again by comparing text (keyAt) */
@@ -360,12 +359,12 @@ export class ReportScanner {
     const values: string[] = [];
     keys.length = 0;
     kinds.length = 0;
-    this.spaced = false;
+    // whitespace is skipped inline rather than by a closure: a closure over `i` would move it out
+    // of a register into a context object, for every character of every row (measured: 1M rows
+    // to CSV, see test/bench/RESULTS.md)
+    let spaced = false;
     let i = start + 1;
-    const ws = () => {
-      while (i < n && isWs(s.charCodeAt(i))) { i++; this.spaced = true; }
-    };
-    ws();
+    while (i < n && isWs(s.charCodeAt(i))) { i++; spaced = true; }
     if (i >= n) return NEED_MORE;
     if (s.charCodeAt(i) === 125) {
       this.emit(values, '{}');
@@ -383,11 +382,11 @@ export class ReportScanner {
         keys.push(this.stringValue(i, keyEnd));
         i = keyEnd + 1;
       }
-      ws();
+      while (i < n && isWs(s.charCodeAt(i))) { i++; spaced = true; }
       if (i >= n) return NEED_MORE;
       if (s.charCodeAt(i) !== 58) this.fail(`data[${this.rows}]: ":" was expected after "${keys[keys.length - 1]}"`);
       i++;
-      ws();
+      while (i < n && isWs(s.charCodeAt(i))) { i++; spaced = true; }
       if (i >= n) return NEED_MORE;
       const code = s.charCodeAt(i);
       if (code === 34) {
@@ -427,18 +426,18 @@ export class ReportScanner {
       } else {
         this.fail(`data[${this.rows}]: unexpected ${JSON.stringify(s.slice(i, i + 8))}`);
       }
-      ws();
+      while (i < n && isWs(s.charCodeAt(i))) { i++; spaced = true; }
       if (i >= n) return NEED_MORE;
       const next = s.charCodeAt(i);
       if (next === 44) {
         i++;
-        ws();
+        while (i < n && isWs(s.charCodeAt(i))) { i++; spaced = true; }
         if (i >= n) return NEED_MORE;
         continue;
       }
       if (next === 125) {
         const raw = s.slice(start, i + 1);
-        this.emit(values, this.spaced ? compactJson(raw) : raw);
+        this.emit(values, spaced ? compactJson(raw) : raw);
         return i + 1;
       }
       this.fail(`data[${this.rows}]: "," or "}" was expected`);
