@@ -95,7 +95,7 @@ export function prepareRun(opts: RunOptions, f: Factory): Job {
   }
   // a table takes one window at a time: without --chunk, a day (DAILY, HOURLY) or a month (MONTHLY)
   // per window, so that tomorrow's run with a lookback replaces whole windows, never part of one
-  const chunk = opts.chunk ?? (load ? defaultLoadChunk(request.breakdowns, opts.load) : undefined);
+  const chunk = loadChunk(opts.chunk ?? (load ? defaultLoadChunk(request.breakdowns, opts.load) : undefined), load, request.breakdowns);
   const argv = withoutPassword(opts.argv ?? [], load?.target);
   return { side, request, given: opts.output, output, wait: opts.wait, chunk, flags, argv, load };
 }
@@ -104,11 +104,19 @@ export function prepareRun(opts: RunOptions, f: Factory): Job {
 function loadPlanOf(flags: LoadFlags | undefined, side: Side, f: Factory): LoadPlan | undefined {
   const given = flags?.load ?? f.env.REPORTING_LOAD;
   if (given === undefined || given.trim() === '') return undefined;
-  const target = parseLoadTarget(given);
+  const target = parseLoadTarget(given, f.cwd);
   f.secrets.add(target.password);
+  for (const value of target.hidden ?? []) f.secrets.add(value);
   f.secrets.add(f.env.PGPASSWORD);
   if (flags?.scope !== undefined && flags.scope.trim() === '') throw new UsageError('--scope wants a name', 'e.g. --scope acme-fr');
   return { target, table: tableName(flags?.table, side, target.engine), account: flags?.scope?.trim(), onSchemaChange: flags?.onSchemaChange ?? 'fail' };
+}
+
+/** A window split in two gives partial rows of a month (MONTHLY) or of the period (RANGE, no time
+ * breakdown), which a file sums and a table would keep side by side: --load does not split those. */
+function loadChunk(chunk: ChunkFlags | undefined, load: LoadPlan | undefined, breakdowns: readonly string[]): ChunkFlags | undefined {
+  const time = timeDimensionOf(breakdowns);
+  return chunk && load && time !== 'DAILY' && time !== 'HOURLY' ? { ...chunk, split: false } : chunk;
 }
 
 function defaultLoadChunk(breakdowns: readonly string[], flags: LoadFlags | undefined): ChunkFlags | undefined {

@@ -169,7 +169,9 @@ class PlannedRun {
     return {
       concurrency: chunk?.concurrency ?? 1,
       split: chunk?.split ? (w) => splitWindow(w, this.job.request.breakdowns) : undefined,
-      delivery: this.plan.perWindow ? 'per-window' : 'merged',
+      // a table takes one window at a time (one transaction): its pieces, split or not, arrive in
+      // window order, never one window's between another's
+      delivery: this.plan.perWindow && !this.job.load ? 'per-window' : 'merged',
       failFast: !this.plan.perWindow,
       // one report: a 429 after the client's retries is the run's error, as any other
       ...(this.plan.shape === 'report' ? { maxThrottles: 0 } : {}),

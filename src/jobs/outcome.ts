@@ -201,7 +201,9 @@ export function doneEvent(window: Window, done: { fetched: number; skipped: numb
   return {
     event: 'done', window, fetched: done.fetched, skipped: done.skipped,
     unchanged: committed.filter((output) => output.outcome === 'unchanged').length,
-    rows: committed.reduce((sum, output) => sum + output.rows, 0),
+    // with -o and --load both, the rows are counted once: the table's
+    rows: (committed.some((output) => output.table !== undefined) ? committed.filter((output) => output.table !== undefined) : committed)
+      .reduce((sum, output) => sum + output.rows, 0),
     files: committed.flatMap((output) => (output.file === undefined ? [] : [output.file])),
     exitCode: 0, durationMs,
   };

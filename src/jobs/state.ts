@@ -236,7 +236,7 @@ export function requestDifferences(stored: StateRequest, wanted: StateRequest): 
   scalar('the output', stored.output, wanted.output);
   // the requested columns follow from the metrics and breakdowns: another list of them is another
   // set of columns already said
-  const derived = stored.metrics.join(',') !== wanted.metrics.join(',') || stored.breakdowns.join(',') !== wanted.breakdowns.join(',');
+  const derived = carried(stored.metrics).join(',') !== carried(wanted.metrics).join(',') || stored.breakdowns.join(',') !== wanted.breakdowns.join(',');
   outputShape(derived ? { ...stored, columns: undefined } : stored, wanted, differences);
   if ((stored.load ?? null) !== null || (wanted.load ?? null) !== null) {
     const a = stored.load ? `${stored.load.table} in ${stored.load.target}` : null;

@@ -4,6 +4,7 @@
 // never shown: `shown` is the target without it, which is what errors, logs, the state file and
 // printed commands carry.
 
+import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { Side } from '../report/catalog.js';
 
@@ -15,18 +16,22 @@ export interface LoadTarget {
   location: string;
   /** the target as it may be shown (no password) */
   shown: string;
+  /** password-like query parameters' values (masked like the password) */
+  hidden?: string[];
   /** the URL's password, if it has one (a secret: masked wherever text leaves the process) */
   password?: string;
 }
 
 const HINT = 'give --load duckdb:PATH (a DuckDB file, created if missing) or postgres://USER@HOST:PORT/DB';
 
-export function parseLoadTarget(text: string): LoadTarget {
+export function parseLoadTarget(text: string, cwd: string): LoadTarget {
   const value = text.trim();
   if (/^duckdb:/i.test(value)) {
     const path = value.slice('duckdb:'.length);
     if (!path) throw new UsageError('--load duckdb: needs the path of a database file', 'e.g. --load duckdb:warehouse.duckdb');
-    return { engine: 'duckdb', location: path, shown: `duckdb:${path}` };
+    // shown (and recorded in a state file) as an absolute path: the same words run from another
+    // folder name another database, which the state must not take for the one it loaded
+    return { engine: 'duckdb', location: path, shown: `duckdb:${path === ':memory:' ? path : resolve(cwd, path)}` };
   }
   if (/^postgres(ql)?:\/\//i.test(value)) {
     let url: URL;
@@ -35,19 +40,33 @@ export function parseLoadTarget(text: string): LoadTarget {
     } catch {
       throw new UsageError('--load: the postgres URL cannot be read', HINT);
     }
-    const password = url.password ? decodeURIComponent(url.password) : undefined;
+    const password = url.password ? decoded(url.password) : undefined;
     const shown = new URL(value);
     shown.password = '';
-    // any password-like query parameter goes too
-    for (const key of [...shown.searchParams.keys()]) if (/pass/i.test(key)) shown.searchParams.delete(key);
-    return { engine: 'postgres', location: value, shown: shown.toString(), password };
+    // any password-like query parameter goes too, and is masked wherever it would be shown
+    const hidden: string[] = [];
+    for (const key of [...shown.searchParams.keys()]) {
+      if (!/pass/i.test(key)) continue;
+      hidden.push(...shown.searchParams.getAll(key));
+      shown.searchParams.delete(key);
+    }
+    return { engine: 'postgres', location: value, shown: shown.toString(), password, hidden };
   }
   throw new UsageError(`--load takes duckdb:PATH or postgres://..., not "${value.replace(/:[^@/]*@/, ':***@')}"`, HINT);
 }
 
+/** A URL's password as written, its %-escapes undone where they can be (`50%` stays as it is). */
+function decoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
 /** The words of a command line with --load's password taken out (for the printed retry commands). */
 export function withoutPassword(argv: readonly string[], target: LoadTarget | undefined): string[] {
-  if (!target?.password) return [...argv];
+  if (!target || target.location === target.shown) return [...argv];
   return argv.map((word) => (word.includes(target.location) ? word.replace(target.location, target.shown) : word));
 }
 

@@ -71,7 +71,7 @@ function postgresEngine(): Engine {
   const c = cluster as Cluster;
   const db = `t${++pgDb}`;
   c.psql(`CREATE DATABASE ${db}`);
-  const target = parseLoadTarget(c.url(db));
+  const target = parseLoadTarget(c.url(db), '/');
   return {
     name: 'postgres',
     spec: (overrides = {}) => baseSpec(() => openPostgres(target, {}), overrides),

@@ -414,3 +414,51 @@ describe.each(targets)('--load %s: SIGKILL inside a window\'s transaction', (_na
     expect(after).not.toEqual(before);
   }, 180_000);
 });
+
+describe('--load where other features meet (a review of the merged features)', () => {
+  it('windows split by the platform, with a file per window too: one window at a time into the table, every row once; the done event counts rows once', async () => {
+    await withSandbox({ readyDelayMs: 1, failOverDays: 3 }, async (sandbox, dir) => {
+      const request = ['--since', '2026-09-01', '--until', '2026-09-28', '--breakdowns', 'DAILY,COUNTRY', '--poll-interval', '20ms'];
+      const file = join(dir, 'w.duckdb');
+      const result = await runCli(['run', 'buyer', ...request, '--chunk', 'week', '--concurrency', '8', '-o', join(dir, 'out-{since}.csv'), '--load', `duckdb:${file}`, '--log-format', 'json'], { env: env(sandbox, dir), timeoutMs: 120_000 });
+      expect(result.code, result.stderr).toBe(0);
+      const lines = result.stderr.trim().split('\n').map((line) => JSON.parse(line) as { event: string; rows?: number });
+      expect(lines.some((line) => line.event === 'split')).toBe(true);
+      // the reference: the same period by day, as one JSON document (the sandbox refuses more than 3 days a report)
+      const single = await runCli(['run', 'buyer', ...request, '--chunk', 'day', '--json', '-q'], { env: env(sandbox, dir), timeoutMs: 120_000 });
+      expect(single.code, single.stderr).toBe(0);
+      const expected = (JSON.parse(single.stdout) as { data: unknown[] }).data.length;
+      expect(expected).toBeGreaterThan(28);
+      expect(await duckdbRows(file, 'SELECT count(*) FROM buyer_report')).toEqual([String(expected)]);
+      expect(await duckdbRows(file, 'SELECT count(*) FROM (SELECT DISTINCT date, country FROM buyer_report)')).toEqual([String(expected)]);
+      expect(lines.find((line) => line.event === 'done')?.rows).toBe(expected);
+    });
+  }, 150_000);
+
+  it('a relative duckdb:PATH is recorded absolute: the same command from another folder is refused, not taken for the database loaded', async () => {
+    await withSandbox({ readyDelayMs: 1 }, async (sandbox, dir) => {
+      const state = join(dir, 's.json');
+      const args = ['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-03', '--breakdowns', 'DAILY', '--load', 'duckdb:w.duckdb', '--state', state, '-q'];
+      const { mkdirSync } = await import('node:fs');
+      mkdirSync(join(dir, 'a'));
+      mkdirSync(join(dir, 'b'));
+      expect((await runCli(args, { env: env(sandbox, dir), cwd: join(dir, 'a') })).code).toBe(0);
+      expect(readFileSync(state, 'utf8')).toContain(JSON.stringify(`duckdb:${join(dir, 'a', 'w.duckdb')}`).slice(1, -1));
+      const other = await runCli(args, { env: env(sandbox, dir), cwd: join(dir, 'b') });
+      expect(other.code).toBe(2);
+      expect(other.stderr).toMatch(/--load is buyer_report in duckdb:.*[/\\]b[/\\]w\.duckdb here, buyer_report in duckdb:.*[/\\]a[/\\]w\.duckdb in the state file/);
+    });
+  }, 60_000);
+
+  it('MONTHLY with --load is not split (a table would keep a month\'s halves side by side): one row per month and country', async () => {
+    await withSandbox({ readyDelayMs: 1 }, async (sandbox, dir) => {
+      const file = join(dir, 'm.duckdb');
+      const request = ['--since', '2026-07-01', '--until', '2026-09-30', '--breakdowns', 'MONTHLY,COUNTRY', '--poll-interval', '20ms'];
+      const result = await runCli(['run', 'buyer', ...request, '--load', `duckdb:${file}`, '-q'], { env: env(sandbox, dir) });
+      expect(result.code, result.stderr).toBe(0);
+      const single = await runCli(['run', 'buyer', ...request, '--json', '-q'], { env: env(sandbox, dir) });
+      const expected = (JSON.parse(single.stdout) as { data: unknown[] }).data.length;
+      expect(await duckdbRows(file, 'SELECT count(*) FROM buyer_report')).toEqual([String(expected)]);
+    });
+  }, 60_000);
+});

@@ -398,6 +398,12 @@ for w in doc["windows"]:
     expect(requestDifferences({ ...seller, metrics: ['requests', 'displays', 'clicks'] }, seller)).toEqual(['metrics are displays,clicks here, requests,displays,clicks in the state file']);
   });
 
+  it('a buyer state of the old default metrics (with requests) and every column is still refused with the requested columns', () => {
+    // requests changes no column: the columns are compared, not taken as following from other metrics
+    const differences = requestDifferences({ ...REQUEST, metrics: ['requests', 'displays', 'clicks'], columns: null }, { ...REQUEST, columns: ['date', 'country', 'displays', 'clicks'] });
+    expect(differences).toEqual(['--columns are date,country,displays,clicks here, every column in the state file']);
+  });
+
   it('a corrupt file, another kind of file or a newer version is a usage error, never a crash', async () => {
     const dir = tempDir();
     const cases: [string, RegExp][] = [

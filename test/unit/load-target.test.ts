@@ -7,20 +7,29 @@ import { retryCommand } from '../../src/jobs/outcome.js';
 
 describe('--load TARGET', () => {
   it('duckdb:PATH and postgres:// URLs; the password is kept apart from what is shown', () => {
-    expect(parseLoadTarget('duckdb:w.duckdb')).toEqual({ engine: 'duckdb', location: 'w.duckdb', shown: 'duckdb:w.duckdb' });
-    const pg = parseLoadTarget('postgresql://u:p%40ss@db:5433/ana?sslmode=require&password=other');
+    // shown (and recorded) absolute: the same words in another folder are another database
+    expect(parseLoadTarget('duckdb:w.duckdb', '/data')).toEqual({ engine: 'duckdb', location: 'w.duckdb', shown: 'duckdb:/data/w.duckdb' });
+    const pg = parseLoadTarget('postgresql://u:p%40ss@db:5433/ana?sslmode=require&password=other', '/');
     expect(pg).toMatchObject({ engine: 'postgres', password: 'p@ss', shown: 'postgresql://u@db:5433/ana?sslmode=require' });
-    expect(() => parseLoadTarget('mysql://u:secret@h/db')).toThrow(/duckdb:PATH or postgres:/);
-    expect(() => parseLoadTarget('mysql://u:secret@h/db')).not.toThrow(/secret/);
-    expect(() => parseLoadTarget('duckdb:')).toThrow(/path/);
+    expect(() => parseLoadTarget('mysql://u:secret@h/db', '/')).toThrow(/duckdb:PATH or postgres:/);
+    expect(() => parseLoadTarget('mysql://u:secret@h/db', '/')).not.toThrow(/secret/);
+    expect(() => parseLoadTarget('duckdb:', '/')).toThrow(/path/);
   });
 
   it('a printed retry command leaves the password out', () => {
-    const target = parseLoadTarget('postgres://u:hunter2@db/ana');
+    const target = parseLoadTarget('postgres://u:hunter2@db/ana', '/');
     const argv = withoutPassword(['run', 'buyer', '--load', 'postgres://u:hunter2@db/ana', '--since', '2026-11-01'], target);
     const command = retryCommand(argv, { since: 1793487600, until: 1793573999 });
     expect(command).toContain('postgres://u@db/ana');
     expect(command).not.toContain('hunter2');
+  });
+
+  it('a password in the query string or with a bare % is kept out of what is shown and of retry commands', () => {
+    const target = parseLoadTarget('postgres://u:50%@db/ana?password=q-secret', '/');
+    expect(target.password).toBe('50%');
+    expect(target.hidden).toEqual(['q-secret']);
+    const argv = withoutPassword(['run', 'buyer', '--load', 'postgres://u:50%@db/ana?password=q-secret'], target);
+    expect(argv.join(' ')).not.toMatch(/50%|q-secret/);
   });
 
   it('--table: {side}, schema.table for Postgres only, never empty parts', () => {
