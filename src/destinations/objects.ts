@@ -361,7 +361,13 @@ export class ObjectSink implements Sink {
     try {
       if (this.keepUnchanged) {
         const current = await this.client.send(new s3.HeadObjectCommand({ Bucket: bucket, Key: key })).catch((error: unknown) => {
-          if ((error as SdkError).name === 'NotFound' || (error as SdkError).$metadata?.httpStatusCode === 404) return undefined;
+          // 404: nothing there; 403: a missing key without s3:ListBucket, or no s3:GetObject (write-only
+          // rights): not known to be the same, so written
+          const status = (error as SdkError).$metadata?.httpStatusCode;
+          if ((error as SdkError).name === 'NotFound' || status === 404 || status === 403) {
+            if (status === 403) this.trace('cannot read the object there (403): writing it');
+            return undefined;
+          }
           throw error;
         });
         if (current?.Metadata?.sha256 === sha256 && current.ContentLength === this.bytes) {
@@ -392,9 +398,12 @@ export class ObjectSink implements Sink {
         // the object onto itself (a server-side copy; objects over 5 GiB keep no sha256 metadata)
         if (this.bytes <= MAX_COPY_BYTES) {
           started = performance.now();
-          const copied = await this.client.send(new s3.CopyObjectCommand({ Bucket: bucket, Key: key, CopySource: `${bucket}/${encodeURIComponent(key).replace(/%2F/g, '/')}`, MetadataDirective: 'REPLACE', ContentType: this.contentType, Metadata: { sha256 } }));
-          etag = copied.CopyObjectResult?.ETag ?? etag;
-          this.trace(`sha256 metadata set (copied onto itself) in ${Math.round(performance.now() - started)} ms`);
+          // the object is whole and in place: a copy refused (no s3:GetObject) costs only the
+          // metadata, never the run
+          const copied = await this.client.send(new s3.CopyObjectCommand({ Bucket: bucket, Key: key, CopySource: `${bucket}/${encodeURIComponent(key).replace(/%2F/g, '/')}`, MetadataDirective: 'REPLACE', ContentType: this.contentType, Metadata: { sha256 } }))
+            .catch((error: unknown) => { this.trace(`sha256 metadata not set (${(error as SdkError).name ?? 'error'}): the object is in place without it`); return undefined; });
+          etag = copied?.CopyObjectResult?.ETag ?? etag;
+          if (copied) this.trace(`sha256 metadata set (copied onto itself) in ${Math.round(performance.now() - started)} ms`);
         }
       }
       this.done = true;

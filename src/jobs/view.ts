@@ -144,7 +144,7 @@ function jsonView(ctx: Pick<ViewContext, 'stderr' | 'now' | 'calendar'>, secrets
  * lines of trouble or recovery (a report resumed after a crash, or submitted again in place of one
  * the server forgot). */
 const outcomeEvents = (perWindow: boolean): ReadonlySet<EventName> =>
-  new Set<EventName>(['written', 'unchanged', 'failed', 'split', 'warning', 'resumed', ...(perWindow ? [] : ['download_done' as const])]);
+  new Set<EventName>(['written', 'unchanged', 'loaded', 'failed', 'split', 'warning', 'resumed', ...(perWindow ? [] : ['download_done' as const])]);
 const isOutcome = (event: LogEvent, shown: ReadonlySet<EventName>) =>
   shown.has(event.event) || (event.event === 'submitted' && event.replaces !== undefined);
 
