@@ -51,6 +51,11 @@ function isNumberChar(code: number): boolean {
   return (code >= 48 && code <= 57) || code === 46 || code === 45 || code === 43 || code === 101 || code === 69;
 }
 
+/** A value worth naming when its field is left out: not null, not the empty string. */
+export function holdsValue(value: string, kind: Kind): boolean {
+  return kind !== Kind.Null && !(kind === Kind.String && value === '');
+}
+
 /** The same field names in the same order. */
 export function sameKeys(a: readonly string[], b: readonly string[]): boolean {
   if (a.length !== b.length) return false;

@@ -2,7 +2,7 @@
 // chosen order (a field the row lacks is null, as an empty cell in CSV), instead of the row as
 // received. Fields left out that held a value are noted, as the tabular writers do.
 
-import { Kind, sameKeys } from './scanner.js';
+import { Kind, holdsValue, sameKeys } from './scanner.js';
 
 const jsonText = (value: string, kind: Kind) => (kind === Kind.String ? JSON.stringify(value) : kind === Kind.Null ? 'null' : value);
 
@@ -27,8 +27,7 @@ export class RowSelector {
     }
     if (this.dropped) {
       for (const k of this.left) {
-        const kind = kinds[k] as Kind;
-        if (kind !== Kind.Null && !(kind === Kind.String && values[k] === '')) this.dropped.add(keys[k] as string);
+        if (holdsValue(values[k] as string, kinds[k] as Kind)) this.dropped.add(keys[k] as string);
       }
     }
     let text = '{';

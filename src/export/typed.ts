@@ -6,7 +6,7 @@
 import { CliError, EXIT } from '../errors.js';
 import { fieldType, timeOfDateValue, type ColumnType } from '../report/schema.js';
 import { NewFieldError } from './row-writer.js';
-import { Kind, ReportFormatError, sameKeys } from './scanner.js';
+import { Kind, ReportFormatError, holdsValue, sameKeys } from './scanner.js';
 
 export interface TypedColumn {
   name: string;
@@ -83,7 +83,7 @@ export class RowLayout {
       const slot = this.slots[k] as number;
       if (slot < 0) {
         // a field left out that held a value: named at the end of the run
-        if (kinds[k] !== Kind.Null && !(kinds[k] === Kind.String && values[k] === '')) this.dropped?.add(keys[k] as string);
+        if (holdsValue(values[k] as string, kinds[k] as Kind)) this.dropped?.add(keys[k] as string);
         continue;
       }
       this.texts[slot] = values[k] as string;

@@ -6,7 +6,7 @@ import { stringify } from 'csv-stringify/sync';
 import { padRecords } from './grow.js';
 import { RowSelector } from './select.js';
 import { NewFieldError, type HeaderGrowth, type RowWriter } from './row-writer.js';
-import { Kind, sameKeys } from './scanner.js';
+import { Kind, holdsValue, sameKeys } from './scanner.js';
 import type { Sink } from './sink.js';
 import type { TypedColumn } from './typed.js';
 
@@ -26,11 +26,6 @@ export interface CsvOptions {
   /** filled by the writers: the fields outside `columns` that held a value (not null, not "") in
    * some row. Shared by every writer of a run, which names them at its end: never dropped silently */
   dropped?: Set<string>;
-}
-
-/** A value worth naming when its field is left out: not null, not the empty string. */
-export function holdsValue(value: string, kind: Kind): boolean {
-  return kind !== Kind.Null && !(kind === Kind.String && value === '');
 }
 
 /** A cell with its own csv-stringify options (passed through by `cast.object`): a negative number

@@ -83,8 +83,6 @@ export function tableName(given: string | undefined, side: Side, engine: Engine)
 /** An identifier, always quoted: nothing reaches SQL text unquoted. */
 export const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
 export const qualified = (parts: readonly string[]) => parts.map(quoteIdent).join('.');
-/** A text literal (for the rare statements that cannot take a parameter). */
-export const quoteText = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 /** The flags of `run --load` as typed (the target may also come from REPORTING_LOAD). */
 export interface LoadFlags {
