@@ -134,7 +134,7 @@ export class RowSummer implements RowHandler {
 
   row(keys: string[], values: string[], kinds: Kind[]): void {
     if (!sameKeys(keys, this.layoutKeys)) {
-      this.layoutKeys = [...keys];
+      this.layoutKeys = keys; // never changed once handed on (RowHandler): compared by identity next
       this.layout = layoutOf(keys);
     }
     const { dimensions, metrics, unknown, prefix } = this.layout;

@@ -21,7 +21,7 @@ export class RowSelector {
   /** The row as a JSON object of the chosen columns. */
   json(keys: string[], values: string[], kinds: Kind[]): string {
     if (!sameKeys(keys, this.layoutKeys)) {
-      this.layoutKeys = [...keys];
+      this.layoutKeys = keys; // never changed once handed on (RowHandler): compared by identity next
       this.at = this.columns.map((column) => keys.indexOf(column));
       this.left = keys.flatMap((key, k) => (this.columns.includes(key) ? [] : [k]));
     }

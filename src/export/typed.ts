@@ -73,7 +73,7 @@ export class RowLayout {
         if (this.selected) return -1;
         throw new NewFieldError(key, this.rows);
       });
-      this.layoutKeys = [...keys];
+      this.layoutKeys = keys; // never changed once handed on (RowHandler): compared by identity next
     }
     const width = this.columns.length;
     this.texts.length = width;

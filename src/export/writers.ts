@@ -58,23 +58,34 @@ function classOf(chars: string): string {
 export class CsvRecordEncoder {
   /** undefined: every record goes to csv-stringify */
   private readonly careful?: RegExp;
+  /** a number's text (digits, `.`, `-`, `+`, `e`) never needs quoting with this delimiter */
+  private readonly plainNumbers: boolean;
 
   constructor(private readonly delimiter: string, private readonly recordDelimiter: string, private readonly excel: boolean) {
     if (delimiter.length === 1) {
       this.careful = new RegExp(`[${classOf(`${delimiter}"\r\n`)}]|^[${classOf(excel ? FIRST_CAREFUL + FORMULA_STARTS : FIRST_CAREFUL)}]`);
     }
+    this.plainNumbers = !excel && !/[0-9.eE+-]/.test(delimiter);
   }
 
-  /** The record's line with its record delimiter, or undefined when csv-stringify must write it. */
-  line(cells: readonly (string | CellWithOptions)[]): string | undefined {
+  /** every record of text cells gets its line here (none goes to csv-stringify) */
+  get writesAll(): boolean {
+    return this.careful !== undefined;
+  }
+
+  /** The record's line with its record delimiter, or undefined when csv-stringify must write it.
+   * `kinds`, when given, are the cells' kinds: a number's cell is written as it is. */
+  line(cells: readonly (string | CellWithOptions)[], kinds?: readonly Kind[]): string | undefined {
     const careful = this.careful;
     if (!careful) return undefined;
+    const plainNumbers = kinds !== undefined && this.plainNumbers;
+    const delimiter = this.delimiter;
     let line = '';
     for (let i = 0; i < cells.length; i++) {
       let cell = cells[i];
       if (typeof cell !== 'string') return undefined;
-      if (careful.test(cell)) cell = this.encode(cell);
-      line = i === 0 ? cell : line + this.delimiter + cell;
+      if (!(plainNumbers && kinds[i] === Kind.Number) && careful.test(cell)) cell = this.encode(cell);
+      line = i === 0 ? cell : line + delimiter + cell;
     }
     return line + this.recordDelimiter;
   }
@@ -97,6 +108,8 @@ export class CsvWriter implements RowWriter {
   /** keys of the previous row, and where each lands in the header */
   private layoutKeys: string[] = [];
   private layoutSlots: number[] = [];
+  /** the layout's slots are the header's columns in order (and not --excel) */
+  private identity = false;
   /** records for csv-stringify, after what `pending` holds */
   private batch: (string | CellWithOptions)[][] = [];
   private pending = '';
@@ -137,10 +150,12 @@ export class CsvWriter implements RowWriter {
     if (cells.length === 1 && cells[0] === '') cells = [{ value: '', quoted_empty: true }];
     const line = this.encoder.line(cells);
     if (line === undefined) this.batch.push(cells);
-    else {
-      if (this.batch.length) this.stringifyBatch();
-      this.pending += line;
-    }
+    else this.pushLine(line);
+  }
+
+  private pushLine(line: string): void {
+    if (this.batch.length) this.stringifyBatch();
+    this.pending += line;
   }
 
   private stringifyBatch(): void {
@@ -177,11 +192,18 @@ export class CsvWriter implements RowWriter {
     if (!this.header) this.setHeader([...keys]);
     if (!sameKeys(keys, this.layoutKeys)) {
       this.layoutSlots = this.slotsFor(keys);
-      this.layoutKeys = [...keys];
+      this.layoutKeys = keys; // never changed once handed on (RowHandler): compared by identity next
+      this.identity = !this.options.excel && isIdentity(this.layoutSlots, (this.header as string[]).length);
     }
     const header = this.header as string[];
     const excel = this.options.excel;
     let cells: (string | CellWithOptions)[];
+    if (this.identity && header.length === values.length && values.length > 1 && this.encoder.writesAll) {
+      // the common case: the row's own cells, in the header's order; numbers need no check
+      this.pushLine(this.encoder.line(values, kinds) as string);
+      this.rowCount++;
+      return;
+    }
     if (!excel && isIdentity(this.layoutSlots, header.length)) cells = values;
     else {
       cells = new Array<string | CellWithOptions>(header.length).fill('');

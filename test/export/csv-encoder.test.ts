@@ -49,7 +49,7 @@ describe('CsvWriter', () => {
       cell.map((text) => ({ text, kind: Kind.String })),
       fc.constantFrom('0', '-1.25', '1.10', '-0.5e-7', '3').map((text) => ({ text, kind: Kind.Number })),
     );
-    fc.assert(fc.property(fc.array(fc.array(value, { minLength: 2, maxLength: 2 }), { minLength: 1, maxLength: 8 }), fc.boolean(), fc.constantFrom(',', ';', '\t', '😀'), (rows, excel, delimiter) => {
+    fc.assert(fc.property(fc.array(fc.array(value, { minLength: 2, maxLength: 2 }), { minLength: 1, maxLength: 8 }), fc.boolean(), fc.constantFrom(',', ';', '\t', '😀', '.', '-', 'e', 'E', '+', '0', '7'), (rows, excel, delimiter) => {
       const csv = { delimiter: excel ? ';' : delimiter, bom: false, excel };
       const writer = new CsvWriter(csv, true);
       let written = '';

@@ -1,6 +1,7 @@
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import { Kind, ReportFormatError, ReportScanner, compactJson } from '../../src/export/scanner.js';
+import fc from 'fast-check';
+import { Kind, ReportFormatError, ReportScanner, compactJson, isJsonNumber } from '../../src/export/scanner.js';
 import { CsvWriter, NdjsonWriter, NewFieldError, type CsvOptions } from '../../src/export/writers.js';
 import { padRecords } from '../../src/export/grow.js';
 
@@ -190,5 +191,48 @@ describe('hostile row shapes', () => {
     const lines = writer.finish().trim().split('\n');
     expect(lines.map((line) => JSON.parse(line))).toEqual(JSON.parse(body).data);
     expect(lines[0]).toBe('{"a":"last","b":"x"}');
+  });
+});
+
+describe('the scanner, rows whose keys change', () => {
+  it('hands on the right keys as they come and go, and never changes an array it handed on', () => {
+    const bodies = [
+      { a: 1, b: 'x', c: null }, { a: 2, b: 'y', c: 3 }, { a: 3, b: 'z' }, { a: 4, b: 'w', c: 5, d: 'new' },
+      { b: 'first', a: 5 }, {}, { a: 6, b: 'v', c: 7 }, { a: 7, b: 'u', c: 8 }, { 'a"q': 1, b: 2 }, { 'a"q': 3, b: 4 },
+    ];
+    const text = `{"data":[${bodies.map((row) => JSON.stringify(row)).join(',')},{"a":8,"a":9,"b":"dup"},{"a":10,"b":"t","c":11}]}`;
+    const handed: { keys: string[]; copy: string[]; values: string[] }[] = [];
+    const scanner = new ReportScanner({ row: (keys, values) => handed.push({ keys, copy: [...keys], values }) });
+    // a chunk boundary inside almost every row, as from the network
+    for (let at = 0; at < text.length; at += 37) scanner.push(text.slice(at, at + 37));
+    scanner.end();
+    const expected = [...bodies, { a: 9, b: 'dup' }, { a: 10, b: 't', c: 11 }];
+    expect(handed.map((row) => row.copy)).toEqual(expected.map((row) => Object.keys(row)));
+    expect(handed.map((row) => row.values)).toEqual(expected.map((row) => Object.values(row).map((v) => (v === null ? '' : String(v)))));
+    // what a handler kept is what it was given
+    for (const row of handed) expect(row.keys).toEqual(row.copy);
+    // rows with the previous row's keys bring the same array (compared by identity)
+    expect(handed[1]!.keys).toBe(handed[0]!.keys);
+    expect(handed[7]!.keys).toBe(handed[6]!.keys);
+    expect(handed[9]!.keys).toBe(handed[8]!.keys);
+    expect(handed[2]!.keys).not.toBe(handed[1]!.keys);
+  });
+
+  it('names the field of a bad number, whether or not its key was the previous row\'s', () => {
+    const bad = (second: string) => () => scan([`{"data":[{"a":1,"b":2},${second}]}`]);
+    expect(bad('{"a":1,"b":01}')).toThrow('data[1].b: 01 is not a JSON number');
+    expect(bad('{"x":1,"b":1.}')).toThrow('data[1].b: 1. is not a JSON number');
+  });
+});
+
+describe('isJsonNumber', () => {
+  const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+  it('accepts exactly what the JSON grammar calls a number', () => {
+    const text = fc.array(fc.constantFrom('-', '+', '0', '1', '9', '.', 'e', 'E'), { maxLength: 9 }).map((chars) => chars.join(''));
+    fc.assert(fc.property(text, (s) => {
+      expect(isJsonNumber(`x${s}y`, 1, 1 + s.length)).toBe(NUMBER.test(s));
+    }), { numRuns: 20000 });
+    for (const ok of ['0', '-0', '1.10', '-0.5e-7', '12345678901234567890', '1E+2']) expect(isJsonNumber(ok, 0, ok.length)).toBe(true);
+    for (const no of ['', '-', '01', '1.', '.5', '1e', '1e+', '+1', '--1', '1.2.3']) expect(isJsonNumber(no, 0, no.length)).toBe(false);
   });
 });
