@@ -24,8 +24,11 @@ export interface TableSpec {
   table: readonly string[];
   /** the export's columns, typed */
   columns: readonly Column[];
-  /** --columns chose the columns: other fields of a row are left out, as in a file */
+  /** the columns were chosen (the requested ones by default, or --columns): other fields of a row
+   * are left out, as in a file */
   selected: boolean;
+  /** where the fields left out that held a value are named (the run's warning at its end) */
+  dropped?: Set<string>;
   scope: string;
   onSchemaChange: OnSchemaChange;
   /** --full-refresh: the run's period is replaced whole */
@@ -137,7 +140,7 @@ export class TableDestination implements Destination {
 
   /** A piece's report body, scanned, each row appended (and hashed: what was loaded). */
   private async take(open: Open, metadata: Metadata, body: AsyncIterable<Uint8Array>): Promise<{ rows: number; bytes: number; summary?: Summary }> {
-    const layout = new RowLayout(this.spec.columns.map((column) => column.name), this.spec.columns);
+    const layout = new RowLayout(this.spec.columns.map((column) => column.name), this.spec.columns, this.spec.dropped);
     layout.startEmpty('table');
     const known = new Set(this.spec.columns.map((column) => column.name));
     let lastKeys: string[] = [];

@@ -102,3 +102,63 @@ describe('--load with a merged -o and --state: a window is done once every desti
     });
   }, 90_000);
 });
+
+describe("--load: the table's columns and the fields left out", () => {
+  const request = ['--since', '2026-11-01', '--until', '2026-11-02', '--breakdowns', 'DAILY,CAMPAIGN', '--metrics', 'displays', '--poll-interval', '20ms'];
+  const columnsOf = (file: string) => duckdbRows(file, "SELECT column_name FROM information_schema.columns WHERE table_name = 'buyer_report' ORDER BY ordinal_position");
+
+  it("-o x.ndjson with --load: the table gets the requested columns, as --load alone; the NDJSON file keeps every field", async () => {
+    await withSandbox({ readyDelayMs: 1 }, async (sandbox, dir) => {
+      const alone = join(dir, 'alone.duckdb');
+      const both = join(dir, 'both.duckdb');
+      const a = await runCli(['run', 'buyer', ...request, '--load', `duckdb:${alone}`, '-q'], { env: env(sandbox, dir) });
+      expect(a.code, a.stderr).toBe(0);
+      const b = await runCli(['run', 'buyer', ...request, '--load', `duckdb:${both}`, '-o', join(dir, 'x.ndjson'), '-q'], { env: env(sandbox, dir) });
+      expect(b.code, b.stderr).toBe(0);
+      const requested = ['date', 'campaignId', 'campaignName', 'displays', '_report_id', '_window_since', '_window_until', '_scope', '_loaded_at'];
+      expect(await columnsOf(alone)).toEqual(requested);
+      expect(await columnsOf(both)).toEqual(requested);
+      const lines = readFileSync(join(dir, 'x.ndjson'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(Object.keys(lines[0] as object)).toEqual(expect.arrayContaining(['date', 'campaignId', 'displays', 'country', 'os', 'adName']));
+      expect(await duckdbRows(both, 'SELECT count(*) FROM buyer_report')).toEqual([String(lines.length)]);
+      // --columns all: every field in the table too
+      const all = join(dir, 'all.duckdb');
+      const c = await runCli(['run', 'buyer', ...request, '--columns', 'all', '--load', `duckdb:${all}`, '-o', join(dir, 'y.ndjson'), '-q'], { env: env(sandbox, dir) });
+      expect(c.code, c.stderr).toBe(0);
+      expect(await columnsOf(all)).toEqual([...Object.keys(lines[0] as object), ...requested.slice(4)]);
+    });
+  }, 60_000);
+
+  it('a load-only run names the fields left out that held a value, with the file run\'s words (text, JSON log, --json)', async () => {
+    await withSandbox({ readyDelayMs: 1 }, async (sandbox, dir) => {
+      const columns = ['--columns', 'date,displays'];
+      const warningOf = (stderr: string) => stderr.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { event: string; message?: string })
+        .filter((event) => event.event === 'warning').map((event) => event.message);
+      const file = await runCli(['run', 'buyer', ...request, ...columns, '--chunk', 'day', '-o', join(dir, 'c.csv'), '--log-format', 'json'], { env: env(sandbox, dir) });
+      expect(file.code, file.stderr).toBe(0);
+      const expected = warningOf(file.stderr);
+      expect(expected).toEqual([expect.stringMatching(/left out: campaignId, campaignName; --columns all writes every field$/)]);
+      const loaded = await runCli(['run', 'buyer', ...request, ...columns, '--load', `duckdb:${join(dir, 'w.duckdb')}`, '--log-format', 'json', '--json'], { env: env(sandbox, dir) });
+      expect(loaded.code, loaded.stderr).toBe(0);
+      expect(warningOf(loaded.stderr)).toEqual(expected);
+      expect(JSON.parse(loaded.stdout)).toMatchObject({ table: 'buyer_report', droppedFields: ['campaignId', 'campaignName'] });
+      const text = await runCli(['run', 'buyer', ...request, ...columns, '--load', `duckdb:${join(dir, 'w.duckdb')}`], { env: env(sandbox, dir) });
+      expect(text.code, text.stderr).toBe(0);
+      expect(text.stderr).toContain(`warning: ${expected[0]}`);
+      // the table narrower than the file (-o x.ndjson keeps every field): the table's left-out fields are named
+      await withSandbox({ readyDelayMs: 1, newField: { name: 'viewability', from: '2026-11-02' } }, async (changing) => {
+        const ndjson = join(dir, 'v.ndjson');
+        const both = await runCli(['run', 'buyer', ...request, '--load', `duckdb:${join(dir, 'v.duckdb')}`, '-o', ndjson, '--log-format', 'json'], { env: env(changing, dir) });
+        expect(both.code, both.stderr).toBe(0);
+        expect(warningOf(both.stderr)).toEqual(['a field outside the columns written held values in some rows and was left out: viewability; --columns all writes every field']);
+        const rows = readFileSync(ndjson, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+        expect(rows.filter((row) => typeof row.viewability === 'number').map((row) => row.date)).toEqual(['2026-11-02', '2026-11-02', '2026-11-02']);
+        expect(await duckdbRows(join(dir, 'v.duckdb'), "SELECT count(*) FROM information_schema.columns WHERE table_name = 'buyer_report' AND column_name = 'viewability'")).toEqual(['0']);
+      });
+      // nothing left out that held a value: no warning
+      const quiet = await runCli(['run', 'buyer', ...request, '--load', `duckdb:${join(dir, 'w2.duckdb')}`, '--log-format', 'json'], { env: env(sandbox, dir) });
+      expect(quiet.code, quiet.stderr).toBe(0);
+      expect(warningOf(quiet.stderr)).toEqual([]);
+    });
+  }, 60_000);
+});
