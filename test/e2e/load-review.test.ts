@@ -162,3 +162,30 @@ describe("--load: the table's columns and the fields left out", () => {
     });
   }, 60_000);
 });
+
+describe('--load: the --json result of a run with nothing to fetch', () => {
+  it("names the table, no window and no row, as a load run's result does (not a file's)", async () => {
+    await withSandbox({ readyDelayMs: 1 }, async (sandbox, dir) => {
+      const file = join(dir, 'w.duckdb');
+      const base = ['run', 'buyer', '--until', '2026-11-02', '--breakdowns', 'DAILY', '--state', 's.json', '--load', `duckdb:${file}`, '--table', 'daily', '--poll-interval', '20ms', '--json', '-q'];
+      const first = await runCli([...base, '--since', '2026-11-01'], { env: env(sandbox, dir), cwd: dir });
+      expect(first.code, first.stderr).toBe(0);
+      const loaded = JSON.parse(first.stdout) as Record<string, unknown>;
+      expect(loaded).toMatchObject({ side: 'buyer', table: 'daily', target: `duckdb:${file}`, rows: expect.any(Number) });
+      const expected = { side: 'buyer', table: 'daily', target: `duckdb:${file}`, upToDate: true, rows: 0, windows: [] };
+      // every window done already (the plan skips them all), and --since auto with nothing after the state's last window
+      for (const since of ['2026-11-01', 'auto']) {
+        const again = await runCli([...base, '--since', since], { env: env(sandbox, dir), cwd: dir });
+        expect(again.code, again.stderr).toBe(0);
+        expect(JSON.parse(again.stdout), since).toEqual(expected);
+      }
+      // with -o too: the file is named, as the table is
+      const out = join(dir, 'out.csv');
+      const both = [...base.filter((word) => word !== 's.json' && word !== '--state'), '--state', 's2.json', '-o', out];
+      expect((await runCli([...both, '--since', '2026-11-01'], { env: env(sandbox, dir), cwd: dir })).code).toBe(0);
+      const upToDate = await runCli([...both, '--since', '2026-11-01'], { env: env(sandbox, dir), cwd: dir });
+      expect(upToDate.code, upToDate.stderr).toBe(0);
+      expect(JSON.parse(upToDate.stdout)).toEqual({ ...expected, files: [out] });
+    });
+  }, 60_000);
+});
