@@ -93,7 +93,8 @@ async function runPlanned(job: Job, f: Factory, where: Where): Promise<void> {
   const toFetch = plan.windows.filter((p) => p.step !== 'skip');
   if (toFetch.length === 0 && !plan.perWindow) {
     // one merged output, every window done already: the file stands as it is
-    if (!f.globals.quiet) view.note(`${job.side}: nothing to fetch: every window is done (${job.output.template ?? 'stdout'})`);
+    const into = job.output.template ?? (job.load ? `${job.load.table.join('.')} in ${job.load.target.shown}` : 'stdout');
+    if (!f.globals.quiet) view.note(`${job.side}: nothing to fetch: every window is done (${into})`);
     view.emit(doneEvent(plan.period, { fetched: 0, skipped: plan.windows.length, committed: [] }, f.now() - where.startedAt));
     if (f.globals.json) f.stdout.write(`${JSON.stringify(upToDate(job, false))}\n`);
     return;

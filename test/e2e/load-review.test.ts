@@ -179,6 +179,9 @@ describe('--load: the --json result of a run with nothing to fetch', () => {
         expect(again.code, again.stderr).toBe(0);
         expect(JSON.parse(again.stdout), since).toEqual(expected);
       }
+      // the closing line names the table, not stdout
+      const text = await runCli([...base.filter((word) => word !== '-q' && word !== '--json'), '--since', '2026-11-01'], { env: env(sandbox, dir), cwd: dir });
+      expect(text.stderr).toBe(`buyer: nothing to fetch: every window is done (daily in duckdb:${file})\n`);
       // with -o too: the file is named, as the table is
       const out = join(dir, 'out.csv');
       const both = [...base.filter((word) => word !== 's.json' && word !== '--state'), '--state', 's2.json', '-o', out];
