@@ -192,3 +192,35 @@ describe('--load: the --json result of a run with nothing to fetch', () => {
     });
   }, 60_000);
 });
+
+describe.each(targets)('--load %s: a field the server adds in the middle of a run, under --columns all', (_name, target, skip) => {
+  it.skipIf(skip)('fail: exit 2 printing the difference, nothing of that window loaded; add-columns: the column is added (nullable) and the run goes on, mid-window too', async () => {
+    await withSandbox({ readyDelayMs: 1, newField: { name: 'leads', from: '2026-11-04' } }, async (sandbox, dir) => {
+      const db = target(dir);
+      const run = (since: string, until: string, ...more: string[]) => runCli(['run', 'buyer', '--since', since, '--until', until, '--breakdowns', 'DAILY,COUNTRY', '--metrics', 'displays',
+        '--columns', 'all', '--load', db.load, '--poll-interval', '20ms', '-q', ...more], { env: env(sandbox, dir) });
+      const days = () => db.select('SELECT CAST(date AS VARCHAR), count(*) FROM buyer_report GROUP BY 1 ORDER BY 1');
+
+      // a window a day: Nov 4 brings the field
+      const refused = await run('2026-11-02', '2026-11-05', '--concurrency', '1');
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/^error: the table buyer_report does not have the export's columns: new in the rows of 2026-11-04: leads; nothing of this window was loaded\nhint: .*--on-schema-change add-columns/);
+      expect((await days()).map((row) => row.split('|')[0])).toEqual(['2026-11-02', '2026-11-03']);
+
+      // one window of a week (Nov 2 to 8), the field from its third day on: added mid-window
+      const ndjson = join(dir, 'all.ndjson');
+      const added = await run('2026-11-02', '2026-11-08', '--chunk', 'week', '--on-schema-change', 'add-columns', '-o', ndjson);
+      expect(added.code, added.stderr).toBe(0);
+      const types = await db.select("SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'buyer_report' AND column_name = 'leads'");
+      expect(types).toEqual([expect.stringMatching(/^leads\|(BIGINT|bigint)$/)]);
+      // every row once, as the file has it (NDJSON: every field), leads where the server sent it
+      const file = readFileSync(ndjson, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+      const expected = file.map((row) => `${row.date}|${row.country ?? ''}|${row.displays}|${row.leads ?? 'NULL'}`).sort();
+      expect(expected.some((row) => row.startsWith('2026-11-03') && row.endsWith('|NULL'))).toBe(true);
+      expect(expected.some((row) => row.startsWith('2026-11-04') && !row.endsWith('|NULL'))).toBe(true);
+      const loaded = await db.select("SELECT CAST(date AS VARCHAR), coalesce(country, ''), displays, coalesce(CAST(leads AS VARCHAR), 'NULL') FROM buyer_report ORDER BY 1, 2");
+      expect([...loaded].sort()).toEqual(expected);
+      expect(await db.select('SELECT count(DISTINCT _report_id), count(DISTINCT _window_since) FROM buyer_report')).toEqual(['1|1']);
+    });
+  }, 90_000);
+});
