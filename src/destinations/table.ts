@@ -136,6 +136,7 @@ export class TableDestination implements Destination {
   }
 
   private async startWindow(connection: LoadConnection, origin: Window): Promise<Open> {
+    this.growing = undefined;
     const appender = await this.openTransaction(connection, origin);
     return { origin, appender, hash: createHash('sha256'), rows: 0, reportIds: [], pieces: [] };
   }
@@ -322,6 +323,7 @@ export class TableDestination implements Destination {
 
   private async rollback(): Promise<void> {
     const open = this.open;
+    this.growing = undefined;
     if (!open) return;
     this.open = undefined;
     dropCopies(open);
