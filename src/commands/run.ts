@@ -76,11 +76,15 @@ export function prepareRun(opts: RunOptions, f: Factory): Job {
   const template = opts.output.output;
   const given = template && template !== '-' && !template.includes('{reportId}') ? [expandTemplate(template, named)] : [];
   refuseSharedPaths(runFiles(flags.state, given, configDir(f.env, f.host.platform)), f.cwd, f.host.platform);
-  const load = loadPlanOf(opts.load, side, f);
-  // rows only into a table: --json is the result line, not JSON rows, and the table's columns are
-  // the tabular formats' (the requested ones by default)
-  const tableOnly = load !== undefined && opts.output.output === undefined;
-  const output = resolveRequestedColumns(planOutput({ ...opts.output, json: f.globals.json && !tableOnly, validate: opts.report.validate }, PLACEHOLDERS, columnNames([side])), request);
+  const loading = loadPlanOf(opts.load, side, f);
+  // rows only into a table: --json is the result line, not JSON rows
+  const tableOnly = loading !== undefined && opts.output.output === undefined;
+  const planned = planOutput({ ...opts.output, json: f.globals.json && !tableOnly, validate: opts.report.validate }, PLACEHOLDERS, columnNames([side]));
+  const output = resolveRequestedColumns(planned, request);
+  // the table's columns are the tabular formats' (the requested ones by default), whatever -o's
+  // format: -o x.ndjson keeps every field in its file, not in the table
+  const tableCsv = loading && resolveRequestedColumns({ ...planned, format: 'csv' }, request).csv;
+  const load = loading && tableCsv ? { ...loading, columns: { columns: tableCsv.columns, schema: tableCsv.schema } } : undefined;
   refuseBinaryOnTerminal(output, f.stdout);
   // a target that cannot be written is found now, not after the report was waited for (the
   // report ID is not known yet: any value stands for it)
@@ -101,7 +105,7 @@ export function prepareRun(opts: RunOptions, f: Factory): Job {
 }
 
 /** --load (or REPORTING_LOAD) and its companions; the password joins the secrets masked everywhere. */
-function loadPlanOf(flags: LoadFlags | undefined, side: Side, f: Factory): LoadPlan | undefined {
+function loadPlanOf(flags: LoadFlags | undefined, side: Side, f: Factory): Omit<LoadPlan, 'columns'> | undefined {
   const given = flags?.load ?? f.env.REPORTING_LOAD;
   if (given === undefined || given.trim() === '') return undefined;
   const target = parseLoadTarget(given, f.cwd);
@@ -114,7 +118,7 @@ function loadPlanOf(flags: LoadFlags | undefined, side: Side, f: Factory): LoadP
 
 /** A window split in two gives partial rows of a month (MONTHLY) or of the period (RANGE, no time
  * breakdown), which a file sums and a table would keep side by side: --load does not split those. */
-function loadChunk(chunk: ChunkFlags | undefined, load: LoadPlan | undefined, breakdowns: readonly string[]): ChunkFlags | undefined {
+function loadChunk(chunk: ChunkFlags | undefined, load: Omit<LoadPlan, 'columns'> | undefined, breakdowns: readonly string[]): ChunkFlags | undefined {
   const time = timeDimensionOf(breakdowns);
   return chunk && load && time !== 'DAILY' && time !== 'HOURLY' ? { ...chunk, split: false } : chunk;
 }

@@ -5,6 +5,10 @@
 // time (same sha256) is rolled back rather than rewritten: `unchanged`.
 
 import { createHash, type Hash } from 'node:crypto';
+import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
+import { open as openFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Summary } from '../api/schemas.js';
 import { CliError, EXIT, UnexpectedResponseError } from '../errors.js';
 import { RowLayout } from '../export/typed.js';
@@ -13,7 +17,7 @@ import {
   addColumnsSql, deleteOverlappingSql, deleteSql, driftError, driftOf, loadDdl, partialSql,
   type LoadConnection, type Metadata, type OnSchemaChange, type TableAppender,
 } from '../load/load.js';
-import { LOAD_METADATA, type Column } from '../report/schema.js';
+import { LOAD_METADATA, fieldType, type Column } from '../report/schema.js';
 import { describeWindow, type Window } from '../report/windows.js';
 import type { Committed, Destination, WindowOutput } from './destination.js';
 
@@ -24,8 +28,11 @@ export interface TableSpec {
   table: readonly string[];
   /** the export's columns, typed */
   columns: readonly Column[];
-  /** --columns chose the columns: other fields of a row are left out, as in a file */
+  /** the columns were chosen (the requested ones by default, or --columns): other fields of a row
+   * are left out, as in a file */
   selected: boolean;
+  /** where the fields left out that held a value are named (the run's warning at its end) */
+  dropped?: Set<string>;
   scope: string;
   onSchemaChange: OnSchemaChange;
   /** --full-refresh: the run's period is replaced whole */
@@ -44,6 +51,10 @@ interface Open {
   reportIds: string[];
   pieces: Window[];
   summary?: Summary;
+  /** --columns all with add-columns: the pieces' report bodies as received, kept on disk until the
+   * window commits, so that a field first seen in the middle of the window can add its column and
+   * the window be loaded again from its start */
+  copies?: { dir: string; pieces: { path: string; metadata: Metadata }[] };
 }
 
 export class TableDestination implements Destination {
@@ -53,9 +64,19 @@ export class TableDestination implements Destination {
   private ready?: Promise<LoadConnection>;
   private open?: Open;
   readonly shownTable: string;
+  /** the export's columns, and those added since by fields the rows brought (add-columns) */
+  private columns: readonly Column[];
+  /** fields a row brought that the columns lack: the window is loaded again once they are added */
+  private growing?: Set<string>;
 
   constructor(private readonly spec: TableSpec) {
     this.shownTable = spec.table.join('.');
+    this.columns = spec.columns;
+  }
+
+  /** whether a field first seen mid-window can be added (its window then loaded again from a copy) */
+  private get grows(): boolean {
+    return !this.spec.selected && this.spec.onSchemaChange === 'add-columns';
   }
 
   /** Connects, creates the table or checks its columns, and (--full-refresh) refuses rows that
@@ -115,6 +136,13 @@ export class TableDestination implements Destination {
   }
 
   private async startWindow(connection: LoadConnection, origin: Window): Promise<Open> {
+    this.growing = undefined;
+    const appender = await this.openTransaction(connection, origin);
+    return { origin, appender, hash: createHash('sha256'), rows: 0, reportIds: [], pieces: [] };
+  }
+
+  /** BEGIN, the rows the window replaces deleted, and its appender. */
+  private async openTransaction(connection: LoadConnection, origin: Window): Promise<TableAppender> {
     const { spec } = this;
     await connection.execute('BEGIN');
     try {
@@ -127,8 +155,7 @@ export class TableDestination implements Destination {
         }
         await connection.execute(deleteSql(spec.table), [spec.scope, origin.since, origin.until]);
       }
-      const appender = await connection.appender(spec.table, spec.columns, this.order);
-      return { origin, appender, hash: createHash('sha256'), rows: 0, reportIds: [], pieces: [] };
+      return await connection.appender(spec.table, this.columns, this.order);
     } catch (error) {
       await connection.execute('ROLLBACK').catch(() => undefined);
       throw error;
@@ -137,20 +164,50 @@ export class TableDestination implements Destination {
 
   /** A piece's report body, scanned, each row appended (and hashed: what was loaded). */
   private async take(open: Open, metadata: Metadata, body: AsyncIterable<Uint8Array>): Promise<{ rows: number; bytes: number; summary?: Summary }> {
-    const layout = new RowLayout(this.spec.columns.map((column) => column.name), this.spec.columns);
-    layout.startEmpty('table');
-    const known = new Set(this.spec.columns.map((column) => column.name));
-    let lastKeys: string[] = [];
     const before = open.rows;
+    let bytes = 0;
+    const copy = this.grows ? await this.copyOf(open, metadata) : undefined;
+    try {
+      let scanner = this.scannerFor(open, metadata);
+      for await (const chunk of body) {
+        const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
+        bytes += buffer.length;
+        await copy?.write(buffer);
+        guarded(() => scanner.push(buffer));
+        if (this.growing) scanner = await this.regrow(open);
+        await open.appender.drain();
+      }
+      guarded(() => scanner.end());
+      while (this.growing) {
+        scanner = await this.regrow(open);
+        guarded(() => scanner.end());
+      }
+      await open.appender.drain();
+      open.summary = scanner.members.summary as Summary | undefined;
+    } finally {
+      await copy?.close();
+    }
+    return { rows: open.rows - before, bytes, summary: open.summary };
+  }
+
+  /** The scanner of a piece's body: each row placed in the columns and appended. */
+  private scannerFor(open: Open, metadata: Metadata): ReportScanner {
+    const columns = this.columns;
+    const layout = new RowLayout(columns.map((column) => column.name), columns, this.spec.dropped);
+    layout.startEmpty('table');
+    const known = new Set(columns.map((column) => column.name));
+    let lastKeys: string[] = [];
     const { selected } = this.spec;
-    const table = this.shownTable;
-    const scanner = new ReportScanner({
+    return new ReportScanner({
       row: (keys: string[], values: string[], kinds: Kind[], raw: string) => {
+        // the columns are being added: this row and the rest are loaded again from the copy
+        if (this.growing) return;
         if (!selected && !sameKeys(keys, lastKeys)) {
-          const extra = keys.find((key) => !known.has(key));
-          if (extra !== undefined) {
-            throw new CliError(`the report's rows have a field "${extra}" that the table ${table} has no column for; nothing of this window was loaded`, EXIT.usage,
-              'choose the columns with --columns, or add the column to the table (ALTER TABLE ... ADD COLUMN) and run again');
+          const extra = keys.filter((key) => !known.has(key));
+          if (extra.length) {
+            if (!this.grows) throw this.newFieldError(open.origin, extra);
+            this.growing = new Set(extra);
+            return;
           }
           lastKeys = [...keys];
         }
@@ -161,29 +218,88 @@ export class TableDestination implements Destination {
         open.rows++;
       },
     });
-    let bytes = 0;
-    const guarded = (fn: () => void) => {
-      try {
-        fn();
-      } catch (error) {
-        if (error instanceof ReportFormatError) throw new UnexpectedResponseError(`the downloaded report is not what the contract describes: ${error.message}`);
-        throw error;
-      }
+  }
+
+  /** A field the table has no column for, under --on-schema-change fail: the difference, printed. */
+  private newFieldError(origin: Window, extra: readonly string[]): CliError {
+    const has = this.order.filter((name) => extra.includes(name));
+    const missing = extra.filter((name) => !has.includes(name));
+    const where = `the rows of ${describeWindow(origin)}`;
+    const parts = [
+      ...(missing.length ? [`new in ${where}: ${missing.join(', ')}`] : []),
+      ...(has.length ? [`in ${where} and in the table but not in the export's columns: ${has.join(', ')}`] : []),
+    ];
+    return new CliError(`the table ${this.shownTable} does not have the export's columns: ${parts.join('; ')}; nothing of this window was loaded`, EXIT.usage,
+      'add the new columns with --on-schema-change add-columns, or choose the columns with --columns');
+  }
+
+  /** Where a piece's body is copied as it comes (add-columns): a file of the window's own folder. */
+  private async copyOf(open: Open, metadata: Metadata): Promise<{ write(chunk: Buffer): Promise<void>; close(): Promise<void> }> {
+    open.copies ??= { dir: mkdtempSync(join(tmpdir(), 'reporting-load-')), pieces: [] };
+    const path = join(open.copies.dir, `${open.copies.pieces.length}.json`);
+    open.copies.pieces.push({ path, metadata });
+    const handle = await openFile(path, 'w');
+    let closed = false;
+    return {
+      write: async (chunk) => { await handle.write(chunk); },
+      close: async () => {
+        if (closed) return;
+        closed = true;
+        await handle.close();
+      },
     };
-    for await (const chunk of body) {
-      bytes += chunk.length;
-      guarded(() => scanner.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk)));
-      await open.appender.drain();
+  }
+
+  /**
+   * Rows brought fields the table lacks (add-columns): the window's transaction is rolled back (a
+   * DuckDB table cannot be altered after rows were deleted in the same transaction), the columns
+   * are added, and the window is loaded again from the copies of its pieces, in a new transaction.
+   * Answers the scanner of the last piece, fed with what was received of it so far.
+   */
+  private async regrow(open: Open): Promise<ReportScanner> {
+    const connection = this.connection as LoadConnection;
+    const { table } = this.spec;
+    for (;;) {
+      const fields = [...(this.growing ?? [])];
+      this.growing = undefined;
+      await open.appender.cancel().catch(() => undefined);
+      await connection.execute('ROLLBACK');
+      const added = fields.map((name): Column => ({ name, type: fieldType(name, undefined), nullable: true, key: false }));
+      const missing = added.filter((column) => !this.order.includes(column.name));
+      for (const sql of addColumnsSql(table, missing, connection.dialect)) {
+        // another run may add it at the same moment: then it is there
+        await connection.execute(sql).catch(async (error: unknown) => {
+          const now = await connection.columns(table);
+          if (!missing.every((column) => now?.has(column.name))) throw error;
+        });
+      }
+      this.columns = [...this.columns, ...added];
+      this.order = [...(await connection.columns(table))?.keys() ?? []];
+      open.appender = await this.openTransaction(connection, open.origin);
+      open.hash = createHash('sha256');
+      open.rows = 0;
+      const pieces = open.copies?.pieces ?? [];
+      let scanner: ReportScanner | undefined;
+      for (const [i, piece] of pieces.entries()) {
+        scanner = this.scannerFor(open, piece.metadata);
+        for await (const chunk of createReadStream(piece.path)) {
+          guarded(() => (scanner as ReportScanner).push(chunk as Buffer));
+          if (this.growing) break;
+          await open.appender.drain();
+        }
+        if (this.growing) break;
+        // the earlier pieces are whole; the last one goes on with the rest of its body
+        if (i < pieces.length - 1) guarded(() => (scanner as ReportScanner).end());
+        if (this.growing) break;
+      }
+      if (!this.growing) return scanner as ReportScanner;
     }
-    guarded(() => scanner.end());
-    await open.appender.drain();
-    open.summary = scanner.members.summary as Summary | undefined;
-    return { rows: open.rows - before, bytes, summary: open.summary };
   }
 
   private async commitWindow(open: Open): Promise<Committed> {
     const connection = this.connection as LoadConnection;
     this.open = undefined;
+    dropCopies(open);
     const sha256 = open.hash.digest('hex');
     let outcome: Committed['outcome'] = 'written';
     try {
@@ -207,8 +323,10 @@ export class TableDestination implements Destination {
 
   private async rollback(): Promise<void> {
     const open = this.open;
+    this.growing = undefined;
     if (!open) return;
     this.open = undefined;
+    dropCopies(open);
     await open.appender.cancel().catch(() => undefined);
     await this.connection?.execute('ROLLBACK').catch(() => undefined);
   }
@@ -230,6 +348,21 @@ export class TableDestination implements Destination {
     await connection?.close();
   }
 }
+
+/** A scanner's error that is the report's, not ours: the server's answer broke the contract. */
+function guarded(fn: () => void): void {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof ReportFormatError) throw new UnexpectedResponseError(`the downloaded report is not what the contract describes: ${error.message}`);
+    throw error;
+  }
+}
+
+const dropCopies = (open: Open) => {
+  if (open.copies) rmSync(open.copies.dir, { recursive: true, force: true });
+  open.copies = undefined;
+};
 
 const listWindows = (rows: readonly string[][]) =>
   rows.map(([since, until]) => describeWindow({ since: Number(since), until: Number(until) })).join(', ');

@@ -93,7 +93,8 @@ async function runPlanned(job: Job, f: Factory, where: Where): Promise<void> {
   const toFetch = plan.windows.filter((p) => p.step !== 'skip');
   if (toFetch.length === 0 && !plan.perWindow) {
     // one merged output, every window done already: the file stands as it is
-    if (!f.globals.quiet) view.note(`${job.side}: nothing to fetch: every window is done (${job.output.template ?? 'stdout'})`);
+    const into = job.output.template ?? (job.load ? `${job.load.table.join('.')} in ${job.load.target.shown}` : 'stdout');
+    if (!f.globals.quiet) view.note(`${job.side}: nothing to fetch: every window is done (${into})`);
     view.emit(doneEvent(plan.period, { fetched: 0, skipped: plan.windows.length, committed: [] }, f.now() - where.startedAt));
     if (f.globals.json) f.stdout.write(`${JSON.stringify(upToDate(job, false))}\n`);
     return;
@@ -116,6 +117,11 @@ class PlannedRun {
   private readonly client: ReportingClient;
   private readonly spoolDir?: string;
   private readonly committed: Committed[] = [];
+  /** a table and one merged file (-o without {since}/{until}): the windows the table committed,
+   * recorded in the state only once the file holding them is in place, so that a file that failed
+   * is written by the next run (which loads those windows again: replaced, never duplicated) */
+  private readonly held: Committed[] = [];
+  private readonly holdLoaded: boolean;
   private readonly downloading = new Set<number>();
   private fetched?: Fetched;
   private fetchedWindows = 0;
@@ -128,6 +134,7 @@ class PlannedRun {
       table: job.load ? tableSpecOf(job, job.load, f, plan.period, where.state) : undefined,
     });
     if (plan.shape === 'windows') this.spoolDir = mkdtempSync(join(tmpdir(), 'reporting-spool-'));
+    this.holdLoaded = job.load !== undefined && plan.fileOf !== undefined && !plan.perWindow && plan.shape === 'windows';
     this.previous = new Map(plan.windows.flatMap((p) => (p.previous ? [[`${p.window.since}-${p.window.until}`, p.previous] as const] : [])));
   }
 
@@ -147,6 +154,8 @@ class PlannedRun {
       this.view.stop();
       this.throwIfFailed(outcome);
       for (const output of await this.destination.finish()) await this.commit(output);
+      // every destination has the windows now: the table's are recorded
+      for (const output of this.held.splice(0)) await this.recorder.recordLoaded(output);
       failed = false;
       this.close();
     } catch (error) {
@@ -241,7 +250,9 @@ class PlannedRun {
 
   private async commit(output: Committed): Promise<void> {
     this.committed.push(output);
-    await this.recorder.committed(output);
+    const hold = this.holdLoaded && output.table !== undefined;
+    if (hold) this.held.push(output);
+    await this.recorder.committed(output, !hold);
   }
 
   private throwIfFailed(outcome: PoolOutcome): void {

@@ -3,6 +3,7 @@
 // flags into these types (the types of a stage live with the stage).
 
 import type { OutputOptions, OutputPlan } from '../export/output.js';
+import type { CsvOptions } from '../export/writers.js';
 import type { Side } from '../report/catalog.js';
 import type { WaitFlags } from '../report/poll.js';
 import type { ReportRequest } from '../report/request.js';
@@ -19,6 +20,9 @@ export interface LoadPlan {
   /** --scope: the account part of the scope (default: the profile's name, or `env`) */
   account?: string;
   onSchemaChange: OnSchemaChange;
+  /** the table's columns, chosen as a tabular file's would be (the requested ones by default,
+   * whatever -o's format): `columns` undefined is every field (--columns all); `schema` types them */
+  columns: Pick<CsvOptions, 'columns' | 'schema'>;
 }
 
 export interface ChunkFlags {

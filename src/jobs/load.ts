@@ -18,7 +18,7 @@ export const accountOf = (load: LoadPlan, f: Pick<Factory, 'env' | 'profileName'
 
 export function tableSpecOf(job: Job, load: LoadPlan, f: Factory, period: Window, state: RunState | undefined): TableSpec {
   const { target } = load;
-  const { csv } = job.output;
+  const csv = load.columns;
   return {
     connect: () => target.engine === 'duckdb'
       ? openDuckDb(resolve(f.cwd, target.location), target.shown, job.wait.maxWaitMs, sleepFor, f.signal)
@@ -26,6 +26,8 @@ export function tableSpecOf(job: Job, load: LoadPlan, f: Factory, period: Window
     table: load.table,
     columns: exportedColumns(csv.schema, csv.columns, timeDimensionOf(job.request.breakdowns)),
     selected: csv.columns !== undefined,
+    // the fields the chosen columns leave out that held a value: the run names them at its end
+    dropped: job.output.csv.dropped,
     scope: scopeOf(job.request, f.baseUrl().url, accountOf(load, f)),
     onSchemaChange: load.onSchemaChange,
     fullRefresh: job.flags.fullRefresh,

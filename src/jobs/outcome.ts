@@ -213,5 +213,10 @@ export function doneEvent(window: Window, done: { fetched: number; skipped: numb
 export function upToDate(job: Job, perWindow: boolean): Record<string, unknown> {
   const { side } = job;
   const { format, template } = job.output;
+  if (job.load) {
+    // a load run's shape (loadClosing): no window loaded, the table and its target named
+    const files = template === undefined ? {} : { files: perWindow || /\{(since|until)\}/.test(template) ? [] : [template] };
+    return { side, table: job.load.table.join('.'), target: job.load.target.shown, upToDate: true, rows: 0, windows: [], ...files };
+  }
   return perWindow ? { side, format, upToDate: true, files: [] } : { side, format, upToDate: true, file: template ?? null, rows: 0 };
 }

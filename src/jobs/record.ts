@@ -58,11 +58,12 @@ export class Recorder {
     await this.journal?.journal.remember(this.journal.keyOf(window), reportId, undefined, this.journal.about).catch((error: unknown) => this.trace(`  journal not written: ${messageOf(error)}`));
   }
 
-  /** An output is in place: say how, and record the windows it holds. */
-  async committed(output: Committed): Promise<void> {
+  /** An output is in place: say how, and record the windows it holds (a table's: unless `record`
+   * is false, when another destination does not have them yet; recordLoaded then does). */
+  async committed(output: Committed, record = true): Promise<void> {
     const { window, file, rows, bytes, sha256 } = output;
     const reportId = output.reportIds.length === 1 ? output.reportIds[0] : undefined;
-    if (output.table !== undefined) return this.loaded(output, reportId);
+    if (output.table !== undefined) return this.loaded(output, reportId, record);
     if (output.outcome === 'unchanged' && file !== undefined) this.view.emit({ event: 'unchanged', window, reportId, file, rows, bytes: bytes ?? 0, sha256: sha256 ?? '' });
     else this.view.emit({ event: 'written', window, reportId, file, rows, bytes, sha256 });
     for (const piece of output.covered) {
@@ -75,12 +76,18 @@ export class Recorder {
   }
 
   /** A window's rows are in a table (its transaction committed), or were the same as last time. */
-  private async loaded(output: Committed, reportId: string | undefined): Promise<void> {
+  private async loaded(output: Committed, reportId: string | undefined, record: boolean): Promise<void> {
     const { window, table, rows } = output;
     const sha256 = output.sha256 ?? '';
     if (output.outcome === 'unchanged') this.view.emit({ event: 'unchanged', window, reportId, table, rows, sha256 });
     else this.view.emit({ event: 'loaded', window, reportId, table: table as string, rows, sha256 });
-    await this.state?.loaded(window, { table: table as string, rows, sha256 });
+    if (record) await this.recordLoaded(output);
+  }
+
+  /** A window loaded into a table, recorded done (with what was loaded) in the state. */
+  async recordLoaded(output: Committed): Promise<void> {
+    const { window, table, rows } = output;
+    await this.state?.loaded(window, { table: table as string, rows, sha256: output.sha256 ?? '' });
     this.forget(window);
     for (const piece of output.pieces) this.forget(piece);
   }

@@ -32,6 +32,45 @@ const FLUSH_ROWS = 2048;
  * 30, 60 and 100 columns of distinct text. */
 export const loadMemoryLimit = (columns: number) => 16 + Math.ceil(columns / 2);
 
+/**
+ * memory_limit is the database's, not a connection's, and the runs of one process loading one file
+ * (`jobs run`) share its database: the limit is the sum of loadMemoryLimit over the windows being
+ * loaded into it, each counted from its appender's opening to the end of its transaction (its rows
+ * are in the buffer pool until then). The sum, not the widest times their number: each table fills
+ * its own row group, whose blocks are what the limit is sized by. With none, the opening setting.
+ */
+class SharedLimit {
+  private static readonly byFile = new Map<string, SharedLimit>();
+  private readonly widths = new Map<object, number>();
+  private setting: Promise<void> = Promise.resolve();
+
+  static of(file: string): SharedLimit {
+    let limit = SharedLimit.byFile.get(file);
+    if (!limit) SharedLimit.byFile.set(file, limit = new SharedLimit());
+    return limit;
+  }
+
+  /** `holder` loads a table of `columns` columns (again: its width replaces the one it had) */
+  hold(holder: object, columns: number, set: (sql: string) => Promise<void>): Promise<void> {
+    this.widths.set(holder, columns);
+    return this.apply(set);
+  }
+
+  release(holder: object, set: (sql: string) => Promise<void>): Promise<void> {
+    return this.widths.delete(holder) ? this.apply(set) : Promise.resolve();
+  }
+
+  /** one SET at a time, each with the sum as it is when it runs: the last one set is the current sum */
+  private apply(set: (sql: string) => Promise<void>): Promise<void> {
+    const run = this.setting.then(() => {
+      const sum = [...this.widths.values()].reduce((total, columns) => total + loadMemoryLimit(columns), 0);
+      return set(`SET memory_limit = '${sum ? `${sum}MB` : DUCKDB_OPTIONS.memory_limit}'`);
+    });
+    this.setting = run.catch(() => undefined);
+    return run;
+  }
+}
+
 const lockedMessage = (error: unknown) => error instanceof Error && /lock|Conflicting lock|being used by another process/i.test(error.message);
 
 export async function openDuckDb(path: string, shown: string, waitMs: number, sleep: (ms: number, signal: AbortSignal) => Promise<void>, signal: AbortSignal): Promise<LoadConnection> {
@@ -56,7 +95,7 @@ export async function openDuckDb(path: string, shown: string, waitMs: number, sl
     }
   }
   const connection = await instance.connect();
-  return new DuckDbConnection(duckdb, instance, connection, shown);
+  return new DuckDbConnection(duckdb, instance, connection, shown, SharedLimit.of(resolve(path)));
 }
 
 const firstLine = (error: unknown) => (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
@@ -67,7 +106,7 @@ class DuckDbConnection implements LoadConnection {
   readonly engine = 'duckdb' as const;
   readonly dialect = 'duckdb' as const;
 
-  constructor(private readonly duckdb: DuckDb, private readonly instance: DuckDBInstance, private readonly connection: DuckDBConnection, private readonly shown: string) {}
+  constructor(private readonly duckdb: DuckDb, private readonly instance: DuckDBInstance, private readonly connection: DuckDBConnection, private readonly shown: string, private readonly limit: SharedLimit) {}
 
   private failed(error: unknown): CliError {
     return error instanceof CliError ? error : new CliError(`DuckDB (${this.shown}) refused: ${firstLine(error)}`, EXIT.usage, 'check the table, or load into another --table');
@@ -80,7 +119,12 @@ class DuckDbConnection implements LoadConnection {
   }
 
   async execute(sql: string, params: readonly (string | number)[] = []): Promise<void> {
-    await this.connection.run(sql, [...params]).catch((error: unknown) => { throw this.failed(error); });
+    try {
+      await this.connection.run(sql, [...params]).catch((error: unknown) => { throw this.failed(error); });
+    } finally {
+      // the window's rows are committed or gone: its share of the memory limit goes back
+      if (sql === 'COMMIT' || sql === 'ROLLBACK') await this.limit.release(this, (set) => this.execute(set)).catch(() => undefined);
+    }
   }
 
   async query(sql: string, params: readonly (string | number)[] = []): Promise<string[][]> {
@@ -90,12 +134,13 @@ class DuckDbConnection implements LoadConnection {
 
   async appender(table: readonly string[], columns: readonly Column[], order: readonly string[]): Promise<TableAppender> {
     const name = table[table.length - 1] as string;
-    await this.execute(`SET memory_limit = '${loadMemoryLimit(order.length)}MB'`);
+    await this.limit.hold(this, order.length, (set) => this.execute(set));
     const appender = await this.connection.createAppender(name, table.length > 1 ? table[0] : null).catch((error: unknown) => { throw this.failed(error); });
     return new DuckDbAppender(this.duckdb, appender, columns, order);
   }
 
   async close(): Promise<void> {
+    await this.limit.release(this, (set) => this.execute(set)).catch(() => undefined);
     this.connection.closeSync();
     this.instance.closeSync();
   }

@@ -39,6 +39,9 @@ export interface SandboxOptions {
   faults?: Partial<Faults>;
   /** every download returns this many rows, generated as they are sent */
   scaleRows?: number;
+  /** rows dated on or after `from` (a Paris day, YYYY-MM-DD) carry one more field, `name`, a count
+   * (not null): a server that starts sending a new field in the middle of a run */
+  newField?: { name: string; from: string };
   layout?: Layout;
   /** one line per request (method, path, status, ms) */
   log?: (line: string) => void;

@@ -49,5 +49,11 @@ function* rowTexts(state: SandboxState, report: StoredReport): Generator<string>
     yield* scaledRowTexts(state.source, report.query, scaleRows);
     return;
   }
-  for (const row of buildRows(state.source, report.query, report.restated)) yield JSON.stringify(row);
+  const added = state.options.newField;
+  for (const row of buildRows(state.source, report.query, report.restated)) {
+    const text = JSON.stringify(row);
+    // a count the rows did not carry before `from`, made of the row (the same row, the same value)
+    if (added && typeof row.date === 'string' && row.date.slice(0, 10) >= added.from) yield `${text.slice(0, -1)},${JSON.stringify(added.name)}:${text.length}}`;
+    else yield text;
+  }
 }

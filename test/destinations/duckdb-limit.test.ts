@@ -1,0 +1,78 @@
+// Two runs of one process (`jobs run`) loading two tables of one DuckDB file share its database, and
+// memory_limit is the database's: while both windows are being loaded it is the sum of what each
+// table's width asks for, and goes back as each window's transaction ends. Read back with
+// current_setting('memory_limit'), compared with what DuckDB shows for the same SET.
+
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { describe, expect, it } from 'vitest';
+import { TableDestination, type TableSpec } from '../../src/destinations/table.js';
+import { loadMemoryLimit, openDuckDb } from '../../src/load/duckdb.js';
+import type { Column } from '../../src/report/schema.js';
+import type { Window } from '../../src/report/windows.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const D1 = Date.parse('2026-11-01T00:00:00+01:00') / 1000;
+const window: Window = { since: D1, until: D1 + 86_399 };
+const signal = new AbortController().signal;
+
+const columnsOf = (metrics: number): Column[] => [
+  { name: 'date', type: 'date', nullable: true, key: true },
+  ...Array.from({ length: metrics }, (_, i): Column => ({ name: `m${i}`, type: 'int64', nullable: true, key: false })),
+];
+const rowsOf = (metrics: number, count: number) => Array.from({ length: count }, (_, r) =>
+  Object.fromEntries([['date', '2026-11-01'], ...Array.from({ length: metrics }, (_, i) => [`m${i}`, r * 100 + i])]));
+const body = (rows: Record<string, unknown>[]) => (async function* () {
+  yield Buffer.from(JSON.stringify({ data: rows, summary: null }));
+})();
+
+/** memory_limit as DuckDB shows it after SET memory_limit = '<limit>' */
+async function shown(limit: string): Promise<string> {
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  try {
+    await connection.run(`SET memory_limit = '${limit}'`);
+    return String((await connection.runAndReadAll("SELECT current_setting('memory_limit')")).getRows()[0]?.[0]);
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+describe('DuckDB: one database, two tables loading at once', () => {
+  it("memory_limit is the sum over the windows being loaded, back to each one's as the other commits; both tables get their rows", async () => {
+    const file = join(tempDir(), 'shared.duckdb');
+    const spec = (table: string, metrics: number): TableSpec => ({
+      connect: () => openDuckDb(file, `duckdb:${file}`, 0, async () => undefined, signal),
+      table: [table], columns: columnsOf(metrics), selected: false, scope: 's', onSchemaChange: 'fail', fullRefresh: false,
+      period: window, now: () => Date.parse('2026-11-25T06:00:00Z'),
+    });
+    const narrow = new TableDestination(spec('narrow', 3));
+    const wide = new TableDestination(spec('wide', 120));
+    // the tables' widths: the export's columns and five metadata columns
+    const a = loadMemoryLimit(1 + 3 + 5);
+    const b = loadMemoryLimit(1 + 120 + 5);
+    const watcher = await openDuckDb(file, `duckdb:${file}`, 0, async () => undefined, signal);
+    const limit = async () => (await watcher.query("SELECT current_setting('memory_limit')"))[0]?.[0];
+    try {
+      const first = await narrow.begin(window, window, 'r1');
+      await first.take(body(rowsOf(3, 5000)));
+      expect(await limit()).toBe(await shown(`${a}MB`));
+      const second = await wide.begin(window, window, 'r2');
+      await second.take(body(rowsOf(120, 3000)));
+      expect(await limit()).toBe(await shown(`${a + b}MB`));
+      await first.commit();
+      expect(await limit()).toBe(await shown(`${b}MB`));
+      await second.commit();
+      expect(await limit()).toBe(await shown('64MB'));
+      await narrow.finish();
+      await wide.finish();
+      expect(await watcher.query('SELECT count(*), sum(m2) FROM narrow')).toEqual([['5000', String(rowsOf(3, 5000).reduce((sum, row) => sum + (row.m2 as number), 0))]]);
+      expect(await watcher.query('SELECT count(*), sum(m119) FROM wide')).toEqual([['3000', String(rowsOf(120, 3000).reduce((sum, row) => sum + (row.m119 as number), 0))]]);
+    } finally {
+      await narrow.abort();
+      await wide.abort();
+      await watcher.close();
+    }
+  }, 60_000);
+});
