@@ -22,11 +22,13 @@ export interface DestinationChoice extends OutputSpec {
   period: Window;
   /** --load: a table (with -o too: both) */
   table?: TableSpec;
+  /** `-o -` given with --load: stdout as well as the table */
+  stdoutToo?: boolean;
 }
 
 export function chooseDestination(choice: DestinationChoice): Destination {
   const { fileOf, table } = choice;
-  if (table) return fileOf ? new FanOut(new TableDestination(table), files(choice)) : new TableDestination(table);
+  if (table) return fileOf || choice.stdoutToo ? new FanOut(new TableDestination(table), files(choice)) : new TableDestination(table);
   return files(choice);
 }
 

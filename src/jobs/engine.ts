@@ -131,7 +131,7 @@ class PlannedRun {
     this.destination = chooseDestination({
       format: job.output.format, csv: job.output.csv, merge: plan.merge, cwd: f.cwd, host: f.host, stdout: f.stdout,
       keepUnchanged: where.state !== undefined, objects: { env: f.env, configDir: where.configDir, host: f.host, trace: f.trace }, fileOf: plan.fileOf, perWindow: plan.perWindow, whole: plan.shape === 'report', period: plan.period,
-      table: job.load ? tableSpecOf(job, job.load, f, plan.period, where.state) : undefined,
+      table: job.load ? tableSpecOf(job, job.load, f, plan.period, where.state) : undefined, stdoutToo: job.given.output === '-',
     });
     if (plan.shape === 'windows') this.spoolDir = mkdtempSync(join(tmpdir(), 'reporting-spool-'));
     this.holdLoaded = job.load !== undefined && plan.fileOf !== undefined && !plan.perWindow && plan.shape === 'windows';

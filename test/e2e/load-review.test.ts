@@ -163,6 +163,21 @@ describe("--load: the table's columns and the fields left out", () => {
   }, 60_000);
 });
 
+describe('--load with -o -: stdout as well as the table', () => {
+  it('writes the CSV to stdout and loads the same rows (-o - alone was taken for no -o: stdout got nothing)', async () => {
+    await withSandbox({ readyDelayMs: 1 }, async (sandbox, dir) => {
+      const file = join(dir, 'w.duckdb');
+      const result = await runCli(['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-03', '--breakdowns', 'DAILY,COUNTRY', '--metrics', 'displays',
+        '--poll-interval', '20ms', '-o', '-', '--load', `duckdb:${file}`, '-q'], { env: env(sandbox, dir) });
+      expect(result.code, result.stderr).toBe(0);
+      const rows = parse(result.stdout, { columns: true }) as Record<string, string>[];
+      expect(new Set(rows.map((row) => row.date))).toEqual(new Set(['2026-11-01', '2026-11-02', '2026-11-03']));
+      const table = await duckdbRows(file, 'SELECT date::VARCHAR, country, displays FROM buyer_report ORDER BY ALL');
+      expect(table).toEqual(rows.map((row) => `${row.date}|${row.country === '' ? 'NULL' : row.country}|${row.displays}`).sort());
+    });
+  }, 60_000);
+});
+
 describe('--load: the --json result of a run with nothing to fetch', () => {
   it("names the table, no window and no row, as a load run's result does (not a file's)", async () => {
     await withSandbox({ readyDelayMs: 1 }, async (sandbox, dir) => {
