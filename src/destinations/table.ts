@@ -41,6 +41,8 @@ export interface TableSpec {
   /** what the state file says was loaded for this window (with --state) */
   loadedBefore?(window: Window): { table: string; sha256: string } | undefined;
   now(): number;
+  /** removes a temporary folder even when the process is made to exit; answers the undo */
+  atExit(cleanup: () => void): () => void;
 }
 
 interface Open {
@@ -54,7 +56,7 @@ interface Open {
   /** --columns all with add-columns: the pieces' report bodies as received, kept on disk until the
    * window commits, so that a field first seen in the middle of the window can add its column and
    * the window be loaded again from its start */
-  copies?: { dir: string; pieces: { path: string; metadata: Metadata }[] };
+  copies?: { dir: string; pieces: { path: string; metadata: Metadata }[]; forget: () => void };
 }
 
 export class TableDestination implements Destination {
@@ -235,7 +237,10 @@ export class TableDestination implements Destination {
 
   /** Where a piece's body is copied as it comes (add-columns): a file of the window's own folder. */
   private async copyOf(open: Open, metadata: Metadata): Promise<{ write(chunk: Buffer): Promise<void>; close(): Promise<void> }> {
-    open.copies ??= { dir: mkdtempSync(join(tmpdir(), 'reporting-load-')), pieces: [] };
+    if (!open.copies) {
+      const dir = mkdtempSync(join(tmpdir(), 'reporting-load-'));
+      open.copies = { dir, pieces: [], forget: this.spec.atExit(() => rmSync(dir, { recursive: true, force: true })) };
+    }
     const path = join(open.copies.dir, `${open.copies.pieces.length}.json`);
     open.copies.pieces.push({ path, metadata });
     const handle = await openFile(path, 'w');
@@ -360,7 +365,10 @@ function guarded(fn: () => void): void {
 }
 
 const dropCopies = (open: Open) => {
-  if (open.copies) rmSync(open.copies.dir, { recursive: true, force: true });
+  if (open.copies) {
+    rmSync(open.copies.dir, { recursive: true, force: true });
+    open.copies.forget();
+  }
   open.copies = undefined;
 };
 

@@ -116,6 +116,7 @@ class PlannedRun {
   private readonly destination: Destination;
   private readonly client: ReportingClient;
   private readonly spoolDir?: string;
+  private forgetSpool = () => {};
   private readonly committed: Committed[] = [];
   /** a table and one merged file (-o without {since}/{until}): the windows the table committed,
    * recorded in the state only once the file holding them is in place, so that a file that failed
@@ -133,8 +134,14 @@ class PlannedRun {
       keepUnchanged: where.state !== undefined, objects: { env: f.env, configDir: where.configDir, host: f.host, trace: f.trace }, fileOf: plan.fileOf, perWindow: plan.perWindow, whole: plan.shape === 'report', period: plan.period,
       table: job.load ? tableSpecOf(job, job.load, f, plan.period, where.state) : undefined, stdoutToo: job.given.output === '-',
     });
-    if (plan.shape === 'windows') this.spoolDir = mkdtempSync(join(tmpdir(), 'reporting-spool-'));
-    this.holdLoaded = job.load !== undefined && plan.fileOf !== undefined && !plan.perWindow && plan.shape === 'windows';
+    if (plan.shape === 'windows') {
+      const spoolDir = mkdtempSync(join(tmpdir(), 'reporting-spool-'));
+      this.spoolDir = spoolDir;
+      // removed even when the process is made to exit (a second Ctrl-C, SIGTERM)
+      this.forgetSpool = f.host.atExit(() => rmSync(spoolDir, { recursive: true, force: true }));
+    }
+    // one merged file, or stdout (-o -), beside the table
+    this.holdLoaded = job.load !== undefined && (plan.fileOf !== undefined || job.given.output === '-') && !plan.perWindow && plan.shape === 'windows';
     this.previous = new Map(plan.windows.flatMap((p) => (p.previous ? [[`${p.window.since}-${p.window.until}`, p.previous] as const] : [])));
   }
 
@@ -165,6 +172,7 @@ class PlannedRun {
       // unfinished outputs leave nothing behind; finished per-window files stay
       if (failed) await this.destination.abort();
       if (this.spoolDir) rmSync(this.spoolDir, { recursive: true, force: true });
+      this.forgetSpool();
     }
   }
 

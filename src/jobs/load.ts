@@ -31,6 +31,7 @@ export function tableSpecOf(job: Job, load: LoadPlan, f: Factory, period: Window
     scope: scopeOf(job.request, f.baseUrl().url, accountOf(load, f)),
     onSchemaChange: load.onSchemaChange,
     fullRefresh: job.flags.fullRefresh,
+    atExit: (cleanup) => f.host.atExit(cleanup),
     period,
     loadedBefore: state ? (window) => state.entry(window)?.loaded ?? undefined : undefined,
     now: f.now,

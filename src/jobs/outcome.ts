@@ -82,7 +82,9 @@ export function interrupted(signal: string, plan: RunPlan, outcome: PoolOutcome,
     }
     return new InterruptedError(signal);
   }
-  return new InterruptedError(signal, `${again}${interruptedHint(outcome)}`);
+  const still = interruptedHint(outcome);
+  // no report left in progress (every window was being delivered): the next run's words alone
+  return new InterruptedError(signal, still ? `${again}${still}` : again.replace(/; or $/, '') || undefined);
 }
 
 export function mergedFailure(failure: WindowFailureReport): CliError {
@@ -174,8 +176,9 @@ export function closing(job: Job, plan: RunPlan, done: Finished, withState: bool
   };
 }
 
-/** run --load: the windows loaded into the table (and the file of -o, if any). */
-function loadClosing(job: Job, plan: RunPlan, done: Finished, withState: boolean): { note: string; result: Record<string, unknown> } {
+/** run --load: the windows loaded into the table (and the file of -o, if any). With `-o -` the
+ * rows are on stdout: no result line after them (as without --load). */
+function loadClosing(job: Job, plan: RunPlan, done: Finished, withState: boolean): { note: string; result?: Record<string, unknown> } {
   const { side } = job;
   const loaded = done.committed.filter((output) => output.table !== undefined).sort((a, b) => a.window.since - b.window.since);
   const files = done.committed.filter((output) => output.table === undefined && output.file !== undefined);
@@ -186,7 +189,7 @@ function loadClosing(job: Job, plan: RunPlan, done: Finished, withState: boolean
   const counts = describeCounts(loaded.length, loaded.filter((w) => w.outcome === 'unchanged').length, skipped).replace(' written', ' loaded');
   return {
     note: `${side}: ${counts}: ${rows.toLocaleString('en-US')} row${rows === 1 ? '' : 's'} → ${table} (${target})${files.length ? `, and ${files.map((output) => output.file).join(', ')}` : ''}`,
-    result: {
+    result: job.given.output === '-' ? undefined : {
       side, table, target, rows,
       windows: loaded.map((w) => ({ since: parisDate(w.window.since), until: parisDate(w.window.until), rows: w.rows, reportIds: w.reportIds, sha256: w.sha256, ...(withState ? { outcome: w.outcome } : {}) })),
       ...(files.length ? { files: files.map((output) => output.file) } : {}),

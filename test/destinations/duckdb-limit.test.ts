@@ -45,7 +45,7 @@ describe('DuckDB: one database, two tables loading at once', () => {
     const spec = (table: string, metrics: number): TableSpec => ({
       connect: () => openDuckDb(file, `duckdb:${file}`, 0, async () => undefined, signal),
       table: [table], columns: columnsOf(metrics), selected: false, scope: 's', onSchemaChange: 'fail', fullRefresh: false,
-      period: window, now: () => Date.parse('2026-11-25T06:00:00Z'),
+      period: window, now: () => Date.parse('2026-11-25T06:00:00Z'), atExit: () => () => undefined,
     });
     const narrow = new TableDestination(spec('narrow', 3));
     const wide = new TableDestination(spec('wide', 120));

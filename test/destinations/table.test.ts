@@ -2,6 +2,8 @@
 // cluster (test/helpers/postgres.ts). Report bodies are crafted here; the table is read back by
 // SQL (psql for Postgres, DuckDB's own client for DuckDB).
 
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -82,7 +84,7 @@ function postgresEngine(): Engine {
 }
 
 function baseSpec(connect: TableSpec['connect'], overrides: Partial<TableSpec>): TableSpec {
-  return { connect, table: ['buyer_daily'], columns: COLUMNS, selected: false, scope: 'scope-a', onSchemaChange: 'fail', fullRefresh: false, period: span(0, 6), now: () => Date.parse('2026-11-25T06:00:00Z'), ...overrides };
+  return { connect, table: ['buyer_daily'], columns: COLUMNS, selected: false, scope: 'scope-a', onSchemaChange: 'fail', fullRefresh: false, period: span(0, 6), now: () => Date.parse('2026-11-25T06:00:00Z'), atExit: () => () => undefined, ...overrides };
 }
 
 /** Loads each window's rows, one transaction each, as the engine would. */
@@ -168,6 +170,38 @@ describe.each(engines)('table destination: %s', (_name, make, skip) => {
     await load(engine.spec({ columns, table: ['t"; DROP TABLE buyer_daily; --'] }), [[day(0), [{ date: '2026-11-01', country: 'FR', [hostile]: "x'); DROP TABLE y; --" }]]]);
     expect(await engine.select(`SELECT "a""; DROP TABLE x; --" FROM "t""; DROP TABLE buyer_daily; --"`)).toEqual(["x'); DROP TABLE y; --"]);
     await expect(load(engine.spec({ columns: COLUMNS.slice(0, 2) }), [[day(1), [{ date: '2026-11-02', country: 'FR', surprise: 1 }]]])).rejects.toThrow(/^the table buyer_daily does not have the export.s columns: new in the rows of 2026-11-02: surprise; nothing of this window was loaded$/);
+  });
+
+  it.skipIf(skip)('add-columns: the copy of a window\'s body goes at a forced exit (registered with the host), and is forgotten once the window commits', async () => {
+    const engine = make();
+    const registered = new Set<() => void>();
+    const atExit = (cleanup: () => void) => { registered.add(cleanup); return () => { registered.delete(cleanup); }; };
+    const temp = mkdtempSync(join(tmpdir(), 'table-copies-'));
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = temp;
+    try {
+      const killed = new TableDestination(engine.spec({ onSchemaChange: 'add-columns', atExit }));
+      const out = await killed.begin(day(0), day(0), 'r1');
+      await out.take(body(rowsOf(day(0), ['FR'])));
+      expect(readdirSync(temp)).toEqual([expect.stringMatching(/^reporting-load-/)]);
+      expect(registered.size).toBe(1);
+      // what main.ts runs when the process is made to exit (a second Ctrl-C) before the commit
+      for (const cleanup of registered) cleanup();
+      expect(readdirSync(temp)).toEqual([]);
+      await killed.abort();
+      registered.clear();
+      const kept = new TableDestination(engine.spec({ onSchemaChange: 'add-columns', atExit }));
+      const again = await kept.begin(day(1), day(1), 'r2');
+      await again.take(body(rowsOf(day(1), ['FR'])));
+      await again.commit();
+      await kept.finish();
+      expect(readdirSync(temp)).toEqual([]);
+      expect(registered.size).toBe(0);
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+      rmSync(temp, { recursive: true, force: true });
+    }
   });
 
   it.skipIf(skip)('add-columns: fields first seen in the middle of a window (a later chunk, a later piece, one after another) add their columns, and the window is loaded once', async () => {

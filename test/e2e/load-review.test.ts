@@ -178,6 +178,37 @@ describe('--load with -o -: stdout as well as the table', () => {
   }, 60_000);
 });
 
+describe('--load with -o - and --state, or --json', () => {
+  it('a run interrupted after the table committed a window: the state does not record it, so the next run\'s stdout has every row', async () => {
+    await withSandbox({ readyDelayMs: 500 }, async (sandbox, dir) => {
+      const args = ['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-03', '--breakdowns', 'DAILY,COUNTRY', '--metrics', 'displays',
+        '--concurrency', '1', '--state', 's.json', '--load', `duckdb:${join(dir, 'w.duckdb')}`, '-o', '-', '--poll-interval', '20ms'];
+      const child = startCli([...args, '--log-format', 'json'], { env: env(sandbox, dir), cwd: dir });
+      const done = collect(child);
+      let log = '';
+      child.stderr?.on('data', (chunk: Buffer | string) => { log += chunk.toString(); });
+      await until(() => log.includes('"loaded"'), 'a window loaded', 30_000);
+      child.kill('SIGINT');
+      expect((await done).code).toBe(130);
+      const again = await runCli([...args, '-q'], { env: env(sandbox, dir), cwd: dir });
+      expect(again.code, again.stderr).toBe(0);
+      const rows = parse(again.stdout, { columns: true }) as Record<string, string>[];
+      expect(new Set(rows.map((row) => row.date))).toEqual(new Set(['2026-11-01', '2026-11-02', '2026-11-03']));
+      expect(await duckdbRows(join(dir, 'w.duckdb'), 'SELECT count(*) FROM buyer_report')).toEqual([String(rows.length)]);
+    });
+  }, 60_000);
+
+  it('-o - --json: stdout is the report\'s JSON alone, one document (no result line glued after it)', async () => {
+    await withSandbox({ readyDelayMs: 1 }, async (sandbox, dir) => {
+      const result = await runCli(['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-02', '--breakdowns', 'DAILY,COUNTRY', '--metrics', 'displays',
+        '--poll-interval', '20ms', '-o', '-', '--json', '--load', `duckdb:${join(dir, 'w.duckdb')}`, '-q'], { env: env(sandbox, dir) });
+      expect(result.code, result.stderr).toBe(0);
+      const report = JSON.parse(result.stdout) as { data: unknown[] };
+      expect(await duckdbRows(join(dir, 'w.duckdb'), 'SELECT count(*) FROM buyer_report')).toEqual([String(report.data.length)]);
+    });
+  }, 60_000);
+});
+
 describe('--load: the --json result of a run with nothing to fetch', () => {
   it("names the table, no window and no row, as a load run's result does (not a file's)", async () => {
     await withSandbox({ readyDelayMs: 1 }, async (sandbox, dir) => {
