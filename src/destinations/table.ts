@@ -14,7 +14,7 @@ import { CliError, EXIT, UnexpectedResponseError } from '../errors.js';
 import { RowLayout } from '../export/typed.js';
 import { ReportFormatError, ReportScanner, sameKeys, type Kind } from '../export/scanner.js';
 import {
-  addColumnsSql, deleteOverlappingSql, deleteSql, driftError, driftOf, loadDdl, partialSql,
+  addColumnsSql, deleteOverlappingSql, deleteSql, driftError, driftOf, loadDdl, partialSql, tableOnlyColumns,
   type LoadConnection, type Metadata, type OnSchemaChange, type TableAppender,
 } from '../load/load.js';
 import { LOAD_METADATA, fieldType, type Column } from '../report/schema.js';
@@ -111,6 +111,9 @@ export class TableDestination implements Destination {
       const refused = driftError(this.shownTable, drift, spec.onSchemaChange);
       if (refused) throw refused;
       for (const sql of addColumnsSql(spec.table, drift.added, connection.dialect)) await connection.execute(sql);
+      // --columns all: a column the table has beyond the export's (an earlier add-columns) is
+      // known, so its field in the rows is neither a new field nor left out
+      if (!spec.selected) this.columns = [...this.columns, ...tableOnlyColumns(current, spec.columns, connection.dialect)];
     }
     this.order = [...(await connection.columns(spec.table))?.keys() ?? []];
     if (spec.fullRefresh) {

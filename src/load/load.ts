@@ -87,6 +87,18 @@ const normalType = (type: string) => {
   return t === 'timestamptz' ? 'timestamp with time zone' : t === 'float8' ? 'double precision' : t === 'int8' ? 'bigint' : t;
 };
 
+const COLUMN_TYPES: readonly ColumnType[] = ['int64', 'double', 'date', 'timestamp', 'string'];
+
+/** The table's columns the export does not have (added by an earlier run's add-columns, or by
+ * hand), typed back from their SQL type (text when it is none of the export's), metadata aside. */
+export function tableOnlyColumns(existing: ReadonlyMap<string, string>, wanted: readonly Column[], dialect: Dialect): Column[] {
+  const names = new Set([...wanted, ...LOAD_METADATA].map((column) => column.name));
+  return [...existing].filter(([name]) => !names.has(name)).map(([name, have]) => ({
+    name, nullable: true, key: false,
+    type: COLUMN_TYPES.find((type) => normalType(sqlType(dialect, type)) === normalType(have)) ?? 'string',
+  }));
+}
+
 export interface Drift {
   /** export columns the table lacks */
   added: Column[];

@@ -267,6 +267,14 @@ describe.each(targets)('--load %s: a field the server adds in the middle of a ru
       const loaded = await db.select("SELECT CAST(date AS VARCHAR), coalesce(country, ''), displays, coalesce(CAST(leads AS VARCHAR), 'NULL') FROM buyer_report ORDER BY 1, 2");
       expect([...loaded].sort()).toEqual(expected);
       expect(await db.select('SELECT count(DISTINCT _report_id), count(DISTINCT _window_since) FROM buyer_report')).toEqual(['1|1']);
+
+      // the next night, with the default --on-schema-change fail: the table has the column now,
+      // so the field is known (it was refused as "in the table but not in the export's columns")
+      const nextNight = await run('2026-11-09', '2026-11-09');
+      expect(nextNight.code, nextNight.stderr).toBe(0);
+      const night = await db.select("SELECT count(*), count(leads) FROM buyer_report WHERE CAST(date AS VARCHAR) = '2026-11-09'");
+      expect(night).toEqual([expect.stringMatching(/^(\d+)\|\1$/)]);
+      expect(night[0]).not.toBe('0|0');
     });
   }, 90_000);
 });
