@@ -110,11 +110,12 @@ export function chooseFormat<F extends string>(
   return options.json && (formats as readonly string[]).includes('json') ? ('json' as F) : fallback;
 }
 
-/** The warning of a run whose chosen columns left out fields that held values, if any did. */
-export function droppedWarning(plan: OutputPlan): string | undefined {
+/** The warning of a run whose chosen columns left out fields that held values, if any did; `of`:
+ * what alone left them out (a table, beside a file that keeps every field). */
+export function droppedWarning(plan: OutputPlan, of?: string): string | undefined {
   const dropped = [...(plan.csv.dropped ?? [])];
   if (dropped.length === 0) return undefined;
-  return `${dropped.length === 1 ? 'a field' : 'fields'} outside the columns written held values in some rows and ${dropped.length === 1 ? 'was' : 'were'} left out: ${dropped.join(', ')}; --columns all writes every field`;
+  return `${dropped.length === 1 ? 'a field' : 'fields'} outside the columns written held values in some rows and ${dropped.length === 1 ? 'was' : 'were'} left out${of ? ` of ${of}` : ''}: ${dropped.join(', ')}; --columns all writes every field`;
 }
 
 /** The two words --columns takes besides field names. */

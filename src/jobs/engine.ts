@@ -280,7 +280,9 @@ class PlannedRun {
     const { job, f, plan } = this;
     const { note, result } = closing(job, plan, { committed: this.committed, fetched: this.fetched, fetchedWindows: this.fetchedWindows }, this.where.state !== undefined);
     // fields the chosen columns left out that held values: named, never dropped silently
-    const dropped = droppedWarning(job.output);
+    // a file that keeps every field (NDJSON, JSON) beside a table: the table alone left them out
+    const tableAlone = job.load && (job.output.template !== undefined || job.given.output === '-') && job.output.csv.columns === undefined;
+    const dropped = droppedWarning(job.output, tableAlone ? `the table ${job.load?.table.join('.')}` : undefined);
     if (dropped) this.view.emit({ event: 'warning', window: plan.period, message: dropped });
     if (result && job.output.csv.dropped?.size) result.droppedFields = [...job.output.csv.dropped];
     if (!f.globals.quiet) this.view.note(note);

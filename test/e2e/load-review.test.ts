@@ -150,7 +150,7 @@ describe("--load: the table's columns and the fields left out", () => {
         const ndjson = join(dir, 'v.ndjson');
         const both = await runCli(['run', 'buyer', ...request, '--load', `duckdb:${join(dir, 'v.duckdb')}`, '-o', ndjson, '--log-format', 'json'], { env: env(changing, dir) });
         expect(both.code, both.stderr).toBe(0);
-        expect(warningOf(both.stderr)).toEqual(['a field outside the columns written held values in some rows and was left out: viewability; --columns all writes every field']);
+        expect(warningOf(both.stderr)).toEqual(['a field outside the columns written held values in some rows and was left out of the table buyer_report: viewability; --columns all writes every field']);
         const rows = readFileSync(ndjson, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
         expect(rows.filter((row) => typeof row.viewability === 'number').map((row) => row.date)).toEqual(['2026-11-02', '2026-11-02', '2026-11-02']);
         expect(await duckdbRows(join(dir, 'v.duckdb'), "SELECT count(*) FROM information_schema.columns WHERE table_name = 'buyer_report' AND column_name = 'viewability'")).toEqual(['0']);
