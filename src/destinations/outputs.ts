@@ -58,7 +58,9 @@ export class MergedRows {
 
   static async open(file: string | undefined, spec: OutputSpec): Promise<MergedRows> {
     const opened = await openTarget(file, spec);
-    const output = await RowOutput.open(opened.sink, spec.format, spec.csv);
+    // rows pass straight through to the writer unless they are summed (RANGE, no time breakdown,
+    // a MONTHLY window's split pieces): bytes mode is for those that pass through
+    const output = await RowOutput.open(opened.sink, spec.format, spec.csv, spec.merge.mode === 'concat' && spec.merge.time !== 'MONTHLY');
     let merged: MergedRows | undefined;
     // rows counted as written: summing (RANGE) writes fewer than it reads
     const merger = new WindowMerger(spec.merge, {

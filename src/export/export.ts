@@ -53,8 +53,10 @@ export async function* stallGuarded(
 /** A failure of the connection while the body streamed: worth another try. */
 export class BodyBrokenError extends NetworkError {}
 
-async function makeWriter(format: Format, csv: CsvOptions, sink: Sink): Promise<RowWriter> {
-  if (format === 'csv') return new CsvWriter(csv, sink.rewrite !== undefined);
+/** `bytesOk`: a CSV writer may take rows in bytes mode (see ReportScanner); scanners follow
+ * `bytesOf(writer)` */
+async function makeWriter(format: Format, csv: CsvOptions, sink: Sink, bytesOk = false): Promise<RowWriter> {
+  if (format === 'csv') return new CsvWriter(csv, sink.rewrite !== undefined, bytesOk);
   if (format === 'ndjson') return new NdjsonWriter(csv);
   // JSON with --columns: written from the rows (the body is copied as received otherwise)
   if (format === 'json' && csv.columns) return new JsonRowsWriter(csv);
@@ -63,6 +65,8 @@ async function makeWriter(format: Format, csv: CsvOptions, sink: Sink): Promise<
   if (format === 'xlsx') return new (await import('./xlsx.js')).XlsxRowWriter(csv);
   return new CountingWriter();
 }
+
+const bytesOf = (writer: RowWriter) => writer instanceof CsvWriter && writer.bytes;
 
 /** Errors of the scanner and writers as the CLI reports them. */
 function checked<T>(format: Format, fn: () => T): T {
@@ -119,14 +123,16 @@ class JsonRowsWriter implements RowWriter {
 export class RowOutput {
   private constructor(readonly sink: Sink, private readonly format: Format, readonly writer: RowWriter) {}
 
-  static async open(sink: Sink, format: Format, csv: CsvOptions): Promise<RowOutput> {
-    return new RowOutput(sink, format, format === 'json' ? new JsonRowsWriter(csv) : await makeWriter(format, csv, sink));
+  /** `bytesOk`: every row reaches the writer from replay()'s scanner as it was scanned (nothing in
+   * between reads the values, as summing would), so they may be in bytes mode */
+  static async open(sink: Sink, format: Format, csv: CsvOptions, bytesOk = false): Promise<RowOutput> {
+    return new RowOutput(sink, format, format === 'json' ? new JsonRowsWriter(csv) : await makeWriter(format, csv, sink, bytesOk));
   }
 
   /** A downloaded body (a spool file) replayed through the scanner into `handler`, whose rows
    * end up in this output; drained after every chunk. Answers the scanner (rows, summary). */
   async replay(body: AsyncIterable<Buffer>, handler: RowHandler): Promise<ReportScanner> {
-    const scanner = new ReportScanner(handler);
+    const scanner = new ReportScanner(handler, undefined, bytesOf(this.writer));
     for await (const chunk of body) {
       checked(this.format, () => scanner.push(chunk));
       await this.drain();
@@ -158,8 +164,8 @@ export async function writeReport(
   csv: CsvOptions,
   progress?: Progress,
 ): Promise<ExportResult> {
-  const writer = await makeWriter(format, csv, sink);
-  const scanner = new ReportScanner(writer);
+  const writer = await makeWriter(format, csv, sink, true);
+  const scanner = new ReportScanner(writer, undefined, bytesOf(writer));
   // JSON as received (byte for byte), unless --columns chose its fields
   const copy = format === 'json' && !csv.columns;
   let bytes = 0;

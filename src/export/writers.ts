@@ -6,7 +6,7 @@ import { stringify } from 'csv-stringify/sync';
 import { padRecords } from './grow.js';
 import { RowSelector } from './select.js';
 import { NewFieldError, type HeaderGrowth, type RowWriter } from './row-writer.js';
-import { Kind, holdsValue, sameKeys } from './scanner.js';
+import { Kind, fromBytes, holdsValue, sameKeys, toBytes } from './scanner.js';
 import type { Sink } from './sink.js';
 import type { TypedColumn } from './typed.js';
 
@@ -40,6 +40,8 @@ interface CellWithOptions {
 /** The characters after which a text cell is not written as it is (csv-stringify's rules):
  * U+FEFF first (`quoted_match`), and with --excel the formula starts of `escape_formulas`. */
 const FIRST_CAREFUL = '\uFEFF';
+/** U+FEFF in bytes mode: its UTF-8, one char a byte */
+const BOM_BYTES = '\u00EF\u00BB\u00BF';
 const FORMULA_STARTS = '=+-@\t\r\uFF1D\uFF0B\uFF0D\uFF20';
 
 function classOf(chars: string): string {
@@ -61,8 +63,11 @@ export class CsvRecordEncoder {
   /** a number's text (digits, `.`, `-`, `+`, `e`) never needs quoting with this delimiter */
   private readonly plainNumbers: boolean;
 
-  constructor(private readonly delimiter: string, private readonly recordDelimiter: string, private readonly excel: boolean) {
-    if (delimiter.length === 1) {
+  /** `bytes`: cells hold one char a byte of UTF-8 (the scanner's bytes mode; not with --excel):
+   * U+FEFF first is then its three bytes */
+  constructor(private readonly delimiter: string, private readonly recordDelimiter: string, private readonly excel: boolean, private readonly bytes = false) {
+    if (bytes) this.careful = new RegExp(`[${classOf(`${delimiter}"\r\n`)}]|^${BOM_BYTES}`);
+    else if (delimiter.length === 1) {
       this.careful = new RegExp(`[${classOf(`${delimiter}"\r\n`)}]|^[${classOf(excel ? FIRST_CAREFUL + FORMULA_STARTS : FIRST_CAREFUL)}]`);
     }
     this.plainNumbers = !excel && !/[0-9.eE+-]/.test(delimiter);
@@ -94,7 +99,7 @@ export class CsvRecordEncoder {
    * received; then the formula guard, the doubled quotes, the enclosing quotes. */
   private encode(cell: string): string {
     const quote = cell.includes('"');
-    const enclose = quote || cell.includes(this.delimiter) || cell.includes('\n') || cell.includes('\r') || cell.charCodeAt(0) === 0xfeff;
+    const enclose = quote || cell.includes(this.delimiter) || cell.includes('\n') || cell.includes('\r') || (this.bytes ? cell.startsWith(BOM_BYTES) : cell.charCodeAt(0) === 0xfeff);
     let text = cell;
     if (this.excel && FORMULA_STARTS.includes(cell[0] as string)) text = `'${text}`;
     if (quote) text = text.replaceAll('"', '""');
@@ -118,7 +123,11 @@ export class CsvWriter implements RowWriter {
   private readonly epochs: HeaderGrowth['epochs'] = [];
   private readonly stringifyOptions: Parameters<typeof stringify>[1];
 
-  constructor(private readonly options: CsvOptions, private readonly canGrow: boolean) {
+  /** the rows come from a scanner in bytes mode, and what is written is bytes (see ReportScanner) */
+  readonly bytes: boolean;
+
+  /** `bytesOk`: the rows may come in bytes mode (the caller's scanner follows `bytes`) */
+  constructor(private readonly options: CsvOptions, private readonly canGrow: boolean, bytesOk = false) {
     this.stringifyOptions = {
       delimiter: options.excel && options.delimiter === ',' ? ';' : options.delimiter,
       record_delimiter: options.excel ? 'windows' : 'unix',
@@ -131,9 +140,12 @@ export class CsvWriter implements RowWriter {
       escape_formulas: options.excel,
       cast: { object: (value: object) => value as unknown as string },
     };
-    this.encoder = new CsvRecordEncoder(this.stringifyOptions.delimiter as string, options.excel ? '\r\n' : '\n', options.excel);
-    if (options.bom || options.excel) this.pending = '\uFEFF';
-    if (options.columns) this.setHeader(options.columns);
+    const delimiter = this.stringifyOptions.delimiter as string;
+    // --excel's formula starts and a delimiter beyond ASCII are text rules: not in bytes mode
+    this.bytes = bytesOk && !options.excel && delimiter.length === 1 && delimiter.charCodeAt(0) < 0x80;
+    this.encoder = new CsvRecordEncoder(delimiter, options.excel ? '\r\n' : '\n', options.excel, this.bytes);
+    if (options.bom || options.excel) this.pending = this.bytes ? BOM_BYTES : '\uFEFF';
+    if (options.columns) this.setHeader(this.bytes ? options.columns.map(toBytes) : options.columns);
   }
 
   get rows(): number {
@@ -171,7 +183,7 @@ export class CsvWriter implements RowWriter {
       let slot = this.index.get(key);
       if (slot === undefined) {
         if (this.options.columns) slot = -1; // not selected
-        else if (!this.canGrow) throw new NewFieldError(key, this.rowCount);
+        else if (!this.canGrow) throw new NewFieldError(this.bytes ? fromBytes(key) : key, this.rowCount);
         else {
           // rows before this one keep the width they were written with; several new fields in
           // one row make one stretch
@@ -210,7 +222,7 @@ export class CsvWriter implements RowWriter {
       for (let k = 0; k < values.length; k++) {
         const slot = this.layoutSlots[k] as number;
         if (slot < 0) {
-          if (holdsValue(values[k] as string, kinds[k] as Kind)) this.options.dropped?.add(keys[k] as string);
+          if (holdsValue(values[k] as string, kinds[k] as Kind)) this.options.dropped?.add(this.bytes ? fromBytes(keys[k] as string) : keys[k] as string);
           continue;
         }
         const value = values[k] as string;
@@ -224,16 +236,17 @@ export class CsvWriter implements RowWriter {
     this.rowCount++;
   }
 
-  take(): string {
+  take(): string | Buffer {
     if (this.batch.length) this.stringifyBatch();
     const text = this.pending;
     this.pending = '';
-    return text;
+    // bytes mode: each char is a byte of the output's UTF-8
+    return this.bytes ? Buffer.from(text, 'latin1') : text;
   }
 
-  finish(): string {
+  finish(): string | Buffer {
     // an empty report: the header it would have had
-    if (!this.header && this.options.schema) this.setHeader(this.options.schema.map((column) => column.name));
+    if (!this.header && this.options.schema) this.setHeader(this.options.schema.map((column) => (this.bytes ? toBytes(column.name) : column.name)));
     return this.take();
   }
 
@@ -243,9 +256,9 @@ export class CsvWriter implements RowWriter {
     return { header: this.header, epochs: this.epochs };
   }
 
-  /** The header line, as written. */
+  /** The header line, as written (text, in bytes mode too). */
   headerLine(header: string[]): string {
-    return stringify([header], this.stringifyOptions);
+    return stringify([this.bytes ? header.map(fromBytes) : header], this.stringifyOptions);
   }
 
   /** A header that grew after rows were written: the file gets the full header, and earlier rows

@@ -93,7 +93,7 @@ function toCsv(body: string, options: Partial<CsvOptions> = {}, canGrow = true):
   const scanner = new ReportScanner(writer);
   scanner.push(body);
   scanner.end();
-  return writer.finish();
+  return writer.finish() as string;
 }
 
 describe('the CSV writer', () => {
