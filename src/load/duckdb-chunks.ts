@@ -38,8 +38,8 @@ export class DuckDbChunkAppender implements TableAppender {
   private readonly i32: Int32Array[];
   private readonly f64: Float64Array[];
   private readonly i64: BigInt64Array[];
-  /** per table column: the text values of the chunk being filled */
-  private readonly texts: (string | null)[][];
+  /** per text column: its vector in the chunk, which takes each value as the row is read */
+  private readonly textVectors: (Vector | undefined)[] = [];
   /** per table column: DuckDB's validity mask (bit set: a value), and whether a bit was cleared */
   private readonly masks: Uint32Array[];
   private readonly nulls: boolean[];
@@ -72,7 +72,6 @@ export class DuckDbChunkAppender implements TableAppender {
     this.i32 = this.data.map((buffer) => new Int32Array(buffer));
     this.f64 = this.data.map((buffer) => new Float64Array(buffer, 0, buffer.byteLength >> 3));
     this.i64 = this.data.map((buffer) => new BigInt64Array(buffer, 0, buffer.byteLength >> 3));
-    this.texts = this.slots.map((slot) => (slot.kind === 'text' ? new Array<string | null>(CHUNK_ROWS).fill(null) : []));
     this.masks = this.slots.map(() => new Uint32Array(CHUNK_ROWS / 32).fill(0xffffffff));
     this.nulls = this.slots.map(() => false);
   }
@@ -84,6 +83,7 @@ export class DuckDbChunkAppender implements TableAppender {
       this.useMetadata(metadata);
     }
     const r = this.rows;
+    if (r === 0) this.startChunk();
     try {
       this.fill(layout, r);
     } catch (error) {
@@ -131,14 +131,28 @@ export class DuckDbChunkAppender implements TableAppender {
           break;
         }
         case 'text': {
+          // into the vector's string heap at once: a JS string held for the rest of the chunk
+          // outlives the young generation (a 30-column table of text peaked 50 MiB higher)
           const value = layout.text(slot.at);
           if (value === null) this.setNull(c, r);
-          (this.texts[c] as (string | null)[])[r] = value;
+          // a blank slot is '' already (length 0, inlined)
+          else if (value !== '') this.bindings.vector_assign_string_element(this.textVectors[c] as Vector, r, value);
           break;
         }
         default: break;
       }
     }
+  }
+
+  /** A new chunk: its text vectors blank (no stale string where a NULL will be). */
+  private startChunk(): void {
+    const b = this.bindings;
+    this.slots.forEach((slot, c) => {
+      if (slot.kind !== 'text') return;
+      const vector = b.data_chunk_get_vector(this.chunk.chunk, c);
+      b.copy_data_to_vector(vector, 0, this.blankStrings, 0, CHUNK_ROWS * 16);
+      this.textVectors[c] = vector;
+    });
   }
 
   private setNull(column: number, row: number): void {
@@ -182,16 +196,7 @@ export class DuckDbChunkAppender implements TableAppender {
       switch (slot.kind) {
         case 'meta-text': b.vector_reference_value(vector, this.metaTexts[slot.meta === 0 ? 0 : 1] as ReturnType<Bindings['create_varchar']>); return;
         case 'null': this.validity(vector, this.allNull, rows); return;
-        case 'text': {
-          // no stale string where a NULL is: its slot is blank
-          b.copy_data_to_vector(vector, 0, this.blankStrings, 0, rows * 16);
-          const texts = this.texts[c] as (string | null)[];
-          for (let r = 0; r < rows; r++) {
-            const text = texts[r];
-            if (text !== null && text !== undefined) b.vector_assign_string_element(vector, r, text);
-          }
-          break;
-        }
+        case 'text': break;
         default: b.copy_data_to_vector(vector, 0, this.data[c] as ArrayBuffer, 0, rows * ('width' in slot ? slot.width : 8));
       }
       if (this.nulls[c]) {
