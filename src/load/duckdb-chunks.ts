@@ -21,6 +21,8 @@ const CHUNK_ROWS = 2048;
 /** 2^32, to split an integer into the two 32-bit halves of an int64 without a BigInt. */
 const TWO_32 = 4294967296;
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+/** The 32-bit word of a validity mask (64-bit words in DuckDB) that holds a row's bit. */
+const WORD_OF = LITTLE_ENDIAN ? (row: number) => row >>> 5 : (row: number) => (row >>> 5) ^ 1;
 
 /** How one column of the table is filled. */
 type Slot =
@@ -46,6 +48,9 @@ export class DuckDbChunkAppender implements TableAppender {
   private readonly allNull = new Uint32Array(CHUNK_ROWS / 32);
   private readonly blankStrings = new ArrayBuffer(CHUNK_ROWS * 16);
   private rows = 0;
+  /** per date or timestamp column: the last text read and its value */
+  private readonly lastText: (string | undefined)[] = [];
+  private readonly lastValue: number[] = [];
   private metadata?: Metadata;
   private metaTexts: ReturnType<Bindings['create_varchar']>[] = [];
   private closed = false;
@@ -88,7 +93,7 @@ export class DuckDbChunkAppender implements TableAppender {
       this.fill(layout, r);
     } catch (error) {
       // a value that does not fit its column: the row is not in the chunk, nor are its NULLs
-      this.masks.forEach((mask) => { mask[r >>> 5] = (mask[r >>> 5] as number) | (1 << (r & 31)); });
+      this.masks.forEach((mask) => { mask[WORD_OF(r)] = (mask[WORD_OF(r)] as number) | (1 << (r & 31)); });
       throw error;
     }
     if (++this.rows === CHUNK_ROWS) this.emit();
@@ -119,15 +124,22 @@ export class DuckDbChunkAppender implements TableAppender {
           break;
         }
         case 'date': {
-          const value = layout.day(slot.at);
-          if (value === null) this.setNull(c, r);
-          else (this.i32[c] as Int32Array)[r] = value;
+          // a window's rows mostly share their date: parsed once while it repeats
+          const text = layout.text(slot.at);
+          if (text === null) this.setNull(c, r);
+          else {
+            if (text !== this.lastText[c]) { this.lastValue[c] = layout.day(slot.at) as number; this.lastText[c] = text; }
+            (this.i32[c] as Int32Array)[r] = this.lastValue[c] as number;
+          }
           break;
         }
         case 'timestamp': {
-          const value = layout.instant(slot.at);
-          if (value === null) this.setNull(c, r);
-          else this.setMicros(c, r, value * 1000);
+          const text = layout.text(slot.at);
+          if (text === null) this.setNull(c, r);
+          else {
+            if (text !== this.lastText[c]) { this.lastValue[c] = layout.instant(slot.at) as number; this.lastText[c] = text; }
+            this.setMicros(c, r, (this.lastValue[c] as number) * 1000);
+          }
           break;
         }
         case 'text': {
@@ -157,7 +169,8 @@ export class DuckDbChunkAppender implements TableAppender {
 
   private setNull(column: number, row: number): void {
     const mask = this.masks[column] as Uint32Array;
-    mask[row >>> 5] = (mask[row >>> 5] as number) & ~(1 << (row & 31));
+    const word = WORD_OF(row);
+    mask[word] = (mask[word] as number) & ~(1 << (row & 31));
     this.nulls[column] = true;
   }
 
