@@ -6,7 +6,7 @@
 // buyer's requested columns, stand-alone: 1.5 s against 4.6 s with a native call per cell
 // (test/bench/RESULTS.md, "Loading into a database").
 
-import type { DuckDBAppender, DuckDBType } from '@duckdb/node-api';
+import type { DuckDBAppender, DuckDBDataChunk, DuckDBType } from '@duckdb/node-api';
 import type { RowLayout } from '../export/typed.js';
 import type { loadDuckDb, loadDuckDbBindings } from '../lazy.js';
 import type { Column } from '../report/schema.js';
@@ -33,7 +33,7 @@ type Slot =
   | { kind: 'null' };
 
 export class DuckDbChunkAppender implements TableAppender {
-  private readonly chunk;
+  private readonly chunk: DuckDBDataChunk;
   private readonly slots: Slot[];
   /** per table column: its values for the chunk being filled (fixed-width kinds) */
   private readonly data: ArrayBuffer[];
