@@ -14,7 +14,7 @@ await build({
   target: 'node20',
   allowOverwrite: true,
   chunkNames: 'chunks/[name]-[hash]',
-  external: ['undici', 'zod', 'luxon', 'conf', 'csv-stringify', 'cli-progress', 'hyparquet-writer', 'fflate', 'pg', 'pg-copy-streams', '@duckdb/node-api', '@aws-sdk/client-s3'],
+  external: ['undici', 'zod', 'luxon', 'conf', 'csv-stringify', 'cli-progress', 'hyparquet-writer', 'fflate', 'pg', 'pg-copy-streams', '@duckdb/node-api', '@duckdb/node-bindings', '@aws-sdk/client-s3'],
   // commander is CommonJS: give the bundle a require() of its own
   banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
   logLevel: 'warning',

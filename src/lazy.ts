@@ -12,6 +12,10 @@ export const loadProgressBars = async () => (await import('cli-progress')).defau
 // binding alone is tens of megabytes).
 export const loadDuckDb = async () => import('@duckdb/node-api');
 
+/** DuckDB's C API as @duckdb/node-api's own binding exposes it (the same pinned version): the
+ * appender fills data chunks' vectors through it (load/duckdb-chunks.ts). */
+export const loadDuckDbBindings = async () => (await import('@duckdb/node-bindings')).default;
+
 export const loadPg = async () => (await import('pg')).default;
 
 export const loadPgCopy = async () => import('pg-copy-streams');

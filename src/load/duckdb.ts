@@ -4,26 +4,19 @@
 // window is one transaction. Within one process (`jobs run`), the runs loading one file share its
 // database, each with its own connection and transactions.
 
-import type { DuckDBAppender, DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { resolve } from 'node:path';
 import { CliError, EXIT } from '../errors.js';
-import type { RowLayout } from '../export/typed.js';
-import { loadDuckDb } from '../lazy.js';
+import { loadDuckDb, loadDuckDbBindings } from '../lazy.js';
 import type { Column } from '../report/schema.js';
-import { METADATA_NAMES, type LoadConnection, type Metadata, type TableAppender } from './load.js';
+import { DuckDbChunkAppender } from './duckdb-chunks.js';
+import type { LoadConnection, TableAppender } from './load.js';
 
 /** What DuckDB may use while it opens the file and checks the table; loading sets its memory_limit
  * by the table's width (loadMemoryLimit). DuckDB's own allocator settings
  * (allocator_flush_threshold, write_buffer_row_group_count) and glibc's malloc tunables changed
  * nothing measurable (test/bench/RESULTS.md, "Loading"). */
 const DUCKDB_OPTIONS = { memory_limit: '64MB', threads: '1' };
-
-/** Rows the appender gathers before handing them to the table (still inside the transaction).
- * Left to itself it gathers 204,800 rows (100 chunks of 2,048) in memory outside DuckDB's buffer
- * pool: with about 30 text columns, 200 MB more at the peak (1,000,000 rows of every field: 373 MiB
- * peak with 64 MB and the appender's own flushing; 233 MiB flushing every 10,240 rows; 204 MiB
- * every 2,048 rows with 32 MB). */
-const FLUSH_ROWS = 2048;
 
 /** DuckDB's memory_limit while loading, in MB: the buffer pool holds a block or so of each column
  * of the row group being filled, so a fixed limit fails a wide table ("could not allocate block":
@@ -136,7 +129,7 @@ class DuckDbConnection implements LoadConnection {
     const name = table[table.length - 1] as string;
     await this.limit.hold(this, order.length, (set) => this.execute(set));
     const appender = await this.connection.createAppender(name, table.length > 1 ? table[0] : null).catch((error: unknown) => { throw this.failed(error); });
-    return new DuckDbAppender(this.duckdb, appender, columns, order);
+    return new DuckDbChunkAppender(this.duckdb, await loadDuckDbBindings(), appender, columns, order);
   }
 
   async close(): Promise<void> {
@@ -145,79 +138,3 @@ class DuckDbConnection implements LoadConnection {
     this.instance.closeSync();
   }
 }
-
-/** Rows into DuckDB's appender, in the table's column order: each value as its column's type. */
-class DuckDbAppender implements TableAppender {
-  private readonly appendCell: ((layout: RowLayout, metadata: Metadata) => void)[];
-
-  constructor(duckdb: DuckDb, private readonly appender: DuckDBAppender, columns: readonly Column[], order: readonly string[]) {
-    const a = appender;
-    // appendTimestampTZ goes through a DuckDB value made per call (createValue: 1.7 s of 1,000,000
-    // rows' profile); appendTimestamp into a TIMESTAMPTZ column stores the same microseconds,
-    // whatever the session's TimeZone. The metadata's values are made once per window.
-    const { DuckDBDateValue, DuckDBTimestampValue } = duckdb;
-    const micros = (value: number) => new DuckDBTimestampValue(BigInt(value) * 1000n);
-    let made: Metadata | undefined;
-    let since = micros(0);
-    let until = since;
-    let loadedAt = since;
-    const of = (m: Metadata) => {
-      if (m !== made) {
-        made = m;
-        since = micros(m[1] * 1000);
-        until = micros(m[2] * 1000);
-        loadedAt = micros(m[4]);
-      }
-    };
-    this.appendCell = order.map((name): ((layout: RowLayout, metadata: Metadata) => void) => {
-      const meta = (METADATA_NAMES as readonly string[]).indexOf(name);
-      if (meta === 0) return (_l, m) => a.appendVarchar(m[0]);
-      if (meta === 1) return (_l, m) => { of(m); a.appendTimestamp(since); };
-      if (meta === 2) return (_l, m) => { of(m); a.appendTimestamp(until); };
-      if (meta === 3) return (_l, m) => a.appendVarchar(m[3]);
-      if (meta === 4) return (_l, m) => { of(m); a.appendTimestamp(loadedAt); };
-      const i = columns.findIndex((column) => column.name === name);
-      if (i < 0) return () => a.appendNull();
-      switch ((columns[i] as Column).type) {
-        case 'int64': return (l) => { const v = l.integer(i); if (v === null) a.appendNull(); else a.appendBigInt(BigInt(v)); };
-        case 'double': return (l) => { const v = l.number(i); if (v === null) a.appendNull(); else a.appendDouble(v); };
-        case 'date': return (l) => { const v = l.day(i); if (v === null) a.appendNull(); else a.appendDate(new DuckDBDateValue(v)); };
-        case 'timestamp': return (l) => { const v = l.instant(i); if (v === null) a.appendNull(); else a.appendTimestamp(micros(v)); };
-        default: return (l) => { const v = l.text(i); if (v === null) a.appendNull(); else a.appendVarchar(v); };
-      }
-    });
-  }
-
-  private pending = 0;
-
-  row(layout: RowLayout, metadata: Metadata): void {
-    const cells = this.appendCell;
-    for (let i = 0; i < cells.length; i++) (cells[i] as (l: RowLayout, m: Metadata) => void)(layout, metadata);
-    this.appender.endRow();
-    if (++this.pending === FLUSH_ROWS) {
-      // into the transaction's storage (a ROLLBACK still drops them), which DuckDB bounds
-      this.pending = 0;
-      this.appender.flushSync();
-    }
-  }
-
-  async drain(): Promise<void> {
-    // row() flushes every FLUSH_ROWS rows
-  }
-
-  async finish(): Promise<void> {
-    this.closed = true;
-    this.appender.flushSync();
-    this.appender.closeSync();
-  }
-
-  private closed = false;
-
-  async cancel(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.appender.clear();
-    this.appender.closeSync();
-  }
-}
-

@@ -9,6 +9,16 @@ import { fileURLToPath } from 'node:url';
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const BIN = join(root, 'bin', 'reporting.js');
 
+/** User + system CPU seconds of a running process (/proc/PID/stat, clock ticks of 1/100 s). */
+export function cpuOf(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
 function peakOf(pid) {
   try {
     const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -18,24 +28,26 @@ function peakOf(pid) {
   }
 }
 
-/** Runs a command, sampling its peak RSS; resolves with wall seconds, peak bytes, output. */
+/** Runs a command, sampling its peak RSS and CPU time; resolves with wall seconds, peak bytes, CPU
+ * seconds (user + system, as last sampled: within 25 ms of the end), output. */
 export function measure(command, commandArgs, options = {}) {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
     const child = spawn(command, commandArgs, { stdio: ['ignore', options.stdout ?? 'pipe', 'pipe'], env: options.env ?? process.env });
     let peak = 0;
+    let cpu = 0;
     let stdout = '';
     let stderr = '';
     child.stdout?.on('data', (chunk) => { stdout += chunk; });
     child.stderr.on('data', (chunk) => { stderr += chunk; });
-    const timer = setInterval(() => { peak = Math.max(peak, peakOf(child.pid)); }, 25);
+    const timer = setInterval(() => { peak = Math.max(peak, peakOf(child.pid)); cpu = cpuOf(child.pid) ?? cpu; }, 25);
     child.on('error', reject);
     child.on('exit', () => { peak = Math.max(peak, peakOf(child.pid)); });
     child.on('close', (code) => {
       clearInterval(timer);
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       if (code !== 0) reject(new Error(`${command} ${commandArgs.join(' ')} exited ${code}: ${stderr.slice(0, 500)}`));
-      else resolve({ seconds, peak, stdout, stderr });
+      else resolve({ seconds, peak, cpu, stdout, stderr });
     });
   });
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // npm run bench:load: `reporting run --load` of 1,000,000 rows into DuckDB and into Postgres (a
 // throwaway cluster, as the tests start one), against writing the same report to CSV, in one run,
-// interleaved, medians of --runs; peak RSS from /proc (VmHWM), the load average before each run.
+// interleaved, medians of --runs; peak RSS from /proc (VmHWM), the CLI's CPU time (user + system)
+// and the sandbox's during the run, the load average before each run.
 //
 //   node test/bench/load.mjs [--rows 1000000] [--runs 3] [--only 'csv (-o,duckdb (--load']
 //
@@ -14,7 +15,7 @@ import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BIN, measure, startSandbox } from './lib.mjs';
+import { BIN, cpuOf, measure, startSandbox } from './lib.mjs';
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -68,16 +69,19 @@ const cases = [
   ...(postgres ? [['Postgres (--load postgres://, COPY)', () => [...common, '--load', postgres.url, '--table', 'bench']]] : []),
 ];
 if (only.length) cases.splice(0, cases.length, ...cases.filter(([name]) => only.some((word) => name.toLowerCase().includes(word))));
-const results = cases.map(() => ({ seconds: [], peak: [], load: [] }));
+const results = cases.map(() => ({ seconds: [], peak: [], load: [], cpu: [], sandboxCpu: [] }));
 console.log(`${cpus().length} cores, Node ${process.version}, ${ROWS.toLocaleString('en-US')} rows, ${RUNS} runs; load average at the start ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 try {
   for (let run = 0; run < RUNS; run++) {
     for (const [i, [name, argsOf]] of cases.entries()) {
       results[i].load.push(loadavg()[0]);
+      const sandboxBefore = cpuOf(sandbox.pid) ?? 0;
       const measured = await measure(process.execPath, [BIN, ...argsOf(run)], { env });
       results[i].seconds.push(measured.seconds);
       results[i].peak.push(measured.peak);
-      console.log(`  run ${run + 1} ${name}: ${measured.seconds.toFixed(2)} s, peak RSS ${mib(measured.peak)} MiB, load ${results[i].load.at(-1).toFixed(2)}`);
+      results[i].cpu.push(measured.cpu);
+      results[i].sandboxCpu.push((cpuOf(sandbox.pid) ?? 0) - sandboxBefore);
+      console.log(`  run ${run + 1} ${name}: ${measured.seconds.toFixed(2)} s, peak RSS ${mib(measured.peak)} MiB, CPU ${measured.cpu.toFixed(2)} s (sandbox ${results[i].sandboxCpu.at(-1).toFixed(2)} s), load ${results[i].load.at(-1).toFixed(2)}`);
     }
   }
   if (postgres) {
@@ -91,9 +95,9 @@ try {
 }
 const csv = median(results[0].seconds);
 console.log('');
-console.log(`| destination (${ROWS.toLocaleString('en-US')} rows) | median time | vs CSV | peak RSS (max) | load average (1 min, median) |`);
-console.log('|---|---|---|---|---|');
+console.log(`| destination (${ROWS.toLocaleString('en-US')} rows) | median time | vs CSV | peak RSS (max) | CPU user+sys (median) | sandbox CPU (median) | load average (1 min, median) |`);
+console.log('|---|---|---|---|---|---|---|');
 cases.forEach(([name], i) => {
   const m = median(results[i].seconds);
-  console.log(`| ${name} | ${m.toFixed(2)} s | ${(m / csv).toFixed(2)}x | ${mib(Math.max(...results[i].peak))} MiB | ${median(results[i].load).toFixed(2)} |`);
+  console.log(`| ${name} | ${m.toFixed(2)} s | ${(m / csv).toFixed(2)}x | ${mib(Math.max(...results[i].peak))} MiB | ${median(results[i].cpu).toFixed(2)} s | ${median(results[i].sandboxCpu).toFixed(2)} s | ${median(results[i].load).toFixed(2)} |`);
 });

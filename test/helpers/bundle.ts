@@ -17,7 +17,7 @@ export async function bundleForChild(source: string, dir: string): Promise<strin
     logLevel: 'warning',
     // the database clients of --load load lazily (src/lazy.ts), and DuckDB's native binding
     // cannot be bundled: left to node_modules, as in the CLI's own bundle
-    external: ['@duckdb/node-api', 'pg', 'pg-copy-streams'],
+    external: ['@duckdb/node-api', '@duckdb/node-bindings', 'pg', 'pg-copy-streams'],
     // a CommonJS dependency bundled into ESM needs a require() of its own
     banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
   });

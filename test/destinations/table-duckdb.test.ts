@@ -1,0 +1,131 @@
+// DuckDB's appender fed a data chunk (2,048 rows) at a time (src/load/duckdb-chunks.ts): values
+// written into the chunk's vectors must come back exactly, across chunk edges, for every column
+// type; read back with DuckDB's own client.
+
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { TableDestination, type TableSpec } from '../../src/destinations/table.js';
+import { openDuckDb } from '../../src/load/duckdb.js';
+import type { Column } from '../../src/report/schema.js';
+import type { Window } from '../../src/report/windows.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const D1 = Date.parse('2026-11-01T00:00:00Z') / 1000;
+const WINDOW: Window = { since: D1, until: D1 + 86_399 };
+const LOADED_AT = Date.parse('2026-11-25T06:00:00.123Z');
+
+const COLUMNS: Column[] = [
+  { name: 'seq', type: 'int64', nullable: true, key: true },
+  { name: 'day', type: 'date', nullable: true, key: false },
+  { name: 'at', type: 'timestamp', nullable: true, key: false },
+  { name: 'big', type: 'int64', nullable: true, key: false },
+  { name: 'country', type: 'string', nullable: true, key: false },
+  { name: 'revenue', type: 'double', nullable: true, key: false },
+];
+
+// int64s a double cannot hold (2^53 + 1), the limits, 15 and 16 digits, negatives
+const BIG = ['9223372036854775807', '-9223372036854775808', '9007199254740993', '-9007199254740993', '123456789012345', '-999999999999999', '1000000000000000', '0', '-1', '4294967296', '-4294967297'];
+
+/** Row k: NULLs and '' spread so that some fall on the chunks' edges (2,047, 2,048, 4,095...);
+ * `big` is the digits as the platform writes them (a JSON number), or null. */
+function rowOf(k: number): Record<string, string | number | null> {
+  const edge = k % 2048 === 0 || k % 2048 === 2047;
+  return {
+    seq: k,
+    day: k % 11 === 0 || edge ? null : `2026-${String(1 + (k % 12)).padStart(2, '0')}-${String(1 + (k % 28)).padStart(2, '0')}`,
+    at: k % 13 === 0 ? null : `2026-11-01T${String(k % 24).padStart(2, '0')}:00:00+0${k % 3}:00`,
+    big: k % 17 === 0 || edge ? null : BIG[k % BIG.length] as string,
+    country: k % 3 === 0 ? null : k % 3 === 1 ? '' : `pays-é-${'x'.repeat(k % 20)}-${k}`,
+    revenue: k % 7 === 0 || edge ? null : (k - 2500) / 7,
+  };
+}
+
+/** The report body as the platform sends it: `big` as a bare JSON number, whatever its size. */
+function bodyOf(rows: Record<string, string | number | null>[]) {
+  const text = `{"data":[${rows.map((row) => `{${Object.entries(row).map(([key, value]) => `${JSON.stringify(key)}:${key === 'big' && value !== null ? value : JSON.stringify(value)}`).join(',')}}`).join(',')}],"summary":null}`;
+  return (async function* () {
+    yield Buffer.from(text);
+  })();
+}
+
+async function select(file: string, sql: string): Promise<string[]> {
+  const instance = await DuckDBInstance.create(file);
+  const connection = await instance.connect();
+  try {
+    const reader = await connection.runAndReadAll(sql);
+    return reader.getRows().map((row) => row.map((v) => (v === null ? 'NULL' : String(v))).join('|'));
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+describe('DuckDB: rows a data chunk at a time', () => {
+  it('5,000 rows in two pieces of one window: every value exact across chunk edges; NULL stays NULL, \'\' stays \'\'; a column the export no longer writes is NULL', async () => {
+    const file = join(tempDir(), 'c.duckdb');
+    const signal = new AbortController().signal;
+    const spec = (columns: Column[]): TableSpec => ({
+      connect: () => openDuckDb(file, `duckdb:${file}`, 0, async () => undefined, signal),
+      table: ['t'], columns, selected: true, scope: 'scope-a', onSchemaChange: 'fail', fullRefresh: false,
+      period: { since: D1 - 86_400, until: WINDOW.until }, now: () => LOADED_AT,
+    });
+    // an earlier day loaded with one more column, which this load does not write
+    const first = new TableDestination(spec([...COLUMNS, { name: 'extra', type: 'string', nullable: true, key: false }]));
+    const earlier = { since: D1 - 86_400, until: D1 - 1 };
+    const out = await first.begin(earlier, earlier, 'r0');
+    await out.take((async function* () { yield Buffer.from(JSON.stringify({ data: [{ seq: -1, extra: 'kept' }], summary: null })); })());
+    await out.commit();
+    await first.finish();
+
+    const rows = Array.from({ length: 5000 }, (_, k) => rowOf(k));
+    const destination = new TableDestination(spec(COLUMNS));
+    const half = { since: WINDOW.since, until: WINDOW.since + 43_199 };
+    const a = await destination.begin(half, WINDOW, 'report-A');
+    await a.take(bodyOf(rows.slice(0, 3000)));
+    expect(await a.commit()).toEqual([]);
+    const b = await destination.begin({ since: half.until + 1, until: WINDOW.until }, WINDOW, 'report-B');
+    await b.take(bodyOf(rows.slice(3000)));
+    const [committed] = await b.commit();
+    await destination.finish();
+    expect(committed?.rows).toBe(5000);
+
+    const loaded = await select(file, `SELECT seq, coalesce(CAST(day AS VARCHAR), 'NULL'), coalesce(CAST(epoch_ms("at") AS VARCHAR), 'NULL'), coalesce(CAST(big AS VARCHAR), 'NULL'),
+      coalesce(country, 'NULL'), revenue, coalesce(extra, 'NULL'), _report_id, epoch(_window_since), epoch(_window_until), epoch_ms(_loaded_at), _scope
+      FROM t WHERE seq >= 0 ORDER BY seq`);
+    const expected = rows.map((row, k) => [
+      k,
+      row.day ?? 'NULL',
+      row.at === null ? 'NULL' : String(Date.parse(row.at as string)),
+      row.big ?? 'NULL',
+      row.country ?? 'NULL',
+      row.revenue === null ? 'NULL' : String(row.revenue),
+      'NULL',
+      k < 3000 ? 'report-A' : 'report-B',
+      WINDOW.since, WINDOW.until, LOADED_AT, 'scope-a',
+    ].join('|'));
+    expect(loaded).toHaveLength(5000);
+    // first differing row, for a readable failure
+    const wrong = loaded.findIndex((line, k) => line !== expected[k]);
+    expect(wrong < 0 ? undefined : { got: loaded[wrong], want: expected[wrong] }).toBeUndefined();
+    expect(await select(file, `SELECT count(*) FILTER (WHERE country IS NULL), count(*) FILTER (WHERE country = ''), count(*) FILTER (WHERE big IS NULL) FROM t WHERE seq >= 0`))
+      .toEqual([`${rows.filter((r) => r.country === null).length}|${rows.filter((r) => r.country === '').length}|${rows.filter((r) => r.big === null).length}`]);
+    expect(await select(file, 'SELECT extra FROM t WHERE seq = -1')).toEqual(['kept']);
+  });
+
+  it('a value that does not fit its column fails the window, and nothing of it is in the table', async () => {
+    const file = join(tempDir(), 'f.duckdb');
+    const signal = new AbortController().signal;
+    const destination = new TableDestination({
+      connect: () => openDuckDb(file, `duckdb:${file}`, 0, async () => undefined, signal),
+      table: ['t'], columns: COLUMNS, selected: true, scope: 's', onSchemaChange: 'fail', fullRefresh: false, period: WINDOW, now: () => LOADED_AT,
+    });
+    const rows = Array.from({ length: 3000 }, (_, k) => rowOf(k));
+    (rows[2500] as Record<string, string | number | null>).big = '1.5';
+    const out = await destination.begin(WINDOW, WINDOW, 'r');
+    await expect(out.take(bodyOf(rows))).rejects.toThrow(/data\[2500\]\.big is "1\.5"/);
+    await out.abort();
+    await destination.abort();
+    expect(await select(file, 'SELECT count(*) FROM t')).toEqual(['0']);
+  });
+});
