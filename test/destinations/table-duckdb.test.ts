@@ -68,7 +68,7 @@ describe('DuckDB: rows a data chunk at a time', () => {
     const spec = (columns: Column[]): TableSpec => ({
       connect: () => openDuckDb(file, `duckdb:${file}`, 0, async () => undefined, signal),
       table: ['t'], columns, selected: true, scope: 'scope-a', onSchemaChange: 'fail', fullRefresh: false,
-      period: { since: D1 - 86_400, until: WINDOW.until }, now: () => LOADED_AT,
+      period: { since: D1 - 86_400, until: WINDOW.until }, now: () => LOADED_AT, atExit: () => () => undefined,
     });
     // an earlier day loaded with one more column, which this load does not write
     const first = new TableDestination(spec([...COLUMNS, { name: 'extra', type: 'string', nullable: true, key: false }]));
@@ -118,7 +118,7 @@ describe('DuckDB: rows a data chunk at a time', () => {
     const signal = new AbortController().signal;
     const destination = new TableDestination({
       connect: () => openDuckDb(file, `duckdb:${file}`, 0, async () => undefined, signal),
-      table: ['t'], columns: COLUMNS, selected: true, scope: 's', onSchemaChange: 'fail', fullRefresh: false, period: WINDOW, now: () => LOADED_AT,
+      table: ['t'], columns: COLUMNS, selected: true, scope: 's', onSchemaChange: 'fail', fullRefresh: false, period: WINDOW, now: () => LOADED_AT, atExit: () => () => undefined,
     });
     const rows = Array.from({ length: 3000 }, (_, k) => rowOf(k));
     (rows[2500] as Record<string, string | number | null>).big = '1.5';
