@@ -59,14 +59,14 @@ async function makeWriter(format: Format, csv: CsvOptions, sink: Sink, bytesOk =
   if (format === 'csv') return new CsvWriter(csv, sink.rewrite !== undefined, bytesOk);
   if (format === 'ndjson') return new NdjsonWriter(csv);
   // JSON with --columns: written from the rows (the body is copied as received otherwise)
-  if (format === 'json' && csv.columns) return new JsonRowsWriter(csv);
+  if (format === 'json' && csv.columns) return new JsonRowsWriter(csv, bytesOk);
   // loaded only when asked for: the Parquet and XLSX libraries stay out of every other run
   if (format === 'parquet') return new (await import('./parquet.js')).ParquetRowWriter(csv);
   if (format === 'xlsx') return new (await import('./xlsx.js')).XlsxRowWriter(csv);
-  return new CountingWriter();
+  return new CountingWriter(bytesOk);
 }
 
-const bytesOf = (writer: RowWriter) => writer instanceof CsvWriter && writer.bytes;
+const bytesOf = (writer: RowWriter) => writer.byteRows === true;
 
 /** Errors of the scanner and writers as the CLI reports them. */
 function checked<T>(format: Format, fn: () => T): T {
@@ -96,8 +96,8 @@ class JsonRowsWriter implements RowWriter {
   /** with --columns: the chosen fields, else the rows as sent */
   private readonly selector?: RowSelector;
 
-  constructor(options: Pick<CsvOptions, 'columns' | 'dropped'> = {}) {
-    if (options.columns) this.selector = new RowSelector(options.columns, options.dropped);
+  constructor(options: Pick<CsvOptions, 'columns' | 'dropped'> = {}, readonly byteRows = false) {
+    if (options.columns) this.selector = new RowSelector(options.columns, options.dropped, byteRows);
   }
 
   row(keys: string[], values: string[], kinds: Kind[], raw: string): void {
@@ -105,10 +105,10 @@ class JsonRowsWriter implements RowWriter {
     this.started = true;
   }
 
-  take(): string {
+  take(): string | Buffer {
     const text = this.pending;
     this.pending = '';
-    return text;
+    return this.byteRows ? Buffer.from(text, 'latin1') : text;
   }
 
   finish(): string {
@@ -126,7 +126,7 @@ export class RowOutput {
   /** `bytesOk`: every row reaches the writer from replay()'s scanner as it was scanned (nothing in
    * between reads the values, as summing would), so they may be in bytes mode */
   static async open(sink: Sink, format: Format, csv: CsvOptions, bytesOk = false): Promise<RowOutput> {
-    return new RowOutput(sink, format, format === 'json' ? new JsonRowsWriter(csv) : await makeWriter(format, csv, sink, bytesOk));
+    return new RowOutput(sink, format, format === 'json' ? new JsonRowsWriter(csv, bytesOk) : await makeWriter(format, csv, sink, bytesOk));
   }
 
   /** A downloaded body (a spool file) replayed through the scanner into `handler`, whose rows
@@ -189,7 +189,9 @@ export async function writeReport(
   }
   checked(format, () => scanner.end());
   if (format === 'json' && !copy) {
-    await sink.write(`${await writer.take()}${await writer.finish()}],"summary":${JSON.stringify(scanner.members.summary ?? null)}}`);
+    const rest = await writer.take();
+    if (rest.length) await sink.write(rest);
+    await sink.write(`${await writer.finish()}],"summary":${JSON.stringify(scanner.members.summary ?? null)}}`);
   } else await finishRows(writer, sink);
   const parsed = summarySchema.safeParse(scanner.members.summary);
   return { rows: scanner.rows, bytes, summary: parsed.success ? parsed.data : undefined };

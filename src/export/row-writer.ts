@@ -6,6 +6,8 @@ import type { RowHandler } from './scanner.js';
 import type { Sink } from './sink.js';
 
 export interface RowWriter extends RowHandler {
+  /** takes rows in the scanner's bytes mode (see ReportScanner), and writes bytes */
+  readonly byteRows?: boolean;
   /** text or bytes ready to be written; empties the buffer */
   take(): string | Buffer | Promise<string | Buffer>;
   /** text or bytes to end the output with */

@@ -2,7 +2,7 @@
 // chosen order (a field the row lacks is null, as an empty cell in CSV), instead of the row as
 // received. Fields left out that held a value are noted, as the tabular writers do.
 
-import { Kind, holdsValue, sameKeys } from './scanner.js';
+import { Kind, fromBytes, holdsValue, sameKeys, toBytes } from './scanner.js';
 
 const jsonText = (value: string, kind: Kind) => (kind === Kind.String ? JSON.stringify(value) : kind === Kind.Null ? 'null' : value);
 
@@ -14,8 +14,13 @@ export class RowSelector {
   /** the current layout's keys that are left out */
   private left: number[] = [];
 
-  constructor(private readonly columns: readonly string[], private readonly dropped?: Set<string>) {
-    this.names = columns.map((column) => `${JSON.stringify(column)}:`);
+  private readonly columns: readonly string[];
+
+  /** `bytes`: rows in the scanner's bytes mode (JSON.stringify keeps a byte's char as it is, so
+   * the JSON made is bytes too) */
+  constructor(columns: readonly string[], private readonly dropped?: Set<string>, private readonly bytes = false) {
+    this.columns = bytes ? columns.map(toBytes) : columns;
+    this.names = this.columns.map((column) => `${JSON.stringify(column)}:`);
   }
 
   /** The row as a JSON object of the chosen columns. */
@@ -27,7 +32,7 @@ export class RowSelector {
     }
     if (this.dropped) {
       for (const k of this.left) {
-        if (holdsValue(values[k] as string, kinds[k] as Kind)) this.dropped.add(keys[k] as string);
+        if (holdsValue(values[k] as string, kinds[k] as Kind)) this.dropped.add(this.bytes ? fromBytes(keys[k] as string) : keys[k] as string);
       }
     }
     let text = '{';

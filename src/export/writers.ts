@@ -124,7 +124,7 @@ export class CsvWriter implements RowWriter {
   private readonly stringifyOptions: Parameters<typeof stringify>[1];
 
   /** the rows come from a scanner in bytes mode, and what is written is bytes (see ReportScanner) */
-  readonly bytes: boolean;
+  readonly byteRows: boolean;
 
   /** `bytesOk`: the rows may come in bytes mode (the caller's scanner follows `bytes`) */
   constructor(private readonly options: CsvOptions, private readonly canGrow: boolean, bytesOk = false) {
@@ -142,10 +142,10 @@ export class CsvWriter implements RowWriter {
     };
     const delimiter = this.stringifyOptions.delimiter as string;
     // --excel's formula starts and a delimiter beyond ASCII are text rules: not in bytes mode
-    this.bytes = bytesOk && !options.excel && delimiter.length === 1 && delimiter.charCodeAt(0) < 0x80;
-    this.encoder = new CsvRecordEncoder(delimiter, options.excel ? '\r\n' : '\n', options.excel, this.bytes);
-    if (options.bom || options.excel) this.pending = this.bytes ? BOM_BYTES : '\uFEFF';
-    if (options.columns) this.setHeader(this.bytes ? options.columns.map(toBytes) : options.columns);
+    this.byteRows = bytesOk && !options.excel && delimiter.length === 1 && delimiter.charCodeAt(0) < 0x80;
+    this.encoder = new CsvRecordEncoder(delimiter, options.excel ? '\r\n' : '\n', options.excel, this.byteRows);
+    if (options.bom || options.excel) this.pending = this.byteRows ? BOM_BYTES : '\uFEFF';
+    if (options.columns) this.setHeader(this.byteRows ? options.columns.map(toBytes) : options.columns);
   }
 
   get rows(): number {
@@ -183,7 +183,7 @@ export class CsvWriter implements RowWriter {
       let slot = this.index.get(key);
       if (slot === undefined) {
         if (this.options.columns) slot = -1; // not selected
-        else if (!this.canGrow) throw new NewFieldError(this.bytes ? fromBytes(key) : key, this.rowCount);
+        else if (!this.canGrow) throw new NewFieldError(this.byteRows ? fromBytes(key) : key, this.rowCount);
         else {
           // rows before this one keep the width they were written with; several new fields in
           // one row make one stretch
@@ -222,7 +222,7 @@ export class CsvWriter implements RowWriter {
       for (let k = 0; k < values.length; k++) {
         const slot = this.layoutSlots[k] as number;
         if (slot < 0) {
-          if (holdsValue(values[k] as string, kinds[k] as Kind)) this.options.dropped?.add(this.bytes ? fromBytes(keys[k] as string) : keys[k] as string);
+          if (holdsValue(values[k] as string, kinds[k] as Kind)) this.options.dropped?.add(this.byteRows ? fromBytes(keys[k] as string) : keys[k] as string);
           continue;
         }
         const value = values[k] as string;
@@ -241,12 +241,12 @@ export class CsvWriter implements RowWriter {
     const text = this.pending;
     this.pending = '';
     // bytes mode: each char is a byte of the output's UTF-8
-    return this.bytes ? Buffer.from(text, 'latin1') : text;
+    return this.byteRows ? Buffer.from(text, 'latin1') : text;
   }
 
   finish(): string | Buffer {
     // an empty report: the header it would have had
-    if (!this.header && this.options.schema) this.setHeader(this.options.schema.map((column) => (this.bytes ? toBytes(column.name) : column.name)));
+    if (!this.header && this.options.schema) this.setHeader(this.options.schema.map((column) => (this.byteRows ? toBytes(column.name) : column.name)));
     return this.take();
   }
 
@@ -258,7 +258,7 @@ export class CsvWriter implements RowWriter {
 
   /** The header line, as written (text, in bytes mode too). */
   headerLine(header: string[]): string {
-    return stringify([this.bytes ? header.map(fromBytes) : header], this.stringifyOptions);
+    return stringify([this.byteRows ? header.map(fromBytes) : header], this.stringifyOptions);
   }
 
   /** A header that grew after rows were written: the file gets the full header, and earlier rows
@@ -307,6 +307,8 @@ export class NdjsonWriter implements RowWriter {
 /** For JSON output the body is copied as received: this only counts rows while the scanner checks it. */
 export class CountingWriter implements RowWriter {
   rows = 0;
+  /** the values are not read: bytes mode when the caller allows it */
+  constructor(readonly byteRows = false) {}
   row(): void {
     this.rows++;
   }

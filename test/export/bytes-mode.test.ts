@@ -7,12 +7,13 @@ import { parse } from 'csv-parse/sync';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ReportScanner } from '../../src/export/scanner.js';
+import { RowSelector } from '../../src/export/select.js';
 import { CsvWriter, type CsvOptions } from '../../src/export/writers.js';
 
 function csvOf(body: Buffer, cuts: number[], bytes: boolean, options: Partial<CsvOptions> = {}): Buffer {
   const writer = new CsvWriter({ delimiter: ',', bom: false, excel: false, ...options }, true, bytes);
-  expect(writer.bytes).toBe(bytes && !options.excel && (options.delimiter ?? ',').charCodeAt(0) < 0x80);
-  const scanner = new ReportScanner(writer, undefined, writer.bytes);
+  expect(writer.byteRows).toBe(bytes && !options.excel && (options.delimiter ?? ',').charCodeAt(0) < 0x80);
+  const scanner = new ReportScanner(writer, undefined, writer.byteRows);
   const out: Buffer[] = [];
   const take = (text: string | Buffer) => out.push(Buffer.isBuffer(text) ? text : Buffer.from(text));
   let at = 0;
@@ -53,6 +54,34 @@ describe('bytes mode', () => {
           expect(records.length).toBe(rows.length + 1);
         }
       }), { numRuns: 1500 });
+  });
+
+  it('rows chosen by --columns as JSON (a spool, NDJSON): the same bytes, the same fields named as left out', () => {
+    const jsonOf = (body: Buffer, cuts: number[], bytes: boolean, columns: string[]) => {
+      const dropped = new Set<string>();
+      const selector = new RowSelector(columns, dropped, bytes);
+      const lines: string[] = [];
+      const scanner = new ReportScanner({ row: (keys, values, kinds) => lines.push(selector.json(keys, values, kinds)) }, undefined, bytes);
+      let at = 0;
+      for (const cut of [...cuts.filter((c) => c < body.length).sort((a, b) => a - b), body.length]) {
+        scanner.push(body.subarray(at, cut));
+        at = cut;
+      }
+      scanner.end();
+      return { out: Buffer.from(lines.join('\n'), bytes ? 'latin1' : 'utf8'), dropped: [...dropped], summary: scanner.members.summary };
+    };
+    fc.assert(fc.property(fc.array(row, { maxLength: 5 }), fc.boolean(), fc.array(fc.nat({ max: 300 }), { maxLength: 4 }), (rows, escape, cuts) => {
+      // a field name beyond ASCII, chosen or left out
+      const body = Buffer.from(bodyOf(rows, escape, false).toString().replaceAll('"name":', '"naïve":'));
+      for (const columns of [['city', 'v', 'naïve'], ['v', 'city']]) {
+        const text = jsonOf(body, cuts, false, columns);
+        const bytes = jsonOf(body, cuts, true, columns);
+        expect(bytes.out.equals(text.out)).toBe(true);
+        expect(bytes.dropped).toEqual(text.dropped);
+        if (rows.some((r) => r.name !== '') && !columns.includes('naïve')) expect(bytes.dropped).toContain('naïve');
+        expect(bytes.summary).toEqual({ tz: 'Europe/Paris', note: 'Météo' });
+      }
+    }), { numRuns: 500 });
   });
 
   it('bytes that are not UTF-8 become U+FFFD, as the decoder makes them, wherever the chunks are cut', () => {
