@@ -15,6 +15,8 @@ export class RowSelector {
   private left: number[] = [];
 
   private readonly columns: readonly string[];
+  /** the fields left out seen so far, as the rows have them */
+  private readonly droppedSeen = new Set<string>();
 
   /** `bytes`: rows in the scanner's bytes mode (JSON.stringify keeps a byte's char as it is, so
    * the JSON made is bytes too) */
@@ -32,7 +34,12 @@ export class RowSelector {
     }
     if (this.dropped) {
       for (const k of this.left) {
-        if (holdsValue(values[k] as string, kinds[k] as Kind)) this.dropped.add(this.bytes ? fromBytes(keys[k] as string) : keys[k] as string);
+        const key = keys[k] as string;
+        // named once as text (bytes mode: converting it every row would cost a native call a cell)
+        if (holdsValue(values[k] as string, kinds[k] as Kind) && !this.droppedSeen.has(key)) {
+          this.droppedSeen.add(key);
+          this.dropped.add(this.bytes ? fromBytes(key) : key);
+        }
       }
     }
     let text = '{';
