@@ -9,8 +9,10 @@ import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
 import { open as openFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { describeNetworkError } from '../api/http.js';
 import type { Summary } from '../api/schemas.js';
 import { CliError, EXIT, UnexpectedResponseError } from '../errors.js';
+import { BodyBrokenError, type Progress } from '../export/export.js';
 import { RowLayout } from '../export/typed.js';
 import { ReportFormatError, ReportScanner, sameKeys, type Kind } from '../export/scanner.js';
 import {
@@ -133,8 +135,10 @@ export class TableDestination implements Destination {
     open.pieces.push(piece);
     const metadata: Metadata = [reportId, origin.since, origin.until, this.spec.scope, this.spec.now()];
     return {
-      take: async (body) => this.take(open, metadata, body),
-      restartable: false,
+      take: async (body, progress) => this.take(open, metadata, body, progress),
+      // a broken download starts the window again (its transaction rolled back by abort) when this
+      // piece is its first; a later piece's rows would lose the earlier pieces'
+      restartable: piece.since === origin.since,
       abort: async () => this.rollback(),
       commit: async () => (piece.until === origin.until ? [await this.commitWindow(open)] : []),
     };
@@ -168,19 +172,28 @@ export class TableDestination implements Destination {
   }
 
   /** A piece's report body, scanned, each row appended (and hashed: what was loaded). */
-  private async take(open: Open, metadata: Metadata, body: AsyncIterable<Uint8Array>): Promise<{ rows: number; bytes: number; summary?: Summary }> {
+  private async take(open: Open, metadata: Metadata, body: AsyncIterable<Uint8Array>, progress?: Progress): Promise<{ rows: number; bytes: number; summary?: Summary }> {
     const before = open.rows;
     let bytes = 0;
     const copy = this.grows ? await this.copyOf(open, metadata) : undefined;
     try {
       let scanner = this.scannerFor(open, metadata);
-      for await (const chunk of body) {
-        const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
-        bytes += buffer.length;
-        await copy?.write(buffer);
-        guarded(() => scanner.push(buffer));
-        if (this.growing) scanner = await this.regrow(open);
-        await open.appender.drain();
+      try {
+        for await (const chunk of body) {
+          const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
+          bytes += buffer.length;
+          await copy?.write(buffer);
+          guarded(() => scanner.push(buffer));
+          if (this.growing) scanner = await this.regrow(open);
+          await open.appender.drain();
+          progress?.(open.rows - before, bytes);
+        }
+      } catch (error) {
+        // a download streamed in (no spool) that broke off: retried from the window's start when
+        // this piece is its first (restartable), as a file's is
+        const network = error instanceof CliError ? undefined : describeNetworkError(error);
+        if (network) throw new BodyBrokenError(`the download broke off after ${bytes} bytes: ${network}`);
+        throw error;
       }
       guarded(() => scanner.end());
       while (this.growing) {

@@ -116,6 +116,8 @@ class PlannedRun {
   private readonly destination: Destination;
   private readonly client: ReportingClient;
   private readonly spoolDir?: string;
+  /** a windows run streamed straight into its table (no spool) */
+  private readonly direct: boolean;
   private forgetSpool = () => {};
   private readonly committed: Committed[] = [];
   /** a table and one merged file (-o without {since}/{until}): the windows the table committed,
@@ -134,7 +136,12 @@ class PlannedRun {
       keepUnchanged: where.state !== undefined, objects: { env: f.env, configDir: where.configDir, host: f.host, trace: f.trace }, fileOf: plan.fileOf, perWindow: plan.perWindow, whole: plan.shape === 'report', period: plan.period,
       table: job.load ? tableSpecOf(job, job.load, f, plan.period, where.state) : undefined, stdoutToo: job.given.output === '-',
     });
-    if (plan.shape === 'windows') {
+    // a table alone, one window to fetch: its report streams straight into the table, downloaded
+    // and loaded at once (the spool would download it whole, then read it again: 1M rows into
+    // DuckDB 1.8x CSV's time through it); its pieces, if split, come one at a time
+    this.direct = plan.shape === 'windows' && job.load !== undefined && plan.fileOf === undefined && job.given.output !== '-'
+      && plan.windows.filter((p) => p.step !== 'skip').length === 1;
+    if (plan.shape === 'windows' && !this.direct) {
       const spoolDir = mkdtempSync(join(tmpdir(), 'reporting-spool-'));
       this.spoolDir = spoolDir;
       // removed even when the process is made to exit (a second Ctrl-C, SIGTERM)
@@ -184,7 +191,7 @@ class PlannedRun {
   private poolOptions(): Parameters<typeof runWindows<Fetched>>[2] {
     const chunk = this.job.chunk;
     return {
-      concurrency: chunk?.concurrency ?? 1,
+      concurrency: this.direct ? 1 : chunk?.concurrency ?? 1,
       split: chunk?.split ? (w) => splitWindow(w, this.job.request.breakdowns) : undefined,
       // a table takes one window at a time (one transaction): its pieces, split or not, arrive in
       // window order, never one window's between another's

@@ -4,7 +4,7 @@
 // Against the sandbox on 127.0.0.1; DuckDB embedded, Postgres in a throwaway cluster; tables read
 // back by SQL (DuckDB's own client, psql), files by csv-parse.
 
-import { existsSync, mkdirSync, readFileSync, rmdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { parse } from 'csv-parse/sync';
@@ -205,6 +205,30 @@ describe('--load with -o - and --state, or --json', () => {
       expect(result.code, result.stderr).toBe(0);
       const report = JSON.parse(result.stdout) as { data: unknown[] };
       expect(await duckdbRows(join(dir, 'w.duckdb'), 'SELECT count(*) FROM buyer_report')).toEqual([String(report.data.length)]);
+    });
+  }, 60_000);
+});
+
+describe('--load with one window to fetch: streamed straight into the table (no spool)', () => {
+  it.each(targets)('%s: a download that breaks off is retried from the window\'s start: each row once, and the temporary folder holds no spool', async (_name, target, skip) => {
+    if (skip) return;
+    await withSandbox({ readyDelayMs: 400, scaleRows: 20_000, faults: { latencyMs: 0, errors: [], resetDownload: { afterBytes: 3_000_000, times: 1 } } }, async (sandbox, dir) => {
+      const db = target(dir);
+      const temp = join(dir, 'tmp');
+      mkdirSync(temp);
+      const child = startCli(['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-01', '--breakdowns', 'DAILY', '--load', db.load,
+        '--poll-interval', '20ms', '--log-format', 'json', '--json'], { env: env(sandbox, dir, { TMPDIR: temp }) });
+      const done = collect(child);
+      // while the report is being made: no spool folder (a windows run through the spool has one)
+      await until(() => sandbox.reports().length > 0, 'the report submitted', 30_000);
+      expect(readdirSync(temp).filter((name) => name.startsWith('reporting-spool-'))).toEqual([]);
+      const result = await done;
+      expect(result.code, result.stderr).toBe(0);
+      const events = result.stderr.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { event: string; message?: string });
+      expect(events.filter((event) => event.event === 'retried').map((event) => event.message)).toEqual([expect.stringMatching(/broke off/)]);
+      expect(JSON.parse(result.stdout)).toMatchObject({ rows: 20_000 });
+      expect(await db.select('SELECT count(*), count(DISTINCT _report_id) FROM buyer_report')).toEqual(['20000|1']);
+      expect(readdirSync(temp)).toEqual([]);
     });
   }, 60_000);
 });

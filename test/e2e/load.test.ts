@@ -391,9 +391,10 @@ describe.each(targets)('--load %s: SIGKILL inside a window\'s transaction', (_na
       const done = collect(killed);
       let log = '';
       killed.stderr?.on('data', (chunk: Buffer) => { log += chunk.toString(); });
-      // the window is downloaded (spooled): its transaction opens and its rows start going in
-      await until(() => log.includes('"download_done"'), 'the download done', 60_000);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // one window to fetch streams straight into the table: its transaction opens as the
+      // download starts and its rows go in as they come (100,000 rows take well over a second)
+      await until(() => log.includes('"download_started"'), 'the download started', 60_000);
+      await new Promise((resolve) => setTimeout(resolve, 400));
       killed.kill('SIGKILL');
       await done;
       expect(log).not.toContain('"loaded"');
