@@ -4,12 +4,12 @@
 
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { TableDestination, type TableSpec } from '../../src/destinations/table.js';
 import { openDuckDb } from '../../src/load/duckdb.js';
 import type { Column } from '../../src/report/schema.js';
 import type { Window } from '../../src/report/windows.js';
 import { tempDir } from '../helpers/tmp.js';
+import { duckdbRows as select } from '../helpers/duckdb.js';
 
 const D1 = Date.parse('2026-11-01T00:00:00Z') / 1000;
 const WINDOW: Window = { since: D1, until: D1 + 86_399 };
@@ -47,18 +47,6 @@ function bodyOf(rows: Record<string, string | number | null>[]) {
   return (async function* () {
     yield Buffer.from(text);
   })();
-}
-
-async function select(file: string, sql: string): Promise<string[]> {
-  const instance = await DuckDBInstance.create(file);
-  const connection = await instance.connect();
-  try {
-    const reader = await connection.runAndReadAll(sql);
-    return reader.getRows().map((row) => row.map((v) => (v === null ? 'NULL' : String(v))).join('|'));
-  } finally {
-    connection.closeSync();
-    instance.closeSync();
-  }
 }
 
 describe('DuckDB: rows a data chunk at a time', () => {

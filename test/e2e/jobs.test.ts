@@ -5,7 +5,6 @@
 
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { CreateBucketCommand, GetObjectCommand } from '@aws-sdk/client-s3';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
@@ -15,6 +14,7 @@ import { withSandbox } from '../helpers/http.js';
 import { MOTO, startMoto } from '../helpers/moto.js';
 import { POSTGRES_AVAILABLE, startCluster } from '../helpers/postgres.js';
 import { until } from '../helpers/wait.js';
+import { duckdbRows } from '../helpers/duckdb.js';
 
 const PROFILES = ['acme', 'globex', 'initech'];
 
@@ -238,19 +238,6 @@ jobs:
     expect(others(storm)).toBeLessThan(others(calm) * 1.5);
   }, 240_000);
 });
-
-/** A query's rows, read by DuckDB's own client, each row's values joined by `|`. */
-async function duckdbRows(file: string, sql: string): Promise<string[]> {
-  const instance = await DuckDBInstance.create(file);
-  const connection = await instance.connect();
-  try {
-    const reader = await connection.runAndReadAll(sql);
-    return reader.getRows().map((row) => row.map((v) => (v === null ? 'NULL' : String(v))).join('|'));
-  } finally {
-    connection.closeSync();
-    instance.closeSync();
-  }
-}
 
 describe('jobs loading into DuckDB', () => {
   it('two profiles, one table, two scopes: each profile\'s rows once (the file\'s folder holds the database); a second run changes nothing', async () => {

@@ -6,7 +6,6 @@
 
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/server.js';
@@ -14,6 +13,7 @@ import { collect, runCli, startCli } from '../helpers/cli.js';
 import { withSandbox } from '../helpers/http.js';
 import { POSTGRES_AVAILABLE, startCluster, type Cluster } from '../helpers/postgres.js';
 import { until } from '../helpers/wait.js';
+import { duckdbRows } from '../helpers/duckdb.js';
 
 const env = (sandbox: Sandbox, dir: string, extra: Record<string, string> = {}) => ({
   REPORTING_CONFIG_DIR: join(dir, '.config'), REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: sandbox.token, ...extra,
@@ -25,18 +25,6 @@ beforeAll(async () => {
   if (POSTGRES_AVAILABLE) cluster = await startCluster();
 }, 60_000);
 afterAll(() => cluster?.stop());
-
-async function duckdbRows(file: string, sql: string): Promise<string[]> {
-  const instance = await DuckDBInstance.create(file);
-  const connection = await instance.connect();
-  try {
-    const reader = await connection.runAndReadAll(sql);
-    return reader.getRows().map((row) => row.map((v) => (v === null ? 'NULL' : String(v))).join('|'));
-  } finally {
-    connection.closeSync();
-    instance.closeSync();
-  }
-}
 
 interface Target {
   load: string;

@@ -17,6 +17,7 @@ import { call, withSandbox } from '../helpers/http.js';
 import { POSTGRES_AVAILABLE, startCluster, type Cluster } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/tmp.js';
 import { until } from '../helpers/wait.js';
+import { duckdbRows } from '../helpers/duckdb.js';
 
 const PARIS = 'Europe/Paris';
 const DAY_MS = 86_400_000;
@@ -36,18 +37,6 @@ interface Target {
   load: string;
   /** the query's rows, `|`-separated */
   select(sql: string): Promise<string[]>;
-}
-
-async function duckdbRows(file: string, sql: string): Promise<string[]> {
-  const instance = await DuckDBInstance.create(file);
-  const connection = await instance.connect();
-  try {
-    const reader = await connection.runAndReadAll(sql);
-    return reader.getRows().map((row) => row.map((v) => (v === null ? 'NULL' : String(v))).join('|'));
-  } finally {
-    connection.closeSync();
-    instance.closeSync();
-  }
 }
 
 function duckdbTarget(dir: string): Target {
