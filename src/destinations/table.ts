@@ -129,7 +129,12 @@ export class TableDestination implements Destination {
 
   async begin(piece: Window, origin: Window, reportId: string): Promise<WindowOutput> {
     const connection = await this.connected();
-    if (!this.open || this.open.origin.since !== origin.since) this.open = await this.startWindow(connection, origin);
+    if (!this.open || this.open.origin.since !== origin.since) {
+      // a window starts at its first piece: a later one finding it not open (rolled back) would
+      // load that piece alone in place of the whole window
+      if (piece.since !== origin.since) throw new Error(`the table got a piece of ${describeWindow(origin)} without its first piece`);
+      this.open = await this.startWindow(connection, origin);
+    }
     const open = this.open;
     open.reportIds.push(reportId);
     open.pieces.push(piece);

@@ -213,12 +213,13 @@ export class ReportScanner {
       this.carry = Buffer.from(piece.subarray(whole));
       piece = piece.subarray(0, whole);
     }
-    return isUtf8(piece) ? piece.toString('latin1') : toBytes(new TextDecoder('utf-8').decode(piece));
+    // ignoreBOM: a U+FEFF in the middle of the body is a character (the leading BOM is skipped by run)
+    return isUtf8(piece) ? piece.toString('latin1') : toBytes(new TextDecoder('utf-8', { ignoreBOM: true }).decode(piece));
   }
 
   /** The body has ended: it must have been a whole report. */
   end(): void {
-    const rest = this.bytes ? (this.carry ? toBytes(new TextDecoder('utf-8').decode(this.carry)) : '') : this.decoder.decode();
+    const rest = this.bytes ? (this.carry ? toBytes(new TextDecoder('utf-8', { ignoreBOM: true }).decode(this.carry)) : '') : this.decoder.decode();
     this.carry = undefined;
     if (rest) this.waiting.push(rest);
     if (this.waiting.length) this.scan();

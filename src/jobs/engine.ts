@@ -115,7 +115,7 @@ export const journalKeyOf = (job: Job, f: Factory) => (window: Window) =>
 class PlannedRun {
   private readonly destination: Destination;
   private readonly client: ReportingClient;
-  private readonly spoolDir?: string;
+  private spoolDir?: string;
   /** a windows run streamed straight into its table (no spool) */
   private readonly direct: boolean;
   private forgetSpool = () => {};
@@ -141,12 +141,7 @@ class PlannedRun {
     // DuckDB 1.8x CSV's time through it); its pieces, if split, come one at a time
     this.direct = plan.shape === 'windows' && job.load !== undefined && plan.fileOf === undefined && job.given.output !== '-'
       && plan.windows.filter((p) => p.step !== 'skip').length === 1;
-    if (plan.shape === 'windows' && !this.direct) {
-      const spoolDir = mkdtempSync(join(tmpdir(), 'reporting-spool-'));
-      this.spoolDir = spoolDir;
-      // removed even when the process is made to exit (a second Ctrl-C, SIGTERM)
-      this.forgetSpool = f.host.atExit(() => rmSync(spoolDir, { recursive: true, force: true }));
-    }
+    // the spool folder is made when a download first needs it
     // one merged file, or stdout (-o -), beside the table
     this.holdLoaded = job.load !== undefined && (plan.fileOf !== undefined || job.given.output === '-') && !plan.perWindow && plan.shape === 'windows';
     this.previous = new Map(plan.windows.flatMap((p) => (p.previous ? [[`${p.window.since}-${p.window.until}`, p.previous] as const] : [])));
@@ -227,9 +222,22 @@ class PlannedRun {
       intend: (window) => this.recorder.submitting(window),
       submitted: (window, id) => this.recorder.submitted(window, id),
       resumeHint: report ? (id) => `pick it up later with: ${pickUpCommand(job, plan, f, id)}` : defaultResumeHint,
-      into: this.spoolDir ? { spoolDir: this.spoolDir, cwd: f.cwd, host: f.host } : { begin: (w, o, id) => this.destination.begin(w, o, id), file: (id) => plan.fileOf?.(plan.period, id) },
+      into: plan.shape === 'windows'
+        ? { spoolDir: () => this.spool(), cwd: f.cwd, host: f.host, whole: this.direct ? (w, o, id) => this.destination.begin(w, o, id) : undefined }
+        : { begin: (w, o, id) => this.destination.begin(w, o, id), file: (id) => plan.fileOf?.(plan.period, id) },
       slots: this.slots,
     };
+  }
+
+  /** The spool folder, made when first asked for. */
+  private spool(): string {
+    if (!this.spoolDir) {
+      const spoolDir = mkdtempSync(join(tmpdir(), 'reporting-spool-'));
+      this.spoolDir = spoolDir;
+      // removed even when the process is made to exit (a second Ctrl-C, SIGTERM)
+      this.forgetSpool = this.f.host.atExit(() => rmSync(spoolDir, { recursive: true, force: true }));
+    }
+    return this.spoolDir;
   }
 
   private readonly slots = new Slots(MAX_DOWNLOADS);

@@ -73,8 +73,12 @@ export interface FetchDeps {
   /** a report ID is known: recorded (state, journal) before any wait */
   submitted(window: Window, reportId: string): Promise<void>;
   resumeHint(reportId: string): string;
-  /** where the download goes; `into.spool` names a spool file, else the destination takes it */
-  into: { spoolDir: string; cwd: string; host: Host } | { begin(window: Window, origin: Window, reportId: string): Promise<WindowOutput>; file(reportId: string): string | undefined };
+  /** where the download goes: a spool file in `spoolDir()` (made when first asked for), or the
+   * destination takes it (`begin`); `whole`: a window not split streams into the destination (a
+   * piece of a split window is spooled, so that the window's transaction never starts again from
+   * a later piece) */
+  into: { spoolDir(): string; cwd: string; host: Host; whole?(window: Window, origin: Window, reportId: string): Promise<WindowOutput> }
+    | { begin(window: Window, origin: Window, reportId: string): Promise<WindowOutput>; file(reportId: string): string | undefined };
   slots: Slots;
 }
 
@@ -114,19 +118,21 @@ export async function fetchWindow(window: Window, ctx: TaskContext, deps: FetchD
 
 async function download(window: Window, ctx: TaskContext, reportId: string, client: ReportingClient, deps: FetchDeps): Promise<Fetched> {
   const { into } = deps;
-  const spool = 'spoolDir' in into ? join(into.spoolDir, `${window.since}-${window.until}.json`) : undefined;
+  const whole = 'spoolDir' in into && into.whole && window.since === ctx.origin.since && window.until === ctx.origin.until ? into.whole : undefined;
+  const spool = 'spoolDir' in into && !whole ? join(into.spoolDir(), `${window.since}-${window.until}.json`) : undefined;
   let output: WindowOutput | undefined;
   let last: Receiver | undefined;
   let commitSpool = async () => undefined as void;
   const open = async (): Promise<Receiver> => {
     if ('begin' in into) return (last = output = await into.begin(window, ctx.origin, reportId));
-    const receiver = sinkReceiver(await openFileSink(spool as string, into), 'json', deps.job.output.csv);
+    if (whole) return (last = output = await whole(window, ctx.origin, reportId));
+    const receiver = sinkReceiver(await openFileSink(spool as string, { cwd: into.cwd, host: into.host }), 'json', deps.job.output.csv);
     commitSpool = () => receiver.sink.commit();
     return (last = receiver);
   };
   const release = await deps.slots.acquire(ctx.signal);
   const started = deps.now();
-  deps.emit({ event: 'download_started', window, reportId, attempt: 1, file: 'spoolDir' in into ? undefined : into.file(reportId) });
+  deps.emit({ event: 'download_started', window, reportId, attempt: 1, file: 'begin' in into ? into.file(reportId) : undefined });
   const { result } = await downloadInto(client, reportId, {
     retries: deps.retries,
     signal: ctx.signal,

@@ -172,6 +172,15 @@ describe.each(engines)('table destination: %s', (_name, make, skip) => {
     await expect(load(engine.spec({ columns: COLUMNS.slice(0, 2) }), [[day(1), [{ date: '2026-11-02', country: 'FR', surprise: 1 }]]])).rejects.toThrow(/^the table buyer_daily does not have the export.s columns: new in the rows of 2026-11-02: surprise; nothing of this window was loaded$/);
   });
 
+  it.skipIf(skip)('a later piece of a window whose transaction is not open is refused, never loaded in place of the whole window', async () => {
+    const engine = make();
+    await load(engine.spec(), [[span(0, 1), [...rowsOf(day(0), ['FR']), ...rowsOf(day(1), ['FR'])]]]);
+    const destination = new TableDestination(engine.spec());
+    await expect(destination.begin(day(1), span(0, 1), 'r2')).rejects.toThrow(/without its first piece/);
+    await destination.abort();
+    expect(await engine.select('SELECT count(*) FROM buyer_daily')).toEqual(['2']);
+  });
+
   it.skipIf(skip)('add-columns: the copy of a window\'s body goes at a forced exit (registered with the host), and is forgotten once the window commits', async () => {
     const engine = make();
     const registered = new Set<() => void>();

@@ -221,6 +221,29 @@ describe('--load with one window to fetch: streamed straight into the table (no 
   }, 60_000);
 });
 
+describe('--load with one window to fetch, split by the platform', () => {
+  it.each(targets)('%s: its pieces go through the spool (the folder is made), broken downloads are retried, and the window holds every piece\'s rows once', async (_name, target, skip) => {
+    if (skip) return;
+    await withSandbox({ readyDelayMs: 1, scaleRows: 20_000, failOverDays: 2, faults: { latencyMs: 0, errors: [], resetDownload: { afterBytes: 1_000_000, times: 2 } } }, async (sandbox, dir) => {
+      const db = target(dir);
+      const temp = join(dir, 'tmp');
+      mkdirSync(temp);
+      const child = startCli(['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-04', '--breakdowns', 'DAILY', '--chunk', '4d', '--load', db.load,
+        '--poll-interval', '20ms', '--log-format', 'json'], { env: env(sandbox, dir, { TMPDIR: temp }) });
+      const done = collect(child);
+      let spooled = false;
+      const watch = setInterval(() => { spooled ||= readdirSync(temp).some((name) => name.startsWith('reporting-spool-')); }, 5);
+      const result = await done.finally(() => clearInterval(watch));
+      expect(result.code, result.stderr).toBe(0);
+      expect(spooled).toBe(true);
+      expect(readdirSync(temp)).toEqual([]);
+      const events = result.stderr.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { event: string });
+      expect(events.filter((event) => event.event === 'retried').length).toBeGreaterThanOrEqual(2);
+      expect(await db.select('SELECT count(*), count(DISTINCT _report_id), count(DISTINCT _window_since) FROM buyer_report')).toEqual(['40000|2|1']);
+    });
+  }, 90_000);
+});
+
 describe('--load: the --json result of a run with nothing to fetch', () => {
   it("names the table, no window and no row, as a load run's result does (not a file's)", async () => {
     await withSandbox({ readyDelayMs: 1 }, async (sandbox, dir) => {

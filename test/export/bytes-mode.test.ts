@@ -87,7 +87,8 @@ describe('bytes mode', () => {
   it('bytes that are not UTF-8 become U+FFFD, as the decoder makes them, wherever the chunks are cut', () => {
     const bad = [[0xff], [0xc3], [0xe2, 0x80], [0xf0, 0x9f, 0x98], [0x80, 0x80], [0xed, 0xa0, 0x80], [0xc0, 0xaf]];
     for (const bytes of bad) {
-      const body = Buffer.concat([Buffer.from('{"data":[{"a":"x'), Buffer.from(bytes), Buffer.from('y","b":"é'), Buffer.from(bytes), Buffer.from('"}]}')]);
+      // a U+FEFF inside a value, in the piece that is not UTF-8, stays (it is a character there)
+      const body = Buffer.concat([Buffer.from('{"data":[{"a":"x\uFEFF'), Buffer.from(bytes), Buffer.from('y","b":"é'), Buffer.from(bytes), Buffer.from('"}]}')]);
       for (let cut = 0; cut <= body.length; cut++) {
         const expected = csvOf(body, [cut], false);
         expect(csvOf(body, [cut], true).equals(expected), `${Buffer.from(bytes).toString('hex')} cut at ${cut}`).toBe(true);
