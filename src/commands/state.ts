@@ -63,7 +63,9 @@ function show(path: string, f: Factory): void {
     ...(Object.keys(request.filters).length ? [['filters', pairs(request.filters)] as [string, string]] : []),
     ...(Object.keys(request.params).length ? [['params', pairs(request.params)] as [string, string]] : []),
     ['format', request.format],
-    ['output', request.output ?? '(stdout)'],
+    // a load-only run wrote no file and nothing to stdout: its table is where the rows went
+    ['output', request.output ?? (request.load ? '(none: a table)' : '(stdout)')],
+    ...(request.load ? [['load', `${request.load.table} in ${request.load.target}`] as [string, string]] : []),
     ...(request.chunk !== undefined ? [['chunk', request.chunk ?? '(none)'] as [string, string]] : []),
     ['updated', doc.updatedAt],
     // the period the last run planned: the next --since auto --lookback counts back from its end

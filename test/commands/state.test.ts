@@ -57,6 +57,18 @@ const statuses = (dir: string) => readDoc(dir).windows.map((w) => `${w.since.sli
 const DAYS = ['2026-11-01', '2026-11-02', '2026-11-03', '2026-11-04', '2026-11-05'];
 
 describe('state show', () => {
+  it('a load-only run\'s state names its table and database, and no output', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const run = await cli(sandbox, dir, ['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-02', '--breakdowns', 'DAILY', '--metrics', 'displays',
+        '--poll-interval', '20ms', '--state', 's.json', '--load', 'duckdb:w.duckdb', '--table', 'daily', '-q']);
+      expect(run.code, run.stderr).toBe(0);
+      const shown = await cli(sandbox, dir, ['state', 'show', 's.json']);
+      expect(shown.code, shown.stderr).toBe(0);
+      expect(shown.stdout).toMatch(/^output: +\(none: a table\)$/m);
+      expect(shown.stdout).toContain(`load:       daily in duckdb:${join(dir, 'w.duckdb')}`);
+    });
+  });
+
   it('prints the request, then a line per window (tab-separated in a pipe, a table on a terminal); --json is the windows as recorded', async () => {
     await withSandbox({}, async (sandbox, dir) => {
       expect(await nightly(sandbox, dir)).toEqual(DAYS);
