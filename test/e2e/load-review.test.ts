@@ -7,11 +7,11 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/server.js';
 import { collect, runCli, startCli } from '../helpers/cli.js';
 import { withSandbox } from '../helpers/http.js';
-import { POSTGRES_AVAILABLE, startCluster, type Cluster } from '../helpers/postgres.js';
+import { loadTargets } from '../helpers/load-targets.js';
 import { until } from '../helpers/wait.js';
 import { duckdbRows } from '../helpers/duckdb.js';
 
@@ -19,34 +19,7 @@ const env = (sandbox: Sandbox, dir: string, extra: Record<string, string> = {}) 
   REPORTING_CONFIG_DIR: join(dir, '.config'), REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: sandbox.token, ...extra,
 });
 
-let cluster: Cluster | undefined;
-let databases = 0;
-beforeAll(async () => {
-  if (POSTGRES_AVAILABLE) cluster = await startCluster();
-}, 60_000);
-afterAll(() => cluster?.stop());
-
-interface Target {
-  load: string;
-  select(sql: string): Promise<string[]>;
-}
-
-const duckdbTarget = (dir: string): Target => {
-  const file = join(dir, 'warehouse.duckdb');
-  return { load: `duckdb:${file}`, select: (sql) => duckdbRows(file, sql) };
-};
-
-function postgresTarget(): Target {
-  const c = cluster as Cluster;
-  const db = `r${++databases}`;
-  c.psql(`CREATE DATABASE ${db}`);
-  return { load: c.url(db), select: async (sql) => c.psql(sql, db).split('\n').filter(Boolean) };
-}
-
-const targets: [string, (dir: string) => Target, boolean][] = [
-  ['duckdb', duckdbTarget, false],
-  ['postgres', () => postgresTarget(), !POSTGRES_AVAILABLE],
-];
+const { targets } = loadTargets('r');
 
 const csvRows = (path: string) => parse(readFileSync(path, 'utf8'), { columns: true }) as Record<string, string>[];
 

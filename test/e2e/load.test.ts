@@ -8,13 +8,14 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { DateTime } from 'luxon';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli as runInProcess } from '../../src/cli/program.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { collect, runCli, startCli } from '../helpers/cli.js';
 import { argv, fakeContext } from '../helpers/ctx.js';
 import { call, withSandbox } from '../helpers/http.js';
-import { POSTGRES_AVAILABLE, startCluster, type Cluster } from '../helpers/postgres.js';
+import { POSTGRES_AVAILABLE } from '../helpers/postgres.js';
+import { loadTargets } from '../helpers/load-targets.js';
 import { tempDir } from '../helpers/tmp.js';
 import { until } from '../helpers/wait.js';
 import { duckdbRows } from '../helpers/duckdb.js';
@@ -25,36 +26,7 @@ const env = (sandbox: Sandbox, dir: string, extra: Record<string, string> = {}) 
   REPORTING_CONFIG_DIR: join(dir, '.config'), REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: sandbox.token, ...extra,
 });
 
-let cluster: Cluster | undefined;
-let databases = 0;
-beforeAll(async () => {
-  if (POSTGRES_AVAILABLE) cluster = await startCluster();
-}, 60_000);
-afterAll(() => cluster?.stop());
-
-interface Target {
-  /** --load's value */
-  load: string;
-  /** the query's rows, `|`-separated */
-  select(sql: string): Promise<string[]>;
-}
-
-function duckdbTarget(dir: string): Target {
-  const file = join(dir, 'warehouse.duckdb');
-  return { load: `duckdb:${file}`, select: (sql) => duckdbRows(file, sql) };
-}
-
-function postgresTarget(): Target {
-  const c = cluster as Cluster;
-  const db = `e${++databases}`;
-  c.psql(`CREATE DATABASE ${db}`);
-  return { load: c.url(db), select: async (sql) => c.psql(sql, db).split('\n').filter(Boolean) };
-}
-
-const targets: [string, (dir: string) => Target, boolean][] = [
-  ['duckdb', duckdbTarget, false],
-  ['postgres', () => postgresTarget(), !POSTGRES_AVAILABLE],
-];
+const { targets, postgresTarget, cluster } = loadTargets('e');
 
 /** A fresh report of one window, straight from the sandbox (not through the CLI). */
 async function freshReport(sandbox: Sandbox, since: number, until: number, metrics: string, breakdowns: string[]) {
@@ -188,7 +160,7 @@ describe.each(targets)('--load %s: schema changes', (_name, target, skip) => {
 describe('--load postgres: passwords and servers', () => {
   it.skipIf(!POSTGRES_AVAILABLE)('a wrong password exits 3 and prints no secret; from PGPASSWORD it loads, and neither the output nor the state holds it', async () => {
     await withSandbox({ readyDelayMs: 1 }, async (sandbox, dir) => {
-      const c = cluster as Cluster;
+      const c = cluster();
       const wrong = 'Wr0ng-pa55word';
       const bad = await runCli(['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-01', '--breakdowns', 'DAILY', '--load', c.url('postgres', false).replace('loader@', `loader:${wrong}@`),
         '--state', 's.json', '--log-format', 'json', '-v'], { env: env(sandbox, dir), cwd: dir });
@@ -299,7 +271,7 @@ describe.each(targets)('schema --for-load --as %s', (name, target, skip) => {
         await connection.run(ddl.stdout);
         connection.closeSync();
         instance.closeSync();
-      } else (cluster as Cluster).psql(ddl.stdout, new URL(db.load).pathname.slice(1));
+      } else cluster().psql(ddl.stdout, new URL(db.load).pathname.slice(1));
       const loaded = await runCli(['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-02', ...request, '--load', db.load, '--table', 'daily', '-q'], { env: env(sandbox, dir) });
       expect(loaded.code, loaded.stderr).toBe(0);
       expect(await db.select('SELECT count(DISTINCT CAST(date AS VARCHAR)) FROM daily')).toEqual(['2']);
