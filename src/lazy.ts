@@ -8,13 +8,23 @@ export const loadConf = async () => (await import('conf')).default;
 
 export const loadProgressBars = async () => (await import('cli-progress')).default;
 
+import { createRequire } from 'node:module';
+
 // The database clients of `run --load`: only a run that loads pays for them (DuckDB's native
 // binding alone is tens of megabytes).
-export const loadDuckDb = async () => import('@duckdb/node-api');
+
+const requireCjs = createRequire(import.meta.url);
+
+/**
+ * @duckdb/node-api is required, not imported: it is 180 CommonJS modules that re-export each other,
+ * and import() has Node's ES module loader parse and wrap every one of them (21 MiB more RSS and
+ * 150 ms, against 7.5 MiB and 70 ms for require: test/bench/RESULTS.md, "Loading into a database").
+ */
+export const loadDuckDb = async () => requireCjs('@duckdb/node-api') as typeof import('@duckdb/node-api');
 
 /** DuckDB's C API as @duckdb/node-api's own binding exposes it (the same pinned version): the
  * appender fills data chunks' vectors through it (load/duckdb-chunks.ts). */
-export const loadDuckDbBindings = async () => (await import('@duckdb/node-bindings')).default;
+export const loadDuckDbBindings = async () => requireCjs('@duckdb/node-bindings') as typeof import('@duckdb/node-bindings');
 
 export const loadPg = async () => (await import('pg')).default;
 

@@ -7,6 +7,7 @@
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { resolve } from 'node:path';
 import { CliError, EXIT } from '../errors.js';
+import { boundYoungGeneration } from '../io/young-generation.js';
 import { loadDuckDb, loadDuckDbBindings } from '../lazy.js';
 import type { Column } from '../report/schema.js';
 import { DuckDbChunkAppender } from './duckdb-chunks.js';
@@ -18,23 +19,34 @@ import type { LoadConnection, TableAppender } from './load.js';
  * nothing measurable (test/bench/RESULTS.md, "Loading"). */
 const DUCKDB_OPTIONS = { memory_limit: '64MB', threads: '1' };
 
-/** DuckDB's memory_limit while loading, in MB: the buffer pool holds a block or so of each column
- * of the row group being filled, so a fixed limit fails a wide table ("could not allocate block":
- * 30 text columns of distinct values failed at 16 MB and 24 MB passed; 60 failed at 32 MB, 100 at
- * 48 MB) while a generous one is RSS for nothing. 16 MB plus half a megabyte per column passed
- * 30, 60 and 100 columns of distinct text. */
-export const loadMemoryLimit = (columns: number) => 16 + Math.ceil(columns / 2);
+/**
+ * DuckDB's memory_limit while loading a window, in MB (measured with `node test/bench/duckdb-width.mjs`):
+ * - the buffer pool holds a block or so of each column of the row group being filled, so a fixed
+ *   limit fails a wide table ("could not allocate block") while a generous one is RSS for nothing.
+ *   The least that passed: 10 MB for 15 columns of numbers (8 failed), 24 MB for 36 columns of
+ *   distinct text (20 failed); 66 columns failed at 32 MB and 106 at 48 MB. 8 MB and 0.6 a column;
+ * - the rows the window replaces are held as delete versions (8 bytes a row) until the commit:
+ *   replacing 1,000,000 rows of 14 columns failed at 16 MB and passed at 20 MB. 12 bytes a row;
+ * - a commit that replaces rows pins more: replacing 100,000 rows of 36 columns of text failed at
+ *   36 MB and passed at 54 MB; of 66 columns, failed at 84 MB and passed at 101 MB. A megabyte a
+ *   column more, for the commit only (36 columns: 68 MB, 66: 116 MB; both passed).
+ */
+export const loadMemoryLimit = (columns: number, replacedRows = 0, committing = false) =>
+  Math.ceil(8 + 0.6 * columns) + Math.ceil((replacedRows * 12) / 2 ** 20) + (committing ? columns : 0);
 
 /**
  * memory_limit is the database's, not a connection's, and the runs of one process loading one file
  * (`jobs run`) share its database: the limit is the sum of loadMemoryLimit over the windows being
- * loaded into it, each counted from its appender's opening to the end of its transaction (its rows
- * are in the buffer pool until then). The sum, not the widest times their number: each table fills
- * its own row group, whose blocks are what the limit is sized by. With none, the opening setting.
+ * loaded into it, each counted from the delete of the rows it replaces to the end of its
+ * transaction (its rows are in the buffer pool until then). The sum, not the widest times their
+ * number: each table fills its own row group, whose blocks are what the limit is sized by. With
+ * none, the opening setting.
  */
+interface Share { columns: number; replacedRows: number; committing: boolean }
+
 class SharedLimit {
   private static readonly byFile = new Map<string, SharedLimit>();
-  private readonly widths = new Map<object, number>();
+  private readonly shares = new Map<object, Share>();
   private setting: Promise<void> = Promise.resolve();
 
   static of(file: string): SharedLimit {
@@ -43,20 +55,29 @@ class SharedLimit {
     return limit;
   }
 
-  /** `holder` loads a table of `columns` columns (again: its width replaces the one it had) */
-  hold(holder: object, columns: number, set: (sql: string) => Promise<void>): Promise<void> {
-    this.widths.set(holder, columns);
+  /** `holder` loads a window of a table of `columns` columns that replaces `replacedRows` rows (again:
+   * its share replaces the one it had) */
+  hold(holder: object, columns: number, replacedRows: number, set: (sql: string) => Promise<void>): Promise<void> {
+    this.shares.set(holder, { columns, replacedRows, committing: false });
+    return this.apply(set);
+  }
+
+  /** `holder`'s window commits: its share grows by what the commit pins (loadMemoryLimit) */
+  committing(holder: object, set: (sql: string) => Promise<void>): Promise<void> {
+    const share = this.shares.get(holder);
+    if (!share || share.replacedRows === 0) return Promise.resolve();
+    share.committing = true;
     return this.apply(set);
   }
 
   release(holder: object, set: (sql: string) => Promise<void>): Promise<void> {
-    return this.widths.delete(holder) ? this.apply(set) : Promise.resolve();
+    return this.shares.delete(holder) ? this.apply(set) : Promise.resolve();
   }
 
   /** one SET at a time, each with the sum as it is when it runs: the last one set is the current sum */
   private apply(set: (sql: string) => Promise<void>): Promise<void> {
     const run = this.setting.then(() => {
-      const sum = [...this.widths.values()].reduce((total, columns) => total + loadMemoryLimit(columns), 0);
+      const sum = [...this.shares.values()].reduce((total, share) => total + loadMemoryLimit(share.columns, share.replacedRows, share.committing), 0);
       return set(`SET memory_limit = '${sum ? `${sum}MB` : DUCKDB_OPTIONS.memory_limit}'`);
     });
     this.setting = run.catch(() => undefined);
@@ -99,10 +120,19 @@ class DuckDbConnection implements LoadConnection {
   readonly engine = 'duckdb' as const;
   readonly dialect = 'duckdb' as const;
 
+  /** V8's young generation is bounded while DuckDB shares the process (io/young-generation.ts) */
+  private readonly unbound = boundYoungGeneration();
+
   constructor(private readonly duckdb: DuckDb, private readonly instance: DuckDBInstance, private readonly connection: DuckDBConnection, private readonly shown: string, private readonly limit: SharedLimit) {}
 
   private failed(error: unknown): CliError {
-    return error instanceof CliError ? error : new CliError(`DuckDB (${this.shown}) refused: ${firstLine(error)}`, EXIT.usage, 'check the table, or load into another --table');
+    if (error instanceof CliError) return error;
+    const message = firstLine(error);
+    // the memory_limit set by loadMemoryLimit was too small for this table: nothing was committed
+    const memory = /could not allocate|failed to pin|out of memory/i.test(message);
+    return new CliError(`DuckDB (${this.shown}) refused: ${message}`, EXIT.usage, memory
+      ? 'DuckDB ran out of the memory reporting gives it for this table (its memory_limit); nothing of this window was committed: please report it with the number of columns and rows'
+      : 'check the table, or load into another --table');
   }
 
   async columns(table: readonly string[]): Promise<Map<string, string> | undefined> {
@@ -113,6 +143,7 @@ class DuckDbConnection implements LoadConnection {
 
   async execute(sql: string, params: readonly (string | number)[] = []): Promise<void> {
     try {
+      if (sql === 'COMMIT') await this.limit.committing(this, (set) => this.execute(set));
       await this.connection.run(sql, [...params]).catch((error: unknown) => { throw this.failed(error); });
     } finally {
       // the window's rows are committed or gone: its share of the memory limit goes back
@@ -125,16 +156,23 @@ class DuckDbConnection implements LoadConnection {
     return reader.getRows().map((row) => row.map((value) => (value === null ? '' : String(value))));
   }
 
+  async deleteRows(sql: string, params: readonly (string | number)[], columns: number): Promise<void> {
+    // the limit first: the delete versions of the rows are held from the delete to the commit
+    const [count] = await this.query(sql.replace(/^DELETE FROM /, 'SELECT count(*) FROM '), params);
+    await this.limit.hold(this, columns, Number(count?.[0] ?? 0), (set) => this.execute(set));
+    await this.execute(sql, params);
+  }
+
   async appender(table: readonly string[], columns: readonly Column[], order: readonly string[]): Promise<TableAppender> {
     const name = table[table.length - 1] as string;
-    await this.limit.hold(this, order.length, (set) => this.execute(set));
     const appender = await this.connection.createAppender(name, table.length > 1 ? table[0] : null).catch((error: unknown) => { throw this.failed(error); });
-    return new DuckDbChunkAppender(this.duckdb, await loadDuckDbBindings(), appender, columns, order);
+    return new DuckDbChunkAppender(this.duckdb, await loadDuckDbBindings(), appender, columns, order, (error) => this.failed(error));
   }
 
   async close(): Promise<void> {
     await this.limit.release(this, (set) => this.execute(set)).catch(() => undefined);
     this.connection.closeSync();
     this.instance.closeSync();
+    this.unbound();
   }
 }

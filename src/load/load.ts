@@ -37,6 +37,9 @@ export interface LoadConnection {
   columns(table: readonly string[]): Promise<Map<string, string> | undefined>;
   /** a statement; `$1`, `$2`... are the parameters */
   execute(sql: string, params?: readonly (string | number)[]): Promise<void>;
+  /** the rows a window replaces deleted (a DELETE statement and its parameters), inside the
+   * transaction; `columns`: the table's width (DuckDB sizes its memory by both) */
+  deleteRows(sql: string, params: readonly (string | number)[], columns: number): Promise<void>;
   /** a query's rows, every value as text */
   query(sql: string, params?: readonly (string | number)[]): Promise<string[][]>;
   /** rows appended in bulk (DuckDB's appender, Postgres's COPY) inside the transaction; `order`
@@ -141,6 +144,10 @@ export const addColumnsSql = (table: readonly string[], columns: readonly Column
  * `outside`, that straddle the edges of a period being replaced whole. */
 export const partialSql = (table: readonly string[]) =>
   `SELECT DISTINCT CAST(EXTRACT(EPOCH FROM _window_since) AS BIGINT), CAST(EXTRACT(EPOCH FROM _window_until) AS BIGINT) FROM ${qualified(table)} WHERE _scope = $1 AND _window_since <= to_timestamp($3) AND _window_until >= to_timestamp($2) AND NOT (_window_since >= to_timestamp($2) AND _window_until <= to_timestamp($3)) ORDER BY 1 LIMIT 5`;
+
+/** The windows rows of this scope were loaded for that overlap [since, until]. */
+export const loadedWindowsSql = (table: readonly string[]) =>
+  `SELECT DISTINCT CAST(EXTRACT(EPOCH FROM _window_since) AS BIGINT), CAST(EXTRACT(EPOCH FROM _window_until) AS BIGINT) FROM ${qualified(table)} WHERE _scope = $1 AND _window_since <= to_timestamp($3) AND _window_until >= to_timestamp($2) ORDER BY 1`;
 
 /** The replace rule: every row of this scope whose window lies inside [since, until]. */
 export const deleteSql = (table: readonly string[]) =>

@@ -5,6 +5,7 @@
 
 import type { Client } from 'pg';
 import { AuthError, CliError, EXIT, NetworkError } from '../errors.js';
+import { toBytes } from '../export/scanner.js';
 import type { RowLayout } from '../export/typed.js';
 import { loadPg, loadPgCopy } from '../lazy.js';
 import type { Column } from '../report/schema.js';
@@ -72,6 +73,10 @@ class PostgresConnection implements LoadConnection {
     await this.client.query(sql, [...params]).catch((error: unknown) => { throw queryError(error, this.shown); });
   }
 
+  async deleteRows(sql: string, params: readonly (string | number)[]): Promise<void> {
+    await this.execute(sql, params);
+  }
+
   async query(sql: string, params: readonly (string | number)[] = []): Promise<string[][]> {
     const result = await this.client.query({ text: sql, values: [...params], rowMode: 'array' }).catch((error: unknown) => { throw queryError(error, this.shown); });
     return (result.rows as unknown[][]).map((row) => row.map((value) => (value === null ? '' : String(value))));
@@ -114,7 +119,8 @@ class CopyAppender implements TableAppender {
         case 'double': return checked((l, i) => l.number(i));
         case 'date': return checked((l, i) => l.day(i));
         case 'timestamp': return checked((l, i) => l.instant(i));
-        default: return (l, i) => { const v = l.text(i); return v === null ? '\\N' : escape(v); };
+        // the text's UTF-8 as received (bytes mode), written as such
+        default: return (l, i) => { const v = l.received(i); return v === null ? '\\N' : escape(v); };
       }
     });
   }
@@ -127,7 +133,7 @@ class CopyAppender implements TableAppender {
   row(layout: RowLayout, metadata: Metadata): void {
     if (metadata !== this.metadataOf) {
       this.metadataOf = metadata;
-      this.metadataText = `${escape(metadata[0])}\t${isoOf(metadata[1])}\t${isoOf(metadata[2])}\t${escape(metadata[3])}\t${new Date(metadata[4]).toISOString()}\n`;
+      this.metadataText = toBytes(`${escape(metadata[0])}\t${isoOf(metadata[1])}\t${isoOf(metadata[2])}\t${escape(metadata[3])}\t${new Date(metadata[4]).toISOString()}\n`);
     }
     let line = '';
     for (let i = 0; i < this.cellOf.length; i++) line += `${(this.cellOf[i] as (l: RowLayout, c: number) => string)(layout, i)}\t`;
@@ -142,7 +148,8 @@ class CopyAppender implements TableAppender {
     if (this.failure) throw this.failure;
     const text = this.batch;
     this.batch = '';
-    if (text && !this.stream.write(text)) await new Promise<void>((resolve, reject) => {
+    // the lines hold UTF-8 one char a byte (the layout's bytes mode)
+    if (text && !this.stream.write(Buffer.from(text, 'latin1'))) await new Promise<void>((resolve, reject) => {
       const stream = this.stream as unknown as { once(event: string, listener: (error?: Error) => void): void };
       stream.once('drain', () => resolve());
       stream.once('error', () => reject(this.failure));

@@ -64,6 +64,8 @@ const cases = [
   ['CSV (-o out.csv)', () => [...common, '-o', join(work, 'out.csv')]],
   ['CSV, spooled (--chunk day -o out.csv)', () => [...common, '--chunk', 'day', '-o', join(work, 'out2.csv')]],
   ['DuckDB (--load duckdb:)', (run) => [...common, '--load', `duckdb:${join(work, `w${run}.duckdb`)}`]],
+  // the same window into the same file again: its 1M rows replace the first load's (a nightly lookback)
+  ['DuckDB, replacing the window (--load duckdb: again)', (run) => [...common, '--load', `duckdb:${join(work, `w${run}.duckdb`)}`]],
   ['CSV, requested columns (--columns requested -o)', () => [...common, '--columns', 'requested', '-o', join(work, 'out3.csv')]],
   ['DuckDB, requested columns (--columns requested --load duckdb:)', (run) => [...common, '--columns', 'requested', '--load', `duckdb:${join(work, `r${run}.duckdb`)}`]],
   ...(postgres ? [['Postgres (--load postgres://, COPY)', () => [...common, '--load', postgres.url, '--table', 'bench']]] : []),

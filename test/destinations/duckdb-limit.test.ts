@@ -10,6 +10,7 @@ import { TableDestination, type TableSpec } from '../../src/destinations/table.j
 import { loadMemoryLimit, openDuckDb } from '../../src/load/duckdb.js';
 import type { Column } from '../../src/report/schema.js';
 import type { Window } from '../../src/report/windows.js';
+import { duckdbRows } from '../helpers/duckdb.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const D1 = Date.parse('2026-11-01T00:00:00+01:00') / 1000;
@@ -75,4 +76,30 @@ describe('DuckDB: one database, two tables loading at once', () => {
       await watcher.close();
     }
   }, 60_000);
+});
+
+describe('DuckDB: memory_limit for a window that replaces rows', () => {
+  it('replacing 100,000 rows of 30 columns of distinct text commits (the delete versions and the commit are counted), and the table holds the new rows only', async () => {
+    const file = join(tempDir(), 'replace.duckdb');
+    const columns: Column[] = [{ name: 'date', type: 'date', nullable: true, key: true },
+      ...Array.from({ length: 30 }, (_, i): Column => ({ name: `c${i}`, type: 'string', nullable: true, key: false }))];
+    const rows = (load: number) => Array.from({ length: 100_000 }, (_, r) =>
+      Object.fromEntries([['date', '2026-11-01'], ...Array.from({ length: 30 }, (_, c) => [`c${c}`, `v${load}-${r}-${c}-${(r * 2654435761 + c) % 1000003}x`])]));
+    const destination = new TableDestination({
+      connect: () => openDuckDb(file, `duckdb:${file}`, 0, async () => undefined, signal),
+      table: ['t'], columns, selected: true, scope: 's', onSchemaChange: 'fail', fullRefresh: false,
+      period: window, now: () => Date.parse('2026-11-25T06:00:00Z'), atExit: () => () => undefined,
+    });
+    try {
+      for (const load of [1, 2]) {
+        const out = await destination.begin(window, window, `r${load}`);
+        await out.take(body(rows(load)));
+        expect((await out.commit())[0]?.rows).toBe(100_000);
+      }
+      await destination.finish();
+    } finally {
+      await destination.abort();
+    }
+    expect(await duckdbRows(file, "SELECT _report_id, count(*), count(DISTINCT c29), min(c0 LIKE 'v2-%') FROM t GROUP BY 1")).toEqual(['r2|100000|100000|true']);
+  }, 120_000);
 });

@@ -1,0 +1,59 @@
+// A bound on V8's young generation while DuckDB shares the process (`run --load duckdb:`). V8 grows
+// the new space (two semi-spaces) by doubling, up to a maximum set when the process starts (32 MB
+// on Node 20 and 22, 64 MB on Node 24), and keeps it while the process is busy: a 1M-row report
+// grows it to that maximum, though what lives in it at any time is a few megabytes (the piece of
+// the body being scanned, a row, a chunk of the table). Beside DuckDB's code and working memory,
+// that took the load's peak RSS past its 200 MB target. The maximum can only be set on node's
+// command line (--max-semi-space-size), which `reporting` does not own; the growth factor, which
+// V8 reads each time it grows the space, can be set at any time. So while a bound is held, a timer
+// looks at the space's size, stops its growth (factor 1) at the bound, and lets it grow again
+// (factor 2, V8's default) if V8 shrinks it below. Figures: test/bench/RESULTS.md, "Young
+// generation".
+
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
+
+/** The bound on the new space, both semi-spaces. */
+export const YOUNG_GENERATION_BYTES = 16 * 1024 * 1024;
+
+/** How often the size is looked at: V8 grows the space after a scavenge, doubling it at most. */
+const EVERY_MS = 20;
+
+const GROW = 2;
+const HOLD = 1;
+
+let holders = 0;
+let timer: NodeJS.Timeout | undefined;
+let factor = GROW;
+
+const setFactor = (next: number) => {
+  if (next === factor) return;
+  factor = next;
+  setFlagsFromString(`--semi-space-growth-factor=${next}`);
+};
+
+/** The new space's size now (both semi-spaces), or undefined if V8 does not name it. */
+export const youngGenerationBytes = () => getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size;
+
+/** Holds the bound until the answer is called (each holder once); the timer is unref'd, and V8's
+ * own growth comes back when the last holder lets go. */
+export function boundYoungGeneration(bytes = YOUNG_GENERATION_BYTES): () => void {
+  holders++;
+  if (!timer) {
+    const look = () => {
+      const size = youngGenerationBytes();
+      if (size !== undefined) setFactor(size < bytes ? GROW : HOLD);
+    };
+    look();
+    timer = setInterval(look, EVERY_MS);
+    timer.unref();
+  }
+  let held = true;
+  return () => {
+    if (!held) return;
+    held = false;
+    if (--holders > 0) return;
+    clearInterval(timer);
+    timer = undefined;
+    setFactor(GROW);
+  };
+}
