@@ -286,3 +286,25 @@ describe.each(targets)('--load %s: a field the server adds in the middle of a ru
     });
   }, 90_000);
 });
+
+describe.each(targets)('--load %s: a window an earlier load overlaps only partly', (_name, target, skip) => {
+  it.skipIf(skip)('is refused before any report is requested (exit 2, the windows and --full-refresh named), and the table is unchanged', async () => {
+    await withSandbox({ readyDelayMs: 1 }, async (sandbox, dir) => {
+      const db = target(dir);
+      const request = ['run', 'buyer', '--breakdowns', 'DAILY', '--metrics', 'displays', '--load', db.load, '--poll-interval', '20ms'];
+      const week = await runCli([...request, '--since', '2026-11-02', '--until', '2026-11-08', '--chunk', 'week', '-q'], { env: env(sandbox, dir), cwd: dir });
+      expect(week.code, week.stderr).toBe(0);
+      const before = await db.select('SELECT CAST(date AS VARCHAR), displays FROM buyer_report ORDER BY 1');
+      expect(before).toHaveLength(7);
+
+      const day = await runCli([...request, '--since', '2026-11-04', '--until', '2026-11-05', '-v'], { env: env(sandbox, dir), cwd: dir });
+      expect(day.code).toBe(2);
+      const lines = day.stderr.split('\n').filter(Boolean);
+      expect(lines.find((line) => line.startsWith('error:'))).toMatch(/^error: buyer_report holds rows of this scope loaded for 2026-11-02\.\.2026-11-08, which overlaps the window 2026-11-04 only partly \(loaded with another --chunk\); nothing was changed$/);
+      expect(lines.find((line) => line.startsWith('hint:'))).toMatch(/--full-refresh/);
+      // no report was requested: the -v trace shows no submit
+      expect(day.stderr).not.toMatch(/POST \/buyer-reporting/);
+      expect(await db.select('SELECT CAST(date AS VARCHAR), displays FROM buyer_report ORDER BY 1')).toEqual(before);
+    });
+  });
+});
