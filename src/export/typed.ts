@@ -28,6 +28,19 @@ function isAscii(text: string): boolean {
   return true;
 }
 
+/** /^-?\d{1,18}$/ (a count a 64-bit integer holds whatever its digits), by hand: 1M rows of 7 counts
+ * spent 0.2 s in the regexp and its call. */
+function isShortInteger(text: string): boolean {
+  const from = text.charCodeAt(0) === 45 ? 1 : 0;
+  const digits = text.length - from;
+  if (digits < 1 || digits > 18) return false;
+  for (let i = from; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
+
 const INT64_MAX = 2n ** 63n - 1n;
 const INT64_MIN = -(2n ** 63n);
 
@@ -84,8 +97,10 @@ export class RowLayout {
       this.layoutKeys = keys; // never changed once handed on (RowHandler): compared by identity next
     }
     const width = this.columns.length;
-    this.texts.length = width;
-    this.kinds.length = width;
+    if (this.kinds.length !== width) {
+      this.texts.length = width;
+      this.kinds.length = width;
+    }
     this.kinds.fill(Kind.Null);
     for (let k = 0; k < keys.length; k++) {
       const slot = this.slots[k] as number;
@@ -112,7 +127,7 @@ export class RowLayout {
     if (kind === Kind.Null) return null;
     const text = this.texts[column] as string;
     if (kind === Kind.Number) {
-      if (/^-?\d{1,18}$/.test(text)) return text;
+      if (isShortInteger(text)) return text;
       if (/^-?\d+$/.test(text)) {
         const value = BigInt(text);
         if (value >= INT64_MIN && value <= INT64_MAX) return text;
