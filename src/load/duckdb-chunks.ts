@@ -255,12 +255,15 @@ export class DuckDbChunkAppender implements TableAppender {
   }
 
   async finish(): Promise<void> {
-    this.closed = true;
-    if (this.rows > 0) this.emit();
     try {
+      if (this.rows > 0) this.hand();
       this.appender.flushSync();
+      this.closed = true;
       this.appender.closeSync();
     } catch (error) {
+      // the rows DuckDB refused are dropped now: an appender freed with rows in it has them flushed
+      // by DuckDB then, into whatever transaction its connection is in (the next window's)
+      await this.cancel().catch(() => undefined);
       throw this.failed(error);
     }
   }

@@ -2,7 +2,10 @@
 // written into the chunk's vectors must come back exactly, across chunk edges, for every column
 // type; read back with DuckDB's own client.
 
+import { DuckDBInstance } from '@duckdb/node-api';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { TableDestination, type TableSpec } from '../../src/destinations/table.js';
 import { openDuckDb } from '../../src/load/duckdb.js';
@@ -115,5 +118,47 @@ describe('DuckDB: rows a data chunk at a time', () => {
     await out.abort();
     await destination.abort();
     expect(await select(file, 'SELECT count(*) FROM t')).toEqual(['0']);
+  });
+
+  it('a window whose rows DuckDB refuses as it commits (the appender\'s last flush) leaves none of them behind: the next window on the connection commits its own rows only', async () => {
+    const file = join(tempDir(), 'u.duckdb');
+    const signal = new AbortController().signal;
+    const W2: Window = { since: WINDOW.until + 1, until: WINDOW.until + 86_400 };
+    const columns: Column[] = [{ name: 'seq', type: 'int64', nullable: true, key: true }, { name: 'country', type: 'string', nullable: true, key: false }];
+    // a table the user made, with a unique key, holding a row of another scope (the process's one
+    // database of the file, as openDuckDb opens it)
+    const other = await DuckDBInstance.fromCache(file, { memory_limit: '64MB', threads: '1' });
+    const connection = await other.connect();
+    await connection.run('CREATE TABLE t (seq BIGINT UNIQUE, country VARCHAR, _report_id VARCHAR, _window_since TIMESTAMPTZ, _window_until TIMESTAMPTZ, _scope VARCHAR, _loaded_at TIMESTAMPTZ)');
+    await connection.run("INSERT INTO t VALUES (1, 'other', 'x', now(), now(), 'other', now())");
+    const destination = new TableDestination({
+      connect: () => openDuckDb(file, `duckdb:${file}`, 0, async () => undefined, signal),
+      table: ['t'], columns, selected: true, scope: 's', onSchemaChange: 'fail', fullRefresh: false,
+      period: { since: WINDOW.since, until: W2.until }, now: () => LOADED_AT, atExit: () => () => undefined,
+    });
+    const body = (text: string) => (async function* () { yield Buffer.from(text); })();
+    try {
+      let out = await destination.begin(WINDOW, WINDOW, 'r1');
+      await out.take(body('{"data":[{"seq":1,"country":"dup"},{"seq":2,"country":"two"}],"summary":null}'));
+      // (the error kept as text: an error object keeps its stack's frames, the appender among them)
+      expect(await out.commit().then(() => '', (error: unknown) => String(error))).toMatch(/Duplicate key "seq: 1"/);
+      // the other row goes (another job of the process), the next window loads on the same connection
+      await connection.run("DELETE FROM t WHERE _scope = 'other'");
+      out = await destination.begin(W2, W2, 'r2');
+      // the failed window's appender is garbage: DuckDB flushes what it still holds when it is freed
+      setFlagsFromString('--expose-gc');
+      const gc = runInNewContext('gc') as () => void;
+      for (let i = 0; i < 3; i++) {
+        gc();
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      await out.take(body('{"data":[{"seq":3,"country":"three"}],"summary":null}'));
+      await out.commit();
+      await destination.finish();
+    } finally {
+      await destination.abort();
+      connection.closeSync();
+    }
+    expect(await select(file, 'SELECT seq, country, _report_id FROM t ORDER BY seq')).toEqual(['3|three|r2']);
   });
 });
