@@ -1,3 +1,5 @@
+import { createRequire } from 'node:module';
+
 // The optional heavy dependencies, loaded when first needed and nowhere else (the commands'
 // modules load at the registry, the Parquet and XLSX writers at the format table of
 // export/export.ts). Measured on this project's 2-core machine: importing `conf` takes 80-90 ms,
@@ -7,8 +9,6 @@
 export const loadConf = async () => (await import('conf')).default;
 
 export const loadProgressBars = async () => (await import('cli-progress')).default;
-
-import { createRequire } from 'node:module';
 
 // The database clients of `run --load`: only a run that loads pays for them (DuckDB's native
 // binding alone is tens of megabytes).

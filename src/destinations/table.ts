@@ -140,7 +140,7 @@ export class TableDestination implements Destination {
 
   /** Rows of this scope loaded for windows that overlap `window` only partly: refused. */
   private partialError(partial: readonly string[][], window: Window, changed: string): CliError {
-    return new CliError(`${this.shownTable} holds rows of this scope loaded for ${listWindows(partial)}, which overlaps the window ${describeWindow(window)} only partly (loaded with another --chunk); ${changed}`, EXIT.usage,
+    return new CliError(`${this.shownTable} holds rows of this scope loaded for ${listWindows(partial)}, which ${partial.length > 1 ? 'overlap' : 'overlaps'} the window ${describeWindow(window)} only partly (loaded with another --chunk); ${changed}`, EXIT.usage,
       'add --full-refresh to replace the run\'s whole period, or use the --chunk of the earlier load');
   }
 
@@ -377,6 +377,9 @@ export class TableDestination implements Destination {
   }
 
   async finish(): Promise<Committed[]> {
+    // every window was committed or rolled back; one left open is given up, never left to the
+    // connection's close
+    await this.rollback();
     await this.close();
     return [];
   }

@@ -35,15 +35,18 @@ const setFactor = (next: number) => {
 export const youngGenerationBytes = () => getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size;
 
 /** Holds the bound until the answer is called (each holder once); the timer is unref'd, and V8's
- * own growth comes back when the last holder lets go. */
+ * own growth comes back when the last holder lets go. The growth is stopped at once, and let go
+ * only at a look that finds the space at half the bound or less, so that one growth (doubling)
+ * stays within it: V8 may grow the space during a long synchronous stretch (loading modules) when
+ * no timer runs, and Node 24 grew it from 16 to 32 MiB so before the first look. */
 export function boundYoungGeneration(bytes = YOUNG_GENERATION_BYTES): () => void {
   holders++;
   if (!timer) {
     const look = () => {
       const size = youngGenerationBytes();
-      if (size !== undefined) setFactor(size < bytes ? GROW : HOLD);
+      setFactor(size !== undefined && size * 2 <= bytes ? GROW : HOLD);
     };
-    look();
+    setFactor(HOLD);
     timer = setInterval(look, EVERY_MS);
     timer.unref();
   }

@@ -171,8 +171,11 @@ class DuckDbConnection implements LoadConnection {
 
   async close(): Promise<void> {
     await this.limit.release(this, (set) => this.execute(set)).catch(() => undefined);
-    this.connection.closeSync();
-    this.instance.closeSync();
-    this.unbound();
+    try {
+      this.connection.closeSync();
+      this.instance.closeSync();
+    } finally {
+      this.unbound();
+    }
   }
 }
