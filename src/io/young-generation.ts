@@ -5,10 +5,10 @@
 // the body being scanned, a row, a chunk of the table). Beside DuckDB's code and working memory,
 // that took the load's peak RSS past its 200 MB target. The maximum can only be set on node's
 // command line (--max-semi-space-size), which `reporting` does not own; the growth factor, which
-// V8 reads each time it grows the space, can be set at any time. So while a bound is held, a timer
-// looks at the space's size, stops its growth (factor 1) at the bound, and lets it grow again
-// (factor 2, V8's default) if V8 shrinks it below. Figures: test/bench/RESULTS.md, "Young
-// generation".
+// V8 reads each time it grows the space, can be set at any time. So while a bound is held, the
+// growth is stopped (factor 1), and a timer lets it grow again (factor 2, V8's default) while the
+// space is at half the bound or less. Figures: test/bench/RESULTS.md, "Tables read as bytes, fewer
+// flushes, a bounded young generation".
 
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 
