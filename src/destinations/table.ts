@@ -131,6 +131,7 @@ export class TableDestination implements Destination {
       // of this run is refused now, before any report is requested
       const loaded = await connection.query(loadedWindowsSql(spec.table), [spec.scope, spec.period.since, spec.period.until]);
       for (const window of spec.windows) {
+        // partialSql's test: overlapping the window, not inside it
         const partial = loaded.filter(([since, until]) => Number(since) <= window.until && Number(until) >= window.since && !(Number(since) >= window.since && Number(until) <= window.until));
         if (partial.length) throw this.partialError(partial, window, 'nothing was changed');
       }

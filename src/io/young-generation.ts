@@ -13,7 +13,7 @@
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 
 /** The bound on the new space, both semi-spaces. */
-export const YOUNG_GENERATION_BYTES = 16 * 1024 * 1024;
+const YOUNG_GENERATION_BYTES = 16 * 1024 * 1024;
 
 /** How often the size is looked at: V8 grows the space after a scavenge, doubling it at most. */
 const EVERY_MS = 20;
@@ -32,19 +32,19 @@ const setFactor = (next: number) => {
 };
 
 /** The new space's size now (both semi-spaces), or undefined if V8 does not name it. */
-export const youngGenerationBytes = () => getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size;
+const youngGenerationBytes = () => getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size;
 
 /** Holds the bound until the answer is called (each holder once); the timer is unref'd, and V8's
  * own growth comes back when the last holder lets go. The growth is stopped at once, and let go
  * only at a look that finds the space at half the bound or less, so that one growth (doubling)
  * stays within it: V8 may grow the space during a long synchronous stretch (loading modules) when
  * no timer runs, and Node 24 grew it from 16 to 32 MiB so before the first look. */
-export function boundYoungGeneration(bytes = YOUNG_GENERATION_BYTES): () => void {
+export function boundYoungGeneration(): () => void {
   holders++;
   if (!timer) {
     const look = () => {
       const size = youngGenerationBytes();
-      setFactor(size !== undefined && size * 2 <= bytes ? GROW : HOLD);
+      setFactor(size !== undefined && size * 2 <= YOUNG_GENERATION_BYTES ? GROW : HOLD);
     };
     setFactor(HOLD);
     timer = setInterval(look, EVERY_MS);
