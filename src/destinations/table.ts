@@ -141,8 +141,10 @@ export class TableDestination implements Destination {
 
   /** Rows of this scope loaded for windows that overlap `window` only partly: refused. */
   private partialError(partial: readonly string[][], window: Window, changed: string): CliError {
+    // the earlier windows and this one, whole: the period a --full-refresh can replace
+    const whole = partial.reduce((span, [since, until]) => ({ since: Math.min(span.since, Number(since)), until: Math.max(span.until, Number(until)) }), window);
     return new CliError(`${this.shownTable} holds rows of this scope loaded for ${listWindows(partial)}, which ${partial.length > 1 ? 'overlap' : 'overlaps'} the window ${describeWindow(window)} only partly (loaded with another --chunk); ${changed}`, EXIT.usage,
-      'add --full-refresh to replace the run\'s whole period, or use the --chunk of the earlier load');
+      `reload their whole period with --full-refresh and --since/--until covering ${describeWindow(whole)}, or load whole windows of the earlier --chunk`);
   }
 
   async begin(piece: Window, origin: Window, reportId: string): Promise<WindowOutput> {

@@ -301,10 +301,14 @@ describe.each(targets)('--load %s: a window an earlier load overlaps only partly
       expect(day.code).toBe(2);
       const lines = day.stderr.split('\n').filter(Boolean);
       expect(lines.find((line) => line.startsWith('error:'))).toMatch(/^error: buyer_report holds rows of this scope loaded for 2026-11-02\.\.2026-11-08, which overlaps the window 2026-11-04 only partly \(loaded with another --chunk\); nothing was changed$/);
-      expect(lines.find((line) => line.startsWith('hint:'))).toMatch(/--full-refresh/);
+      expect(lines.find((line) => line.startsWith('hint:'))).toMatch(/--full-refresh and --since\/--until covering 2026-11-02\.\.2026-11-08/);
       // no report was requested: the -v trace shows no submit
       expect(day.stderr).not.toMatch(/POST \/buyer-reporting/);
       expect(await db.select('SELECT CAST(date AS VARCHAR), displays FROM buyer_report ORDER BY 1')).toEqual(before);
+      // what the hint says works: the whole week again, by days, each day once
+      const whole = await runCli([...request, '--since', '2026-11-02', '--until', '2026-11-08', '--full-refresh', '-q'], { env: env(sandbox, dir), cwd: dir });
+      expect(whole.code, whole.stderr).toBe(0);
+      expect(await db.select('SELECT count(DISTINCT _window_since), count(*), count(DISTINCT date) FROM buyer_report')).toEqual(['7|7|7']);
     });
   });
 });
