@@ -101,24 +101,16 @@ export class TableDestination implements Destination {
     const { spec } = this;
     const connection = await spec.connect();
     this.connection = connection;
-    const existing = await connection.columns(spec.table);
-    const wanted = [...spec.columns, ...LOAD_METADATA];
-    if (!existing) {
-      // another run may create it at the same moment (Postgres): then it is there, and is checked
-      await connection.execute(loadDdl(spec.columns, connection.dialect, spec.table, true)).catch(async (error: unknown) => {
-        if (!await connection.columns(spec.table)) throw error;
-      });
-    }
-    // a table made here has the columns wanted; one made by another run is checked as any other
-    const current = existing ?? await connection.columns(spec.table);
-    if (current) {
-      const drift = driftOf(current, wanted, connection.dialect);
-      const refused = driftError(this.shownTable, drift, spec.onSchemaChange);
-      if (refused) throw refused;
-      for (const sql of addColumnsSql(spec.table, drift.added, connection.dialect)) await connection.execute(sql);
-      // --columns all: a column the table has beyond the export's (an earlier add-columns) is
-      // known, so its field in the rows is neither a new field nor left out
-      if (!spec.selected) this.columns = [...this.columns, ...tableOnlyColumns(current, spec.columns, connection.dialect)];
+    // created or altered under the table's lock: another run creating it or adding the same column
+    // at the same moment waits, then finds it made
+    await connection.execute('BEGIN');
+    try {
+      await connection.lock(spec.table);
+      await this.createOrCheck(connection);
+      await connection.execute('COMMIT');
+    } catch (error) {
+      await connection.execute('ROLLBACK').catch(() => undefined);
+      throw error;
     }
     this.order = [...(await connection.columns(spec.table))?.keys() ?? []];
     if (spec.fullRefresh) {
@@ -137,6 +129,24 @@ export class TableDestination implements Destination {
       }
     }
     return connection;
+  }
+
+  /** The table created with the export's columns, or its columns checked against them (and those
+   * it lacks added, with add-columns). */
+  private async createOrCheck(connection: LoadConnection): Promise<void> {
+    const { spec } = this;
+    const current = await connection.columns(spec.table);
+    if (!current) {
+      await connection.execute(loadDdl(spec.columns, connection.dialect, spec.table, true));
+      return;
+    }
+    const drift = driftOf(current, [...spec.columns, ...LOAD_METADATA], connection.dialect);
+    const refused = driftError(this.shownTable, drift, spec.onSchemaChange);
+    if (refused) throw refused;
+    for (const sql of addColumnsSql(spec.table, drift.added, connection.dialect)) await connection.execute(sql);
+    // --columns all: a column the table has beyond the export's (an earlier add-columns) is
+    // known, so its field in the rows is neither a new field nor left out
+    if (!spec.selected) this.columns = [...this.columns, ...tableOnlyColumns(current, spec.columns, connection.dialect)];
   }
 
   /** Rows of this scope loaded for windows that overlap `window` only partly: refused. */
@@ -180,6 +190,9 @@ export class TableDestination implements Destination {
     const { spec } = this;
     await connection.execute('BEGIN');
     try {
+      // a second loader of this window (another process) waits here until this one commits, then
+      // replaces its rows: the window holds one report's rows, whichever order they come in
+      await connection.lock(spec.table, spec.scope);
       if (spec.fullRefresh) await connection.deleteRows(deleteOverlappingSql(spec.table), [spec.scope, origin.since, origin.until], this.order.length);
       else {
         const partial = await connection.query(partialSql(spec.table), [spec.scope, origin.since, origin.until]);

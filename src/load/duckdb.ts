@@ -151,6 +151,9 @@ class DuckDbConnection implements LoadConnection {
     }
   }
 
+  /** the file's lock already lets one process write at a time, and a process opens a file once */
+  async lock(_table: readonly string[], _scope?: string): Promise<void> {}
+
   async query(sql: string, params: readonly (string | number)[] = []): Promise<string[][]> {
     const reader = await this.connection.runAndReadAll(sql, [...params]).catch((error: unknown) => { throw this.failed(error); });
     return reader.getRows().map((row) => row.map((value) => (value === null ? '' : String(value))));

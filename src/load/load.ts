@@ -46,6 +46,11 @@ export interface LoadConnection {
    * is the table's columns in their order (a column added later comes last; one the export does
    * not write is NULL) */
   appender(table: readonly string[], columns: readonly Column[], order: readonly string[]): Promise<TableAppender>;
+  /** Inside a transaction: waits until no other process holds the table's lock for `scope`
+   * (`undefined`: the table itself, while it is created or altered), then holds it until the
+   * transaction ends (Postgres: an advisory lock; DuckDB: nothing, its file lock already lets one
+   * process write at a time). Two loaders of one window then replace in turn, never side by side. */
+  lock(table: readonly string[], scope?: string): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -90,6 +90,15 @@ class PostgresConnection implements LoadConnection {
     return new CopyAppender(stream, columns, this.shown);
   }
 
+  async lock(table: readonly string[], scope?: string): Promise<void> {
+    // the key: the table as the server resolves it (an unqualified name is in current_schema()),
+    // and the scope; a 64-bit hash of it, whose rare collision only makes two loads wait in turn
+    const schema = table.length > 1 ? table[0] as string : null;
+    const sql = `SELECT pg_advisory_xact_lock(hashtextextended('reporting ' || quote_ident(coalesce($1, current_schema())) || '.' || quote_ident($2) || chr(10) || $3, 0))`;
+    await this.client.query(sql, [schema, table[table.length - 1] as string, scope === undefined ? '' : `scope ${scope}`])
+      .catch((error: unknown) => { throw queryError(error, this.shown); });
+  }
+
   async close(): Promise<void> {
     await this.client.end().catch(() => undefined);
   }
