@@ -9,6 +9,8 @@ export const EXIT = {
   rejected: 4,
   network: 5,
   report: 6,
+  /** the command stopped without a result: what it waited for could never answer */
+  unfinished: 70,
   interrupted: 130,
 } as const;
 

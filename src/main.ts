@@ -86,7 +86,16 @@ export function main(argv: string[]): void {
     version: readVersion(),
     host: processHost(cleanups),
   };
+  // the event loop drained while the command had not settled: something it awaited can never
+  // answer (a client that gave up without saying so). That is no success: exit 70, in one line.
+  let settled = false;
+  process.once('beforeExit', () => {
+    if (settled) return;
+    process.stderr.write('error: the command stopped before it finished: something it was waiting for will never answer\nhint: this is a bug in reporting; please report it with the command you ran\n');
+    process.exit(EXIT.unfinished);
+  });
   void import('./cli/program.js').then(({ runCli }) => runCli(argv, ctx)).then(async (code) => {
+    settled = true;
     // never leave with writes pending: piped output (or the last message) would be cut short
     await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
     process.exit(code);

@@ -26,6 +26,7 @@ export const EXIT_CODES_HELP = [
   `  ${EXIT.rejected}    the API rejected the request`,
   `  ${EXIT.network}    network or server failure after retries, or an unexpected answer: retry later`,
   `  ${EXIT.report}    the report failed, or was not ready within --max-wait: retry later`,
+  `  ${EXIT.unfinished}   stopped without a result (something it waited for never answered): a bug, retry later`,
   `  ${EXIT.interrupted}  interrupted (Ctrl-C); 143 for SIGTERM: the next run resumes`,
 ].join('\n');
 

@@ -18,18 +18,20 @@ export async function openPostgres(target: LoadTarget, env: Record<string, strin
   const pg = await loadPg();
   // bigint, timestamps and dates come back as text: nothing is rounded or shifted on the way
   const text = (value: string) => value;
-  const client = new pg.Client({
-    connectionString: target.location,
-    ...(target.password === undefined && env.PGPASSWORD === undefined ? {} : { password: target.password ?? env.PGPASSWORD }),
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    types: { getTypeParser: () => text },
-  });
-  // an error after connecting (the server went away) is the query's error, not a crash
-  client.on('error', () => undefined);
+  let client: InstanceType<typeof pg.Client> | undefined;
   try {
+    // built inside: the client reads the URL's certificate files as it is made
+    client = new pg.Client({
+      connectionString: target.location,
+      ...(target.password === undefined && env.PGPASSWORD === undefined ? {} : { password: target.password ?? env.PGPASSWORD }),
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      types: { getTypeParser: () => text },
+    });
+    // an error after connecting (the server went away) is the query's error, not a crash
+    client.on('error', () => undefined);
     await client.connect();
   } catch (error) {
-    await client.end().catch(() => undefined);
+    await client?.end().catch(() => undefined);
     throw connectError(error, target.shown);
   }
   return new PostgresConnection(client, target.shown);

@@ -4,6 +4,7 @@
 // never shown: `shown` is the target without it, which is what errors, logs, the state file and
 // printed commands carry.
 
+import { accessSync, constants, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { Side } from '../report/catalog.js';
@@ -50,9 +51,47 @@ export function parseLoadTarget(text: string, cwd: string): LoadTarget {
       hidden.push(...shown.searchParams.getAll(key));
       shown.searchParams.delete(key);
     }
+    checkPostgresParams(url, shown.toString(), cwd);
     return { engine: 'postgres', location: value, shown: shown.toString(), password, hidden };
   }
   throw new UsageError(`--load takes duckdb:PATH or postgres://..., not "${value.replace(/:[^@/]*@/, ':***@')}"`, HINT);
+}
+
+const SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify'];
+const SSL_FILES = ['sslcert', 'sslkey', 'sslrootcert'];
+
+/**
+ * The URL's parameters that the Postgres client reads, checked before any report is requested: a
+ * port that is not a port left the client waiting forever (the run ended with exit 0 and nothing
+ * written), and a certificate file that cannot be read made it throw as it was built.
+ */
+function checkPostgresParams(url: URL, shown: string, cwd: string): void {
+  const refuse = (what: string, hint: string): never => { throw new UsageError(`--load ${shown}: ${what}`, hint); };
+  const params = url.searchParams;
+  for (const key of ['port', 'connect_timeout']) {
+    const value = params.get(key);
+    if (value === null) continue;
+    const number = /^\d{1,5}$/.test(value) ? Number(value) : NaN;
+    if (key === 'port' ? !(number >= 1 && number <= 65535) : Number.isNaN(number)) {
+      refuse(`${key}=${value} is not ${key === 'port' ? 'a port (1 to 65535)' : 'a number of seconds'}`, key === 'port' ? 'give the port in the URL: postgres://USER@HOST:PORT/DB' : 'give connect_timeout=SECONDS');
+    }
+  }
+  const mode = params.get('sslmode');
+  if (mode !== null && !SSL_MODES.includes(mode)) refuse(`sslmode=${mode} is not one of ${SSL_MODES.join(', ')}`, 'e.g. ?sslmode=require');
+  for (const key of SSL_FILES) {
+    const value = params.get(key);
+    if (value === null) continue;
+    // the client reads the file from the current folder, as given
+    const path = resolve(cwd, value);
+    try {
+      if (!statSync(path).isFile()) refuse(`${key}=${value} is not a file`, `give the path of a PEM file as ${key}`);
+      accessSync(path, constants.R_OK);
+    } catch (error) {
+      if (error instanceof UsageError) throw error;
+      const code = (error as NodeJS.ErrnoException).code;
+      refuse(`${key}=${value} cannot be read: ${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code ?? 'unreadable'}`, `give the path of a PEM file as ${key}`);
+    }
+  }
 }
 
 /** A URL's password as written, its %-escapes undone where they can be (`50%` stays as it is). */
