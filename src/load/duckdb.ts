@@ -12,6 +12,7 @@ import { loadDuckDb, loadDuckDbBindings } from '../lazy.js';
 import type { Column } from '../report/schema.js';
 import { DuckDbChunkAppender } from './duckdb-chunks.js';
 import type { LoadConnection, TableAppender } from './load.js';
+import { qualified } from './target.js';
 
 /** What DuckDB may use while it opens the file and checks the table; loading sets its memory_limit
  * by the table's width (loadMemoryLimit). DuckDB's own allocator settings
@@ -116,6 +117,23 @@ const firstLine = (error: unknown) => (error instanceof Error ? error.message : 
 
 type DuckDb = Awaited<ReturnType<typeof loadDuckDb>>;
 
+/** The tables being created or altered in this process, each the promise its next holder awaits. */
+const tableHolds = new Map<string, Promise<void>>();
+
+/** Waits until no other connection of this process holds `key`; answers the release. */
+async function holdTable(key: string): Promise<() => void> {
+  const previous = tableHolds.get(key) ?? Promise.resolve();
+  let release!: () => void;
+  const mine = new Promise<void>((resolve) => { release = resolve; });
+  const chained = previous.then(() => mine);
+  tableHolds.set(key, chained);
+  await previous;
+  return () => {
+    release();
+    if (tableHolds.get(key) === chained) tableHolds.delete(key);
+  };
+}
+
 class DuckDbConnection implements LoadConnection {
   readonly engine = 'duckdb' as const;
   readonly dialect = 'duckdb' as const;
@@ -147,12 +165,24 @@ class DuckDbConnection implements LoadConnection {
       await this.connection.run(sql, [...params]).catch((error: unknown) => { throw this.failed(error); });
     } finally {
       // the window's rows are committed or gone: its share of the memory limit goes back
-      if (sql === 'COMMIT' || sql === 'ROLLBACK') await this.limit.release(this, (set) => this.execute(set)).catch(() => undefined);
+      if (sql === 'COMMIT' || sql === 'ROLLBACK') {
+        this.held?.();
+        this.held = undefined;
+        await this.limit.release(this, (set) => this.execute(set)).catch(() => undefined);
+      }
     }
   }
 
-  /** the file's lock already lets one process write at a time, and a process opens a file once */
-  async lock(_table: readonly string[], _scope?: string): Promise<void> {}
+  /** The file's lock already lets one process write at a time. Within the process, a table is
+   * created or altered by one job at a time (two transactions creating it would conflict); the
+   * windows of several scopes load side by side. */
+  async lock(table: readonly string[], scope?: string): Promise<void> {
+    if (scope !== undefined) return;
+    this.held?.();
+    this.held = await holdTable(`${this.shown}\n${qualified(table)}`);
+  }
+
+  private held?: () => void;
 
   async query(sql: string, params: readonly (string | number)[] = []): Promise<string[][]> {
     const reader = await this.connection.runAndReadAll(sql, [...params]).catch((error: unknown) => { throw this.failed(error); });
