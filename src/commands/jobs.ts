@@ -51,7 +51,8 @@ export async function run(opts: JobsOptions, f: Factory): Promise<void> {
   const file = loadFile(opts, f);
   // list and validate check every job; run checks the ones it runs (all before any request)
   const selected = opts.action === 'validate' ? file.jobs : selectJobs(file.jobs, opts.names, opts.exclude, shardFrom(opts.shard, f.env));
-  const checked = checkJobs(opts.action === 'list' ? file.jobs : selected, file, opts.parser, f);
+  // only `jobs run` writes: list, plan and validate leave the file system as they found it
+  const checked = checkJobs(opts.action === 'list' ? file.jobs : selected, file, opts.parser, f, opts.action === 'run');
   if (opts.action !== 'list') {
     checkProfiles(selected, file, f);
     refuseSharedTables(selected, checked, file, f);
@@ -96,7 +97,7 @@ function placeOf(job: FileJob, message: string) {
 
 /** Each job as `run` would check its command line: its keys' values one by one (each error at its
  * value), then together, then what `run` checks before its first request. */
-function checkJobs(jobs: readonly FileJob[], file: JobFile, parser: RunWordsParser, f: Factory): Map<FileJob, Checked> {
+function checkJobs(jobs: readonly FileJob[], file: JobFile, parser: RunWordsParser, f: Factory, writes: boolean): Map<FileJob, Checked> {
   const checked = new Map<FileJob, Checked>();
   const quiet = { ...f, globals: { ...f.globals, json: false } } as Factory;
   for (const job of jobs) {
@@ -118,7 +119,7 @@ function checkJobs(jobs: readonly FileJob[], file: JobFile, parser: RunWordsPars
     }
     try {
       const opts = parser.parse(job.words);
-      const prepared = prepareRun(opts, quiet);
+      const prepared = prepareRun(opts, quiet, writes);
       // what the engine checks first (before any request), checked now for every job
       if (opts.chunk) checkChunk(parseChunk(opts.chunk.chunk), prepared.request.breakdowns);
       checked.set(job, { opts, prepared });

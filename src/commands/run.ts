@@ -60,7 +60,9 @@ export async function checkObjectOutput(job: Job, f: Factory): Promise<void> {
 }
 
 /** The run's Job, every flag checked before the first request (`jobs` checks all its jobs so). */
-export function prepareRun(opts: RunOptions, f: Factory): Job {
+/** `probe`: -o's folder is shown writable by making a file there (`jobs list`, `plan`, `validate`
+ * make nothing: they look at its permission only). */
+export function prepareRun(opts: RunOptions, f: Factory, probe = true): Job {
   const { side } = opts;
   const flags = opts.jobs ?? DEFAULT_JOB_FLAGS;
   // everything the user typed is checked before the first request; `--since auto` is resolved
@@ -92,7 +94,7 @@ export function prepareRun(opts: RunOptions, f: Factory): Job {
     const path = expandTemplate(output.template, { ...named, reportId: 'ID' });
     const shown = path === output.template || output.template.includes('{reportId}') ? output.template : `${output.template} (${path})`;
     // an s3:// target is checked over the network, by checkObjectOutput, just before the run
-    if (!isObjectUrl(path)) checkWritableTarget(path, f.cwd, shown);
+    if (!isObjectUrl(path)) checkWritableTarget(path, f.cwd, shown, probe);
   }
   if (!load && opts.load && (opts.load.table !== undefined || opts.load.scope !== undefined)) {
     throw new UsageError(`${opts.load.table !== undefined ? '--table' : '--scope'} only applies with --load`, 'add --load duckdb:PATH or --load postgres://USER@HOST/DB (or set REPORTING_LOAD)');

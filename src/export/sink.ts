@@ -2,9 +2,9 @@
 // flushed, renamed into place only once everything was written). A failure, a timeout or Ctrl-C
 // leaves the previous file untouched and no temporary file behind.
 
-import { closeSync, createReadStream, createWriteStream, mkdirSync, openSync, rmdirSync, statSync, unlinkSync, type Stats, type WriteStream } from 'node:fs';
+import { accessSync, closeSync, constants, createReadStream, createWriteStream, mkdirSync, openSync, statSync, unlinkSync, type Stats, type WriteStream } from 'node:fs';
 import { open, stat, unlink } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { Output } from '../factory.js';
 import { CliError, EXIT, UsageError, whyWriteFailed } from '../errors.js';
 import { cleanStaleTemps, placeFile, tempPathFor } from '../fs/atomic.js';
@@ -83,11 +83,14 @@ function makeFolders(dir: string, target: string): void {
 
 /**
  * Checks, before the first request, that -o can be written: the target is not a folder nor a
- * device, the nearest existing folder is a folder, and a file (or the first missing folder) can
- * really be made there; the probe is removed at once. A usage error naming the path, so that no
- * report is requested, waited for and downloaded only to be thrown away.
+ * device, the nearest existing folder is a folder, and a file can really be made in it. The check
+ * creates nothing another process can see: with `write`, a file of a unique name in that existing
+ * folder, removed at once (no folder is made, so processes checking one place at once never meet);
+ * without (`jobs list`, `plan`, `validate`, which write nothing), the folder's write permission
+ * only. A usage error naming the path, so that no report is requested, waited for and downloaded
+ * only to be thrown away.
  */
-export function checkWritableTarget(target: string, cwd: string, shown = target): void {
+export function checkWritableTarget(target: string, cwd: string, shown = target, write = true): void {
   const path = resolve(cwd, target);
   const refuse = (reason: string, hint?: string): never => { throw new UsageError(`cannot write -o ${shown}: ${reason}`, hint); };
   const existing = statOf(path);
@@ -101,23 +104,20 @@ export function checkWritableTarget(target: string, cwd: string, shown = target)
     return refuse((error as Error).message);
   }
   if (!folders.stats.isDirectory()) refuse(`${folders.existing} is a file, not a folder`);
-  const probe = folders.missing[0];
-  const hint = 'choose a folder you can write to';
+  const missing = folders.missing[0];
   try {
-    if (probe) {
-      mkdirSync(probe);
-      rmdirSync(probe);
-    } else {
-      const temp = tempPathFor(path);
+    if (write) {
+      const temp = tempPathFor(join(folders.existing, basename(path)));
       closeSync(openSync(temp, 'wx', 0o600));
       unlinkSync(temp);
+    } else {
+      accessSync(folders.existing, constants.W_OK | constants.X_OK);
     }
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const where = probe ? `cannot create the folder ${probe}` : `cannot create a file in ${folders.existing}`;
-    if (code === 'EEXIST') return; // another process made it first: the place is writable
+    const where = missing ? `cannot create the folder ${missing}` : `cannot create a file in ${folders.existing}`;
     // the folder exists (just seen): ENOENT means its file system refuses (/proc)
-    refuse(`${where}: ${code === 'ENOENT' ? 'the file system there does not allow it' : whyWriteFailed(error)}`, hint);
+    refuse(`${where}: ${code === 'ENOENT' ? 'the file system there does not allow it' : whyWriteFailed(error)}`, 'choose a folder you can write to');
   }
 }
 
