@@ -4,7 +4,7 @@
 // CLI), the same checks before any request, the same engine, state file and outputs.
 
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { formatDuration } from '../duration.js';
 import { CliError, EXIT, InterruptedError, UsageError } from '../errors.js';
 import { createFactory, type Factory } from '../factory.js';
@@ -23,7 +23,9 @@ import { DEFAULT_CONCURRENCY } from '../jobs/limits.js';
 import { checkChunk, parseChunk } from '../report/windows.js';
 import { accountOf } from '../jobs/load.js';
 import { scopeOf } from '../load/load.js';
-import type { LoadTarget } from '../load/target.js';
+import { databaseIdentity, tableIdentity } from '../load/target.js';
+import { isObjectUrl, realTarget } from '../paths.js';
+import { targetFiles } from '../jobs/plan.js';
 import { checkObjectOutput, prepareRun, type RunOptions } from './run.js';
 
 /** `run`'s parser, from the CLI (src/cli/run-words.ts). */
@@ -49,14 +51,14 @@ export async function run(opts: JobsOptions, f: Factory): Promise<void> {
     throw new UsageError(`--profile ${f.profileName} (or REPORTING_PROFILE) does not apply to jobs: each job names its profile in the job file`, `run one profile's jobs by name: reporting jobs ${opts.action} '*@${f.profileName}'`);
   }
   const file = loadFile(opts, f);
-  // list and validate check every job; run checks the ones it runs (all before any request)
   const selected = opts.action === 'validate' ? file.jobs : selectJobs(file.jobs, opts.names, opts.exclude, shardFrom(opts.shard, f.env));
-  // only `jobs run` writes: list, plan and validate leave the file system as they found it
-  const checked = checkJobs(opts.action === 'list' ? file.jobs : selected, file, opts.parser, f, opts.action === 'run');
-  if (opts.action !== 'list') {
-    checkProfiles(selected, file, f);
-    refuseSharedTables(selected, checked, file, f);
-  }
+  // every job of the file is checked, whatever is selected (a shard, a name): two jobs that clash
+  // clash in whichever pods run them. Only `jobs run` writes, and only for the jobs it runs: list,
+  // plan and validate leave the file system as they found it
+  const running = new Set(opts.action === 'run' ? selected : []);
+  const checked = checkJobs(file.jobs, file, opts.parser, f, (job) => running.has(job));
+  if (opts.action !== 'list') checkProfiles(selected, file, f);
+  refuseSharedTargets(file.jobs, checked, file, f);
   if (opts.action === 'list') {
     const names = selected.map((job) => job.name);
     f.stdout.write(f.globals.json ? `${JSON.stringify(names)}\n` : names.map((name) => `${name}\n`).join(''));
@@ -97,7 +99,7 @@ function placeOf(job: FileJob, message: string) {
 
 /** Each job as `run` would check its command line: its keys' values one by one (each error at its
  * value), then together, then what `run` checks before its first request. */
-function checkJobs(jobs: readonly FileJob[], file: JobFile, parser: RunWordsParser, f: Factory, writes: boolean): Map<FileJob, Checked> {
+function checkJobs(jobs: readonly FileJob[], file: JobFile, parser: RunWordsParser, f: Factory, writes: (job: FileJob) => boolean): Map<FileJob, Checked> {
   const checked = new Map<FileJob, Checked>();
   const quiet = { ...f, globals: { ...f.globals, json: false } } as Factory;
   for (const job of jobs) {
@@ -119,7 +121,7 @@ function checkJobs(jobs: readonly FileJob[], file: JobFile, parser: RunWordsPars
     }
     try {
       const opts = parser.parse(job.words);
-      const prepared = prepareRun(opts, quiet, writes);
+      const prepared = prepareRun(opts, quiet, writes(job));
       // what the engine checks first (before any request), checked now for every job
       if (opts.chunk) checkChunk(parseChunk(opts.chunk.chunk), prepared.request.breakdowns);
       checked.set(job, { opts, prepared });
@@ -136,45 +138,57 @@ interface Checked {
   prepared: Job;
 }
 
-/** Two jobs loading into one table with one scope would each replace the other's rows, window by
- * window: refused, both named. The scope is the table destination's (base URL, side, breakdowns,
- * filters, account: src/load/load.ts scopeOf), so one table may hold several profiles' rows. */
-function refuseSharedTables(jobs: readonly FileJob[], checked: ReadonlyMap<FileJob, Checked>, file: JobFile, f: Factory): void {
-  const seen = new Map<string, FileJob>();
+/**
+ * Two jobs of the file whose targets are one target, however spelled, would each replace the
+ * other's rows or file: refused, both named, before any request. Files (each window's output, the
+ * state) by their real path (src/paths.ts realTarget: symbolic links and `..` resolved); tables by
+ * their database, name and scope (load/target.ts databaseIdentity, tableIdentity; the scope is
+ * the table destination's, src/load/load.ts scopeOf, so one table may hold several profiles' rows).
+ */
+function refuseSharedTargets(jobs: readonly FileJob[], checked: ReadonlyMap<FileJob, Checked>, file: JobFile, f: Factory): void {
+  const seen = new Map<string, { job: FileJob; what: string; kind: string }>();
   const place = (job: FileJob, other?: FileJob) => (other && other.base === job.base ? job.profileAt : job.at);
-  for (const job of jobs) {
-    const load = checked.get(job)?.prepared.load;
-    const request = checked.get(job)?.prepared.request;
-    if (!load || !request) continue;
-    let baseUrl: string;
-    try {
-      baseUrl = createFactory(f, { ...f.globals, profile: job.profile }).baseUrl().url;
-    } catch {
-      continue; // no base URL: the job fails with that error when it runs
+  const baseUrls = new Map<string, string | undefined>();
+  const baseUrlOf = (profile: string) => {
+    if (!baseUrls.has(profile)) {
+      try {
+        baseUrls.set(profile, createFactory(f, { ...f.globals, profile }).baseUrl().url);
+      } catch {
+        baseUrls.set(profile, undefined); // no base URL: the job fails with that error when it runs
+      }
     }
-    const scope = scopeOf(request, baseUrl, accountOf(load, { env: f.env, profileName: job.profile }));
-    const table = load.table.length === 2 && ['main', 'public'].includes(load.table[0] as string) ? [load.table[1]] : load.table;
-    const key = JSON.stringify([databaseOf(load.target, f.cwd), table, scope]);
+    return baseUrls.get(profile);
+  };
+  const claim = (job: FileJob, key: string, kind: string, what: string, hint: string) => {
     const other = seen.get(key);
-    if (other) {
-      const at = place(other, job);
-      throw new JobFileError(file.file, place(job, other),
-        `jobs "${other.name}" (${file.file}:${at.line}:${at.col}) and "${job.name}" load into the same table ${load.table.join('.')} (${f.secrets.redact(load.target.shown)}) with the same scope: each would replace the other's rows`,
-        "give each its own table, or its own scope (e.g. scope: '{job}')");
+    if (other && other.job !== job) {
+      const at = place(other.job, job);
+      throw new JobFileError(file.file, place(job, other.job), `jobs "${other.job.name}" (${file.file}:${at.line}:${at.col}) and "${job.name}" ${kind === other.kind ? what : `${other.what}, and ${what},`}: each would replace the other's ${kind === 'table' ? 'rows' : 'data'}`, hint);
     }
-    seen.set(key, job);
-  }
-}
-
-/** The database a load target names, as one string: a DuckDB file's absolute path, a Postgres
- * server's host, port and database (whoever logs in). */
-function databaseOf(target: LoadTarget, cwd: string): string {
-  if (target.engine === 'duckdb') return `duckdb:${resolve(cwd, target.location)}`;
-  try {
-    const url = new URL(target.location);
-    return `postgres:${url.hostname.toLowerCase()}:${url.port || '5432'}${url.pathname}${url.searchParams.get('host') ?? ''}`;
-  } catch {
-    return target.shown;
+    if (!other) seen.set(key, { job, what, kind });
+  };
+  const folders = new Map<string, string>();
+  const fold = (path: string) => (f.host.platform === 'darwin' || f.host.platform === 'win32' ? path.toLowerCase() : path);
+  const realFile = (path: string) => {
+    const folder = dirname(resolve(f.cwd, path));
+    let real = folders.get(folder);
+    if (real === undefined) folders.set(folder, real = realTarget(folder, f.cwd));
+    return fold(join(real, basename(path)));
+  };
+  for (const job of jobs) {
+    const prepared = checked.get(job)?.prepared;
+    if (!prepared) continue;
+    if (prepared.flags.state) claim(job, `file\0${realFile(realTarget(prepared.flags.state, f.cwd))}`, 'state', `use the same state file ${prepared.flags.state}`, 'put {job} in its path, e.g. state: state/{job}.json');
+    for (const path of targetFiles(prepared)) {
+      claim(job, isObjectUrl(path) ? `object\0${path}` : `file\0${realFile(path)}`, 'output', `write the same ${isObjectUrl(path) ? 'object' : 'file'} ${path}`, 'put {job} in its path, e.g. output: out/{job}/{since}.csv');
+    }
+    const load = prepared.load;
+    if (!load) continue;
+    const baseUrl = baseUrlOf(job.profile);
+    if (baseUrl === undefined) continue;
+    const scope = scopeOf(prepared.request, baseUrl, accountOf(load, { env: f.env, profileName: job.profile }));
+    claim(job, JSON.stringify(['table', databaseIdentity(load.target, f.cwd, f.host.platform), tableIdentity(load.table, load.target.engine), scope]), 'table',
+      `load into the same table ${load.table.join('.')} (${f.secrets.redact(load.target.shown)}) with the same scope`, "give each its own table, or its own scope (e.g. scope: '{job}')");
   }
 }
 

@@ -7,7 +7,7 @@ import { UsageError } from '../errors.js';
 import { expandTemplate } from '../export/output.js';
 import { refuseSharedPaths, runFiles } from '../paths.js';
 import { parisDate } from '../report/time.js';
-import { checkDistinctTargets, planWindows, timeBreakdown, type Chunk, type Window } from '../report/windows.js';
+import { checkDistinctTargets, parseChunk, planWindows, timeBreakdown, type Chunk, type Window } from '../report/windows.js';
 import { shapeOf, type Job, type Shape } from './job.js';
 import type { Previous } from './resume.js';
 import type { RunState, StateEntry, Step } from './state.js';
@@ -104,6 +104,15 @@ function decide(window: Window, steps: readonly Step[] | undefined, resume: bool
 export function precheck(job: Job, input: Omit<PlanInput, 'state' | 'lookbackFrom' | 'recall'>): void {
   const { windows, perWindow, fileOf } = layout(job, input);
   checkTargets(job, shapeOf(job), windows, perWindow, fileOf, input);
+}
+
+/** The files `job` writes over its period as given (each window's, for a per-window -o), and its
+ * state file: what two jobs of one file must not share. ({reportId} names no file known now.) */
+export function targetFiles(job: Job): string[] {
+  const chunk = job.chunk ? parseChunk(job.chunk.chunk) : undefined;
+  const { period, windows, perWindow, fileOf } = layout(job, { chunk, since: job.request.since });
+  if (!fileOf || job.output.template?.includes('{reportId}')) return [];
+  return perWindow ? windows.map((w) => fileOf(w, '')) : [fileOf(period, '')];
 }
 
 /** {reportId} in a file of many windows, two windows into one file, one path for two things. */

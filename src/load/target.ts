@@ -6,6 +6,7 @@
 
 import { accessSync, constants, statSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { realTarget } from '../paths.js';
 import { UsageError } from '../errors.js';
 import type { Side } from '../report/catalog.js';
 
@@ -132,4 +133,41 @@ export interface LoadFlags {
   /** --concurrency and --no-split, for the windows --load chooses when --chunk is not given */
   concurrency?: number;
   split?: boolean;
+}
+
+const LOOPBACK = /^(localhost|localhost\.localdomain|127(\.\d{1,3}){3}|\[?::1\]?|\[?0*:0*:0*:0*:0*:0*:0*:0*1\]?)$/i;
+
+/**
+ * The database a target names, as one string, so that two spellings of one database are one: a
+ * DuckDB file by its real path (symbolic links and `..` resolved, case folded where the file
+ * system folds it); a Postgres database by its host (every loopback name and address as one, other
+ * names lower-cased, a `host=` socket folder), port (5432 when none is given) and database (the
+ * user's name when none is given, as libpq does).
+ */
+export function databaseIdentity(target: LoadTarget, cwd: string, platform: NodeJS.Platform): string {
+  if (target.engine === 'duckdb') {
+    if (target.location === ':memory:') return 'duckdb::memory:';
+    const real = realTarget(target.location, cwd);
+    return `duckdb:${platform === 'darwin' || platform === 'win32' ? real.toLowerCase() : real}`;
+  }
+  let url: URL;
+  try {
+    url = new URL(target.location);
+  } catch {
+    return target.shown;
+  }
+  const params = url.searchParams;
+  const hostname = (params.get('host') ?? decodeURIComponent(url.hostname)).toLowerCase();
+  const host = !hostname || LOOPBACK.test(hostname) ? 'loopback' : hostname;
+  const port = params.get('port') ?? (url.port || '5432');
+  const user = decodeURIComponent(url.username) || params.get('user') || '';
+  const database = decodeURIComponent(url.pathname.replace(/^\//, '')) || params.get('dbname') || user;
+  return `postgres:${host}:${Number(port)}/${database}`;
+}
+
+/** A table as the engine names it: DuckDB's names are case-insensitive (quoted or not); Postgres
+ * keeps the case of the quoted names this tool writes. The default schema is no part of it. */
+export function tableIdentity(parts: readonly string[], engine: Engine): string {
+  const table = parts.length === 2 && (parts[0] === (engine === 'duckdb' ? 'main' : 'public')) ? parts.slice(1) : parts;
+  return JSON.stringify(engine === 'duckdb' ? table.map((part) => part.toLowerCase()) : table);
 }
