@@ -6,7 +6,7 @@
 
 import { DateTime } from 'luxon';
 import { UsageError } from './errors.js';
-import { PARIS } from './report/catalog.js';
+import { PARIS_ZONE } from './report/paris.js';
 
 const FORMS = 'an ISO 8601 time (2026-11-26T03:00:00+01:00, 2026-11-26T03:00 in Paris time, 2026-11-26) or Unix seconds (1795658400)';
 
@@ -24,14 +24,14 @@ export function parseInstant(input: string, name: string, hint?: string): number
     return Number(text) * 1000;
   }
   // luxon reads a week date or an ordinal date too; those are ISO as well
-  const at = /^\d{4}-/.test(text) ? DateTime.fromISO(text, { zone: PARIS }) : undefined;
+  const at = /^\d{4}-/.test(text) ? DateTime.fromISO(text, { zone: PARIS_ZONE }) : undefined;
   if (!at?.isValid) throw refuse('is not a time');
   return at.toMillis();
 }
 
 /** An instant as a Paris ISO time with its offset, to the second. */
 export function parisTime(ms: number): string {
-  return DateTime.fromMillis(Math.floor(ms / 1000) * 1000, { zone: PARIS }).toISO({ suppressMilliseconds: true, includeOffset: true }) ?? new Date(ms).toISOString();
+  return DateTime.fromMillis(Math.floor(ms / 1000) * 1000, { zone: PARIS_ZONE }).toISO({ suppressMilliseconds: true, includeOffset: true }) ?? new Date(ms).toISOString();
 }
 
 export interface Calendar {

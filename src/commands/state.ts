@@ -10,10 +10,10 @@ import { inspectLock, LockedError, removeLock, type LockState } from '../fs/lock
 import { safeLine } from '../io/safe-text.js';
 import { table } from '../io/table.js';
 import { RunState, readState, type StateDoc, type StateEntry } from '../jobs/state.js';
-import { PARIS } from '../report/catalog.js';
 import { parisDate } from '../report/time.js';
 import { describeWindow } from '../report/windows.js';
 import { didYouMean } from '../suggest.js';
+import { PARIS_ZONE } from '../report/paris.js';
 
 export type StateOptions =
   | { action: 'show'; file: string }
@@ -104,7 +104,7 @@ const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const FORMS = 'a Paris date (2026-11-03: the windows starting that day), a range (2026-11-01..2026-11-07) or all';
 
 function parseDate(text: string, selector: string): string {
-  if (!DATE.test(text) || !DateTime.fromISO(text, { zone: PARIS }).isValid) {
+  if (!DATE.test(text) || !DateTime.fromISO(text, { zone: PARIS_ZONE }).isValid) {
     throw new UsageError(`"${selector}" is not a window: give ${FORMS}`);
   }
   return text;

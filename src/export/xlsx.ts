@@ -12,11 +12,11 @@
 import { crc32, createDeflateRaw, type DeflateRaw } from 'node:zlib';
 import { Zip, ZipDeflate, strToU8, type AsyncFlateStreamHandler, type ZipInputFile } from 'fflate';
 import { DateTime } from 'luxon';
-import { PARIS } from '../report/catalog.js';
 import type { Kind } from './scanner.js';
 import { RowLayout, type TypedColumn } from './typed.js';
 import type { RowWriter } from './row-writer.js';
 import type { CsvOptions } from './writers.js';
+import { PARIS_ZONE } from '../report/paris.js';
 
 /** Excel's rows per sheet, the header included. */
 const SHEET_ROWS = 1_048_576;
@@ -153,7 +153,7 @@ export class XlsxRowWriter implements RowWriter {
     if (text === this.lastInstant && this.lastInstantCell) return this.lastInstantCell;
     const ms = this.layout.instant(column);
     if (ms === null) return '<c/>';
-    const offsetMinutes = DateTime.fromMillis(ms, { zone: PARIS }).offset;
+    const offsetMinutes = DateTime.fromMillis(ms, { zone: PARIS_ZONE }).offset;
     const serial = (ms + offsetMinutes * 60_000) / 86_400_000 + EPOCH_SERIAL;
     this.lastInstant = text as string;
     this.lastInstantCell = `<c s="${STYLE.dateTime}"><v>${serial}</v></c>`;

@@ -13,13 +13,14 @@ import { DateTime } from 'luxon';
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
 import { isObjectUrl } from '../paths.js';
-import { PARIS, SIDES, metricsWithField } from '../report/catalog.js';
+import { SIDES, metricsWithField } from '../report/catalog.js';
 import { storedReportId } from '../api/schemas.js';
 import type { ReportRequest } from '../report/request.js';
 import { lockFile, type FileLock, type LockHost, type LockOptions } from '../fs/lock.js';
 import { applyChange, byWindow, indexOfWindow, replayLog, StateWriter, type Change, type EntryShape, type WriterStart } from './state-log.js';
 import { parisIso } from '../report/time.js';
 import type { Window } from '../report/windows.js';
+import { PARIS_ZONE } from '../report/paris.js';
 
 
 export const STATE_VERSION = 2;
@@ -342,7 +343,7 @@ export function autoSince(doc: StateDoc, fileExists: (path: string) => boolean =
 
 /** The start of the Paris day `days` calendar days before the day of `anchor` (DST days are 23 or 25 h). */
 export function daysBefore(anchor: number, days: number): number {
-  return Math.floor(DateTime.fromSeconds(anchor, { zone: PARIS }).startOf('day').minus({ days }).startOf('day').toSeconds());
+  return Math.floor(DateTime.fromSeconds(anchor, { zone: PARIS_ZONE }).startOf('day').minus({ days }).startOf('day').toSeconds());
 }
 
 export interface Start {

@@ -2,8 +2,8 @@
 
 import { DateTime } from 'luxon';
 import { UsageError } from '../errors.js';
-import { PARIS } from './catalog.js';
 import { didYouMean } from '../suggest.js';
+import { PARIS_ZONE } from './paris.js';
 
 export type Role = 'since' | 'until';
 
@@ -25,7 +25,7 @@ function day(date: DateTime, role: Role): number {
 export function parseTime(input: string, role: Role, nowMs: number): number {
   const text = input.trim();
   const lower = text.toLowerCase();
-  const today = DateTime.fromMillis(nowMs, { zone: PARIS });
+  const today = DateTime.fromMillis(nowMs, { zone: PARIS_ZONE });
 
   if (/^\d+$/.test(text)) {
     if (text.length >= 13) {
@@ -47,7 +47,7 @@ export function parseTime(input: string, role: Role, nowMs: number): number {
   }
 
   if (/^\d{4}-\d{2}-\d{2}$/.test(text)) {
-    const date = DateTime.fromISO(text, { zone: PARIS });
+    const date = DateTime.fromISO(text, { zone: PARIS_ZONE });
     if (!date.isValid) throw usage(role, text, 'is not a calendar date');
     return day(date, role);
   }
@@ -57,14 +57,14 @@ export function parseTime(input: string, role: Role, nowMs: number): number {
     const [, date = '', hour = '', minute = '', second = '00'] = wall;
     // hour 24 (luxon reads it as the next midnight) and other clock values no day has
     if (Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59) throw usage(role, text, 'is not a valid date and time');
-    const local = DateTime.fromISO(`${date}T${hour}:${minute}:${second}`, { zone: PARIS });
+    const local = DateTime.fromISO(`${date}T${hour}:${minute}:${second}`, { zone: PARIS_ZONE });
     if (!local.isValid) throw usage(role, text, 'is not a valid date and time');
     // luxon moves a time that does not exist (the spring gap) forward: refuse it instead
     if (local.toFormat('yyyy-MM-dd HH:mm:ss') !== `${date} ${hour}:${minute}:${second}`) {
       throw usage(role, text, 'does not exist in Paris (the clocks skip that hour); give an offset, e.g. +01:00');
     }
     // the repeated hour of the autumn change: take its first occurrence (summer time)
-    const hourEarlier = DateTime.fromSeconds(local.toSeconds() - 3600, { zone: PARIS });
+    const hourEarlier = DateTime.fromSeconds(local.toSeconds() - 3600, { zone: PARIS_ZONE });
     const wanted = local.toFormat('yyyy-MM-dd HH:mm:ss');
     return Math.floor((hourEarlier.toFormat('yyyy-MM-dd HH:mm:ss') === wanted ? hourEarlier : local).toSeconds());
   }
@@ -90,7 +90,7 @@ function timeSuggestion(text: string, lower: string): string {
   if (dated) {
     const [first, second, year] = dated.slice(1).map(Number) as [number, number, number];
     const iso = (month: number, dayOfMonth: number) => {
-      const date = DateTime.fromObject({ year, month, day: dayOfMonth }, { zone: PARIS });
+      const date = DateTime.fromObject({ year, month, day: dayOfMonth }, { zone: PARIS_ZONE });
       return date.isValid ? date.toFormat('yyyy-MM-dd') : undefined;
     };
     const dayFirst = iso(second, first);
@@ -101,7 +101,7 @@ function timeSuggestion(text: string, lower: string): string {
   }
   const yearFirst = /^(\d{4})[/.](\d{1,2})[/.](\d{1,2})$/.exec(text);
   if (yearFirst) {
-    const date = DateTime.fromObject({ year: Number(yearFirst[1]), month: Number(yearFirst[2]), day: Number(yearFirst[3]) }, { zone: PARIS });
+    const date = DateTime.fromObject({ year: Number(yearFirst[1]), month: Number(yearFirst[2]), day: Number(yearFirst[3]) }, { zone: PARIS_ZONE });
     return date.isValid ? `; did you mean ${date.toFormat('yyyy-MM-dd')}?` : '';
   }
   if (/^(last|past|previous)[\s_-]?week$|^a[\s_-]?week[\s_-]?ago$/.test(lower)) return '; did you mean -7d?';
@@ -112,14 +112,14 @@ function timeSuggestion(text: string, lower: string): string {
 
 /** The last second of the Paris day holding `nowMs`. */
 export function endOfParisDay(nowMs: number): number {
-  return Math.floor(DateTime.fromMillis(nowMs, { zone: PARIS }).endOf('day').toSeconds());
+  return Math.floor(DateTime.fromMillis(nowMs, { zone: PARIS_ZONE }).endOf('day').toSeconds());
 }
 
 export function parisDate(seconds: number): string {
-  return DateTime.fromSeconds(seconds, { zone: PARIS }).toFormat('yyyy-MM-dd');
+  return DateTime.fromSeconds(seconds, { zone: PARIS_ZONE }).toFormat('yyyy-MM-dd');
 }
 
 /** An instant as ISO 8601 with its Paris offset (`2026-10-25T02:00:00+01:00`). */
 export function parisIso(seconds: number): string {
-  return DateTime.fromSeconds(seconds, { zone: PARIS }).toISO({ suppressMilliseconds: true }) ?? String(seconds);
+  return DateTime.fromSeconds(seconds, { zone: PARIS_ZONE }).toISO({ suppressMilliseconds: true }) ?? String(seconds);
 }

@@ -10,9 +10,10 @@
 
 import { DateTime } from 'luxon';
 import { UsageError } from '../errors.js';
-import { PARIS, isTimeDimension, type TimeDimension } from '../report/catalog.js';
+import { isTimeDimension, type TimeDimension } from '../report/catalog.js';
 import { didYouMean } from '../suggest.js';
 import { parisIso } from '../report/time.js';
+import { PARIS_ZONE } from '../report/paris.js';
 
 export interface Window {
   /** first second, Unix seconds */
@@ -55,7 +56,7 @@ export function formatChunk(chunk: Chunk): string {
   }
 }
 
-const paris = (seconds: number) => DateTime.fromSeconds(seconds, { zone: PARIS });
+const paris = (seconds: number) => DateTime.fromSeconds(seconds, { zone: PARIS_ZONE });
 const secondsOf = (time: DateTime) => Math.floor(time.toSeconds());
 
 /** The first boundary at or before `since`, and the step to the next, in the chunk's unit. */
