@@ -59,7 +59,7 @@ _reporting() {
     --delimiter) values="comma semicolon tab pipe" ;;
     --body) values="form json" ;;
     --log-format) values="text json" ;;
-    --on-schema-change) values="fail add-columns" ;;
+    --on-schema-change) values="fail add-columns allow-missing" ;;
     --as) values="table json-schema postgres bigquery duckdb" ;;
     --report-status) values="failed error canceled expired progress ready" ;;
     --malformed) values="truncated wrong-types no-report-id data-not-array unknown-status" ;;

@@ -141,7 +141,7 @@ export function addJobOptions(command: Command): Command {
 }
 
 /** --on-schema-change (load/load.ts's ON_SCHEMA_CHANGE, repeated here so that help loads nothing more) */
-const ON_SCHEMA_CHANGE = ['fail', 'add-columns'] as const;
+const ON_SCHEMA_CHANGE = ['fail', 'add-columns', 'allow-missing'] as const;
 
 export function addLoadOptions(command: Command): Command {
   return command
@@ -149,7 +149,7 @@ export function addLoadOptions(command: Command): Command {
     .option('--load <target>', 'load the rows into a table: duckdb:PATH or postgres://USER@HOST:PORT/DB (or REPORTING_LOAD); each window replaces its own rows, in one transaction')
     .option('--table <name>', 'with --load: the table, {side}_report by default; {side} allowed; schema.table for Postgres')
     .option('--scope <name>', 'with --load: the account part of the rows\' scope; by default the profile\'s name, or env with REPORTING_TOKEN')
-    .addOption(choiceOption('--on-schema-change <policy>', 'with --load, when the table\'s columns differ from the export\'s: fail, or add-columns to add the new ones as nullable', ON_SCHEMA_CHANGE, 'policy').default('fail'));
+    .addOption(choiceOption('--on-schema-change <policy>', 'with --load, when the table\'s columns differ from the export\'s: fail, add-columns (new ones added as nullable, missing ones left NULL), or allow-missing (the table\'s columns this load lacks left NULL)', ON_SCHEMA_CHANGE, 'policy').default('fail'));
 }
 
 export function loadFlagsOf(parsed: Parsed): LoadFlags {

@@ -16,7 +16,7 @@ import { BodyBrokenError, type Progress } from '../export/export.js';
 import { RowLayout } from '../export/typed.js';
 import { ReportFormatError, ReportScanner, fromBytes, sameKeys, type Kind } from '../export/scanner.js';
 import {
-  addColumnsSql, deleteOverlappingSql, deleteSql, driftError, driftOf, loadDdl, loadedWindowsSql, partialSql, tableOnlyColumns,
+  addColumnsSql, deleteOverlappingSql, deleteSql, driftError, driftOf, leftEmpty, loadDdl, loadedWindowsSql, partialSql, tableOnlyColumns,
   type LoadConnection, type Metadata, type OnSchemaChange, type TableAppender,
 } from '../load/load.js';
 import { LOAD_METADATA, fieldType, type Column } from '../report/schema.js';
@@ -46,6 +46,8 @@ export interface TableSpec {
   /** what the state file says was loaded for this window (with --state) */
   loadedBefore?(window: Window): { table: string; sha256: string } | undefined;
   now(): number;
+  /** a line for the run's end (a warning): what the load did that the user should know */
+  warn?(message: string): void;
   /** removes a temporary folder even when the process is made to exit; answers the undo */
   atExit(cleanup: () => void): () => void;
 }
@@ -141,8 +143,11 @@ export class TableDestination implements Destination {
       return;
     }
     const drift = driftOf(current, [...spec.columns, ...LOAD_METADATA], connection.dialect);
-    const refused = driftError(this.shownTable, drift, spec.onSchemaChange);
+    // --columns all: the table's columns beyond the export's are known fields, not left empty
+    const refused = driftError(this.shownTable, spec.selected ? drift : { ...drift, missing: [] }, spec.onSchemaChange);
     if (refused) throw refused;
+    const empty = spec.selected ? leftEmpty(drift) : [];
+    if (empty.length) spec.warn?.(`the table ${this.shownTable} has columns this load does not write, left NULL in its rows (--on-schema-change ${spec.onSchemaChange}): ${empty.join(', ')}`);
     for (const sql of addColumnsSql(spec.table, drift.added, connection.dialect)) await connection.execute(sql);
     // --columns all: a column the table has beyond the export's (an earlier add-columns) is
     // known, so its field in the rows is neither a new field nor left out

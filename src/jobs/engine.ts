@@ -134,7 +134,8 @@ class PlannedRun {
     this.destination = chooseDestination({
       format: job.output.format, csv: job.output.csv, merge: plan.merge, cwd: f.cwd, host: f.host, stdout: f.stdout,
       keepUnchanged: where.state !== undefined, objects: { env: f.env, configDir: where.configDir, host: f.host, trace: f.trace }, fileOf: plan.fileOf, perWindow: plan.perWindow, whole: plan.shape === 'report', period: plan.period,
-      table: job.load ? tableSpecOf(job, job.load, f, plan.period, plan.windows.filter((p) => p.step !== 'skip').map((p) => p.window), where.state) : undefined, stdoutToo: job.given.output === '-',
+      table: job.load ? tableSpecOf(job, job.load, f, plan.period, plan.windows.filter((p) => p.step !== 'skip').map((p) => p.window), where.state,
+        (message) => view.emit({ event: 'warning', window: plan.period, message })) : undefined, stdoutToo: job.given.output === '-',
     });
     // a table alone, one window to fetch: its report streams straight into the table, downloaded
     // and loaded at once (the spool would download it whole, then read it again: 1M rows into

@@ -16,7 +16,7 @@ import { resolve } from 'node:path';
 /** The account part of the scope: --scope, `env` when the token comes from REPORTING_TOKEN, else the profile's name. */
 export const accountOf = (load: LoadPlan, f: Pick<Factory, 'env' | 'profileName'>) => load.account ?? (f.env.REPORTING_TOKEN ? 'env' : f.profileName);
 
-export function tableSpecOf(job: Job, load: LoadPlan, f: Factory, period: Window, windows: readonly Window[], state: RunState | undefined): TableSpec {
+export function tableSpecOf(job: Job, load: LoadPlan, f: Factory, period: Window, windows: readonly Window[], state: RunState | undefined, warn?: (message: string) => void): TableSpec {
   const { target } = load;
   const csv = load.columns;
   return {
@@ -36,5 +36,6 @@ export function tableSpecOf(job: Job, load: LoadPlan, f: Factory, period: Window
     windows,
     loadedBefore: state ? (window) => state.entry(window)?.loaded ?? undefined : undefined,
     now: f.now,
+    warn,
   };
 }

@@ -9,7 +9,7 @@ import { LOAD_METADATA, createTable, fieldType, sqlType, type Column, type Colum
 import type { ReportRequest } from '../report/request.js';
 import { qualified, quoteIdent, type Engine } from './target.js';
 
-export const ON_SCHEMA_CHANGE = ['fail', 'add-columns'] as const;
+export const ON_SCHEMA_CHANGE = ['fail', 'add-columns', 'allow-missing'] as const;
 export type OnSchemaChange = (typeof ON_SCHEMA_CHANGE)[number];
 
 /** The metadata of a window's rows: report ID, window since and until (Unix seconds), scope, and
@@ -135,11 +135,22 @@ export function driftOf(existing: ReadonlyMap<string, string>, wanted: readonly 
 export function driftError(table: string, drift: Drift, policy: OnSchemaChange): CliError | undefined {
   const parts: string[] = [];
   if (drift.retyped.length) parts.push(`type changed: ${drift.retyped.map((r) => `${r.name} (${r.table} in the table, ${r.export} in the export)`).join(', ')}`);
-  if (drift.added.length && policy === 'fail') parts.push(`new in the export: ${drift.added.map((c) => c.name).join(', ')}`);
-  if (parts.length === 0) return undefined;
-  return new CliError(`the table ${table} does not have the export's columns: ${parts.join('; ')}; nothing was loaded`, EXIT.usage,
-    drift.retyped.length ? 'a type change is never applied: load into another --table, or change the column yourself' : 'add the new columns with --on-schema-change add-columns, or choose the columns with --columns');
+  if (drift.added.length && policy !== 'add-columns') parts.push(`new in the export: ${drift.added.map((c) => c.name).join(', ')}`);
+  if (parts.length) {
+    return new CliError(`the table ${table} does not have the export's columns: ${parts.join('; ')}; nothing was loaded`, EXIT.usage,
+      drift.retyped.length ? 'a type change is never applied: load into another --table, or change the column yourself' : 'add the new columns with --on-schema-change add-columns, or choose the columns with --columns');
+  }
+  const empty = leftEmpty(drift);
+  if (empty.length && policy === 'fail') {
+    // fewer metrics, or another breakdown: the window's rows would hold NULL in those columns
+    return new CliError(`the table ${table} has columns this load does not write: ${empty.join(', ')}; its rows would hold NULL there; nothing was loaded`, EXIT.usage,
+      'load the same --metrics and --breakdowns as the table holds, load into another --table, or leave them NULL with --on-schema-change allow-missing');
+  }
+  return undefined;
 }
+
+/** The table's columns (not the metadata's) that a load of the export would leave NULL. */
+export const leftEmpty = (drift: Pick<Drift, 'missing'>) => drift.missing.filter((name) => !(METADATA_NAMES as readonly string[]).includes(name));
 
 /** ALTER TABLE ... ADD COLUMN for each new column (nullable). */
 export const addColumnsSql = (table: readonly string[], columns: readonly Column[], dialect: Dialect) =>

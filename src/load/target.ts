@@ -129,7 +129,7 @@ export interface LoadFlags {
   load?: string;
   table?: string;
   scope?: string;
-  onSchemaChange: 'fail' | 'add-columns';
+  onSchemaChange: 'fail' | 'add-columns' | 'allow-missing';
   /** --concurrency and --no-split, for the windows --load chooses when --chunk is not given */
   concurrency?: number;
   split?: boolean;
