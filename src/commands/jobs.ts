@@ -25,6 +25,7 @@ import { accountOf } from '../jobs/load.js';
 import { scopeOf } from '../load/load.js';
 import type { LoadTarget } from '../load/target.js';
 import { checkObjectOutput, prepareRun, type RunOptions } from './run.js';
+import type { WriteCheck } from '../export/sink.js';
 
 /** `run`'s parser, from the CLI (src/cli/run-words.ts). */
 export interface RunWordsParser {
@@ -51,7 +52,8 @@ export async function run(opts: JobsOptions, f: Factory): Promise<void> {
   const file = loadFile(opts, f);
   // list and validate check every job; run checks the ones it runs (all before any request)
   const selected = opts.action === 'validate' ? file.jobs : selectJobs(file.jobs, opts.names, opts.exclude, shardFrom(opts.shard, f.env));
-  const checked = checkJobs(opts.action === 'list' ? file.jobs : selected, file, opts.parser, f);
+  // only `run` probes its outputs' folders (a file made and removed): list, plan, validate write nothing
+  const checked = checkJobs(opts.action === 'list' ? file.jobs : selected, file, opts.parser, f, opts.action === 'run' ? 'probe' : 'look');
   if (opts.action !== 'list') {
     checkProfiles(selected, file, f);
     refuseSharedTables(selected, checked, file, f);
@@ -96,7 +98,7 @@ function placeOf(job: FileJob, message: string) {
 
 /** Each job as `run` would check its command line: its keys' values one by one (each error at its
  * value), then together, then what `run` checks before its first request. */
-function checkJobs(jobs: readonly FileJob[], file: JobFile, parser: RunWordsParser, f: Factory): Map<FileJob, Checked> {
+function checkJobs(jobs: readonly FileJob[], file: JobFile, parser: RunWordsParser, f: Factory, check: WriteCheck): Map<FileJob, Checked> {
   const checked = new Map<FileJob, Checked>();
   const quiet = { ...f, globals: { ...f.globals, json: false } } as Factory;
   for (const job of jobs) {
@@ -118,7 +120,7 @@ function checkJobs(jobs: readonly FileJob[], file: JobFile, parser: RunWordsPars
     }
     try {
       const opts = parser.parse(job.words);
-      const prepared = prepareRun(opts, quiet);
+      const prepared = prepareRun(opts, quiet, check);
       // what the engine checks first (before any request), checked now for every job
       if (opts.chunk) checkChunk(parseChunk(opts.chunk.chunk), prepared.request.breakdowns);
       checked.set(job, { opts, prepared });
@@ -219,7 +221,7 @@ interface Outcome {
 function planJobs(jobs: readonly { job: FileJob; opts: RunOptions }[], f: Factory): void {
   const planned = jobs.map(({ job, opts }) => {
     const jf = createFactory(f, { ...f.globals, profile: job.profile, json: false });
-    return { job: job.name, profile: job.profile, windows: previewJob(prepareRun(opts, jf), jf) };
+    return { job: job.name, profile: job.profile, windows: previewJob(prepareRun(opts, jf, 'look'), jf) };
   });
   if (f.globals.json) {
     f.stdout.write(`${JSON.stringify({ jobs: planned })}\n`);

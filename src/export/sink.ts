@@ -2,9 +2,9 @@
 // flushed, renamed into place only once everything was written). A failure, a timeout or Ctrl-C
 // leaves the previous file untouched and no temporary file behind.
 
-import { closeSync, createReadStream, createWriteStream, mkdirSync, openSync, rmdirSync, statSync, unlinkSync, type Stats, type WriteStream } from 'node:fs';
+import { accessSync, closeSync, constants, createReadStream, createWriteStream, mkdirSync, openSync, statSync, unlinkSync, type Stats, type WriteStream } from 'node:fs';
 import { open, stat, unlink } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { Output } from '../factory.js';
 import { CliError, EXIT, UsageError, whyWriteFailed } from '../errors.js';
 import { cleanStaleTemps, placeFile, tempPathFor } from '../fs/atomic.js';
@@ -81,13 +81,24 @@ function makeFolders(dir: string, target: string): void {
   }
 }
 
+/** How checkWritableTarget may look: `probe` creates (and removes at once) a file of its own,
+ * uniquely named, in the nearest existing folder; `look` creates nothing at all (`jobs list`,
+ * `plan`, `validate`, `run --plan`): the permissions of that folder only. */
+export type WriteCheck = 'probe' | 'look';
+
 /**
  * Checks, before the first request, that -o can be written: the target is not a folder nor a
- * device, the nearest existing folder is a folder, and a file (or the first missing folder) can
- * really be made there; the probe is removed at once. A usage error naming the path, so that no
- * report is requested, waited for and downloaded only to be thrown away.
+ * device, the nearest existing folder is a folder, and a file can be made there. A usage error
+ * naming the path, so that no report is requested, waited for and downloaded only to be thrown
+ * away.
+ *
+ * Nothing another process could see or trip on is made: no folder is created and removed (16
+ * processes sharing a volume raced on such a probe folder, one removing it while another looked
+ * into it); a missing folder is as writable as its nearest existing ancestor, where `probe`
+ * creates a file of a name no other process uses (the kernel's own verdict: root, a read-only
+ * mount, /proc) and removes it at once.
  */
-export function checkWritableTarget(target: string, cwd: string, shown = target): void {
+export function checkWritableTarget(target: string, cwd: string, shown = target, check: WriteCheck = 'probe'): void {
   const path = resolve(cwd, target);
   const refuse = (reason: string, hint?: string): never => { throw new UsageError(`cannot write -o ${shown}: ${reason}`, hint); };
   const existing = statOf(path);
@@ -101,21 +112,18 @@ export function checkWritableTarget(target: string, cwd: string, shown = target)
     return refuse((error as Error).message);
   }
   if (!folders.stats.isDirectory()) refuse(`${folders.existing} is a file, not a folder`);
-  const probe = folders.missing[0];
+  const first = folders.missing[0];
+  const where = first ? `cannot create the folder ${first}` : `cannot create a file in ${folders.existing}`;
   const hint = 'choose a folder you can write to';
   try {
-    if (probe) {
-      mkdirSync(probe);
-      rmdirSync(probe);
-    } else {
-      const temp = tempPathFor(path);
-      closeSync(openSync(temp, 'wx', 0o600));
-      unlinkSync(temp);
-    }
+    // a file or a folder is made in a folder one may write in and search
+    accessSync(folders.existing, constants.W_OK | constants.X_OK);
+    if (check === 'look') return;
+    const temp = tempPathFor(join(folders.existing, basename(first ?? path)));
+    closeSync(openSync(temp, 'wx', 0o600));
+    unlinkSync(temp);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const where = probe ? `cannot create the folder ${probe}` : `cannot create a file in ${folders.existing}`;
-    if (code === 'EEXIST') return; // another process made it first: the place is writable
     // the folder exists (just seen): ENOENT means its file system refuses (/proc)
     refuse(`${where}: ${code === 'ENOENT' ? 'the file system there does not allow it' : whyWriteFailed(error)}`, hint);
   }
