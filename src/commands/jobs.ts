@@ -27,6 +27,7 @@ import { databaseIdentity, tableIdentity } from '../load/target.js';
 import { isObjectUrl, realTarget } from '../paths.js';
 import { targetFiles } from '../jobs/plan.js';
 import { checkObjectOutput, prepareRun, type RunOptions } from './run.js';
+import type { WriteCheck } from '../export/sink.js';
 
 /** `run`'s parser, from the CLI (src/cli/run-words.ts). */
 export interface RunWordsParser {
@@ -56,7 +57,7 @@ export async function run(opts: JobsOptions, f: Factory): Promise<void> {
   // clash in whichever pods run them. Only `jobs run` writes, and only for the jobs it runs: list,
   // plan and validate leave the file system as they found it
   const running = new Set(opts.action === 'run' ? selected : []);
-  const checked = checkJobs(file.jobs, file, opts.parser, f, (job) => running.has(job));
+  const checked = checkJobs(file.jobs, file, opts.parser, f, (job) => (running.has(job) ? 'probe' : 'look'));
   if (opts.action !== 'list') checkProfiles(selected, file, f);
   refuseSharedTargets(file.jobs, checked, file, f);
   if (opts.action === 'list') {
@@ -99,7 +100,7 @@ function placeOf(job: FileJob, message: string) {
 
 /** Each job as `run` would check its command line: its keys' values one by one (each error at its
  * value), then together, then what `run` checks before its first request. */
-function checkJobs(jobs: readonly FileJob[], file: JobFile, parser: RunWordsParser, f: Factory, writes: (job: FileJob) => boolean): Map<FileJob, Checked> {
+function checkJobs(jobs: readonly FileJob[], file: JobFile, parser: RunWordsParser, f: Factory, check: (job: FileJob) => WriteCheck): Map<FileJob, Checked> {
   const checked = new Map<FileJob, Checked>();
   const quiet = { ...f, globals: { ...f.globals, json: false } } as Factory;
   for (const job of jobs) {
@@ -121,7 +122,7 @@ function checkJobs(jobs: readonly FileJob[], file: JobFile, parser: RunWordsPars
     }
     try {
       const opts = parser.parse(job.words);
-      const prepared = prepareRun(opts, quiet, writes(job));
+      const prepared = prepareRun(opts, quiet, check(job));
       // what the engine checks first (before any request), checked now for every job
       if (opts.chunk) checkChunk(parseChunk(opts.chunk.chunk), prepared.request.breakdowns);
       checked.set(job, { opts, prepared });
@@ -234,7 +235,7 @@ interface Outcome {
 function planJobs(jobs: readonly { job: FileJob; opts: RunOptions }[], f: Factory): void {
   const planned = jobs.map(({ job, opts }) => {
     const jf = createFactory(f, { ...f.globals, profile: job.profile, json: false });
-    return { job: job.name, profile: job.profile, windows: previewJob(prepareRun(opts, jf), jf) };
+    return { job: job.name, profile: job.profile, windows: previewJob(prepareRun(opts, jf, 'look'), jf) };
   });
   if (f.globals.json) {
     f.stdout.write(`${JSON.stringify({ jobs: planned })}\n`);

@@ -6,7 +6,7 @@ import { configDir } from '../auth/store.js';
 import { refuseSharedPaths, runFiles } from '../paths.js';
 import type { OutputOptions } from '../export/output.js';
 import { PLACEHOLDERS, expandTemplate, planOutput, refuseBinaryOnTerminal, resolveRequestedColumns } from '../export/output.js';
-import { checkWritableTarget } from '../export/sink.js';
+import { checkWritableTarget, type WriteCheck } from '../export/sink.js';
 import { checkObjectTarget, isObjectUrl } from '../destinations/objects.js';
 import { UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
@@ -40,7 +40,8 @@ export interface RunOptions {
 }
 
 export async function run(opts: RunOptions, f: Factory): Promise<void> {
-  const job = prepareRun(opts, f);
+  // --plan writes nothing: -o's folder is looked at, not probed
+  const job = prepareRun(opts, f, opts.plan ? 'look' : 'probe');
   if (!opts.plan) {
     await checkObjectOutput(job, f);
     return runJob(job, f);
@@ -59,10 +60,9 @@ export async function checkObjectOutput(job: Job, f: Factory): Promise<void> {
   await checkObjectTarget(path, { env: f.env, configDir: configDir(f.env, f.host.platform), host: f.host }, shown);
 }
 
-/** The run's Job, every flag checked before the first request (`jobs` checks all its jobs so). */
-/** `probe`: -o's folder is shown writable by making a file there (`jobs list`, `plan`, `validate`
- * make nothing: they look at its permission only). */
-export function prepareRun(opts: RunOptions, f: Factory, probe = true): Job {
+/** The run's Job, every flag checked before the first request (`jobs` checks all its jobs so).
+ * `check`: how -o's place is checked (`look`: creating nothing, for `jobs list|plan|validate`). */
+export function prepareRun(opts: RunOptions, f: Factory, check: WriteCheck = 'probe'): Job {
   const { side } = opts;
   const flags = opts.jobs ?? DEFAULT_JOB_FLAGS;
   // everything the user typed is checked before the first request; `--since auto` is resolved
@@ -94,7 +94,7 @@ export function prepareRun(opts: RunOptions, f: Factory, probe = true): Job {
     const path = expandTemplate(output.template, { ...named, reportId: 'ID' });
     const shown = path === output.template || output.template.includes('{reportId}') ? output.template : `${output.template} (${path})`;
     // an s3:// target is checked over the network, by checkObjectOutput, just before the run
-    if (!isObjectUrl(path)) checkWritableTarget(path, f.cwd, shown, probe);
+    if (!isObjectUrl(path)) checkWritableTarget(path, f.cwd, shown, check);
   }
   if (!load && opts.load && (opts.load.table !== undefined || opts.load.scope !== undefined)) {
     throw new UsageError(`${opts.load.table !== undefined ? '--table' : '--scope'} only applies with --load`, 'add --load duckdb:PATH or --load postgres://USER@HOST/DB (or set REPORTING_LOAD)');

@@ -26,8 +26,6 @@ export { isObjectUrl, parseObjectUrl } from '../paths.js';
 const PART_SIZE = 8 << 20;
 const MIN_PART_SIZE = 5 << 20;
 const PARTS_IN_FLIGHT = 4;
-/** CopyObject (which sets the sha256 metadata after a multipart upload) takes objects up to 5 GiB. */
-const MAX_COPY_BYTES = 5 * 1024 ** 3;
 
 /** What the object store needs from the run: where the SDK finds its settings, and our records. */
 export interface ObjectStoreConfig {
@@ -37,6 +35,13 @@ export interface ObjectStoreConfig {
   host: Host;
   /** -v: a line per request to the bucket (no secret is in them) */
   trace?: (line: string) => void;
+}
+
+/** What the state file recorded of an object the last time it was written or found unchanged:
+ * its content's SHA-256 and the ETag it had then. */
+export interface RecordedObject {
+  sha256: string;
+  etag: string;
 }
 
 /** What an object's commit made visible. */
@@ -244,7 +249,13 @@ function partSizeOf(env: ObjectStoreConfig['env']): number {
   return Number.isInteger(asked) && asked >= MIN_PART_SIZE ? asked : PART_SIZE;
 }
 
-/** A multipart upload fed as the rows come; visible at commit(), aborted by abort(). */
+/**
+ * A multipart upload fed as the rows come; visible at commit(), aborted by abort(). The object is
+ * created by exactly one request (S3's event notifications fire once): a PutObject when the body
+ * fits in one part (with the `sha256` metadata, known by then), else CompleteMultipartUpload
+ * (S3 fixes metadata when the upload starts, before the content is known: no `sha256` metadata;
+ * the state file records the SHA-256 and the ETag).
+ */
 export class ObjectSink implements Sink {
   readonly path: string;
   private uploadId?: string;
@@ -264,14 +275,16 @@ export class ObjectSink implements Sink {
   private done = false;
   placed?: PlacedObject;
 
-  private constructor(private readonly url: ObjectUrl, private readonly client: S3Client, private readonly config: ObjectStoreConfig, private readonly contentType: string, private readonly keepUnchanged: boolean, private readonly partSize: number) {
+  private constructor(private readonly url: ObjectUrl, private readonly client: S3Client, private readonly config: ObjectStoreConfig, private readonly contentType: string, private readonly keepUnchanged: boolean, private readonly partSize: number, private readonly recorded?: RecordedObject) {
     this.path = url.url;
   }
 
-  static async open(target: string, config: ObjectStoreConfig, format: string, keepUnchanged: boolean): Promise<ObjectSink> {
+  /** `keepUnchanged` (with --state): an object found to hold the same content is left as it is;
+   * `recorded`: what the state file says of the object there. */
+  static async open(target: string, config: ObjectStoreConfig, format: string, keepUnchanged: boolean, recorded?: RecordedObject): Promise<ObjectSink> {
     const url = parseObjectUrl(target);
     const client = await clientFor(config);
-    const sink = new ObjectSink(url, client, config, CONTENT_TYPES[format] ?? 'application/octet-stream', keepUnchanged, partSizeOf(config.env));
+    const sink = new ObjectSink(url, client, config, CONTENT_TYPES[format] ?? 'application/octet-stream', keepUnchanged, partSizeOf(config.env), recorded);
     await sink.start();
     return sink;
   }
@@ -370,10 +383,13 @@ export class ObjectSink implements Sink {
           }
           throw error;
         });
-        if (current?.Metadata?.sha256 === sha256 && current.ContentLength === this.bytes) {
-          // the same bytes are there: the object keeps its ETag and LastModified
+        // the same bytes are there: the object the state recorded with this content, untouched since
+        // (its ETag), or an object whose metadata carries this SHA-256 (one written by a PutObject)
+        const recorded = current !== undefined && this.recorded?.sha256 === sha256 && current.ETag === this.recorded.etag && current.ContentLength === this.bytes;
+        if (current && (recorded || (current.Metadata?.sha256 === sha256 && current.ContentLength === this.bytes))) {
+          // the object keeps its ETag and LastModified: nothing is created, nothing notified
           await this.abort();
-          this.trace('the same content is there (sha256): left untouched');
+          this.trace(`the same content is there (${recorded ? 'the state\'s sha256 and ETag' : 'its sha256 metadata'}): left untouched`);
           this.placed = { outcome: 'unchanged', bytes: this.bytes, sha256, etag: current.ETag };
           return;
         }
@@ -389,22 +405,11 @@ export class ObjectSink implements Sink {
         if (this.pendingBytes > 0) await this.sendPart();
         await this.settle();
         const parts = [...this.parts].sort((a, b) => a.PartNumber - b.PartNumber);
-        let started = performance.now();
+        const started = performance.now();
         const completed = await this.client.send(new s3.CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: this.uploadId, MultipartUpload: { Parts: parts } }));
         etag = completed.ETag;
         this.trace(`completed (${parts.length} parts, ${this.bytes} bytes) in ${Math.round(performance.now() - started)} ms`);
         this.forget();
-        // S3 fixes metadata when an upload starts: the sha256, known only now, is set by copying
-        // the object onto itself (a server-side copy; objects over 5 GiB keep no sha256 metadata)
-        if (this.bytes <= MAX_COPY_BYTES) {
-          started = performance.now();
-          // the object is whole and in place: a copy refused (no s3:GetObject) costs only the
-          // metadata, never the run
-          const copied = await this.client.send(new s3.CopyObjectCommand({ Bucket: bucket, Key: key, CopySource: `${bucket}/${encodeURIComponent(key).replace(/%2F/g, '/')}`, MetadataDirective: 'REPLACE', ContentType: this.contentType, Metadata: { sha256 } }))
-            .catch((error: unknown) => { this.trace(`sha256 metadata not set (${(error as SdkError).name ?? 'error'}): the object is in place without it`); return undefined; });
-          etag = copied?.CopyObjectResult?.ETag ?? etag;
-          if (copied) this.trace(`sha256 metadata set (copied onto itself) in ${Math.round(performance.now() - started)} ms`);
-        }
       }
       this.done = true;
       this.placed = { outcome: 'written', bytes: this.bytes, sha256, etag };

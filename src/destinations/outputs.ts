@@ -14,7 +14,7 @@ import { replaceIfChanged, type Replaced } from '../fs/files.js';
 import type { Window } from '../report/windows.js';
 import type { Committed, WindowOutput } from './destination.js';
 import { WindowMerger, type MergePlan } from './merge.js';
-import { isObjectUrl, ObjectSink, type ObjectStoreConfig } from './objects.js';
+import { isObjectUrl, ObjectSink, type ObjectStoreConfig, type RecordedObject } from './objects.js';
 
 export interface OutputSpec {
   format: Format;
@@ -27,6 +27,8 @@ export interface OutputSpec {
   keepUnchanged: boolean;
   /** for -o s3://...: where the SDK finds its settings, and where uploads are recorded */
   objects?: ObjectStoreConfig;
+  /** with --state: what the state file recorded of the object at this URL (its SHA-256 and ETag) */
+  recorded?: (url: string) => RecordedObject | undefined;
 }
 
 export interface Opened {
@@ -40,7 +42,7 @@ export async function openTarget(file: string | undefined, spec: OutputSpec): Pr
   if (file === undefined) return { sink: stdoutSink(spec.stdout), placed: () => undefined };
   if (isObjectUrl(file)) {
     if (!spec.objects) throw new Error('an s3:// output needs the object store settings');
-    const sink = await ObjectSink.open(file, spec.objects, spec.format, spec.keepUnchanged);
+    const sink = await ObjectSink.open(file, spec.objects, spec.format, spec.keepUnchanged, spec.recorded?.(file));
     return { sink, placed: () => sink.placed };
   }
   let placed: Replaced | undefined;

@@ -81,16 +81,24 @@ function makeFolders(dir: string, target: string): void {
   }
 }
 
+/** How checkWritableTarget may look: `probe` creates (and removes at once) a file of its own,
+ * uniquely named, in the nearest existing folder; `look` creates nothing at all (`jobs list`,
+ * `plan`, `validate`, `run --plan`): the permissions of that folder only. */
+export type WriteCheck = 'probe' | 'look';
+
 /**
  * Checks, before the first request, that -o can be written: the target is not a folder nor a
- * device, the nearest existing folder is a folder, and a file can really be made in it. The check
- * creates nothing another process can see: with `write`, a file of a unique name in that existing
- * folder, removed at once (no folder is made, so processes checking one place at once never meet);
- * without (`jobs list`, `plan`, `validate`, which write nothing), the folder's write permission
- * only. A usage error naming the path, so that no report is requested, waited for and downloaded
- * only to be thrown away.
+ * device, the nearest existing folder is a folder, and a file can be made there. A usage error
+ * naming the path, so that no report is requested, waited for and downloaded only to be thrown
+ * away.
+ *
+ * Nothing another process could see or trip on is made: no folder is created and removed (16
+ * processes sharing a volume raced on such a probe folder, one removing it while another looked
+ * into it); a missing folder is as writable as its nearest existing ancestor, where `probe`
+ * creates a file of a name no other process uses (the kernel's own verdict: root, a read-only
+ * mount, /proc) and removes it at once.
  */
-export function checkWritableTarget(target: string, cwd: string, shown = target, write = true): void {
+export function checkWritableTarget(target: string, cwd: string, shown = target, check: WriteCheck = 'probe'): void {
   const path = resolve(cwd, target);
   const refuse = (reason: string, hint?: string): never => { throw new UsageError(`cannot write -o ${shown}: ${reason}`, hint); };
   const existing = statOf(path);
@@ -104,20 +112,20 @@ export function checkWritableTarget(target: string, cwd: string, shown = target,
     return refuse((error as Error).message);
   }
   if (!folders.stats.isDirectory()) refuse(`${folders.existing} is a file, not a folder`);
-  const missing = folders.missing[0];
+  const first = folders.missing[0];
+  const where = first ? `cannot create the folder ${first}` : `cannot create a file in ${folders.existing}`;
+  const hint = 'choose a folder you can write to';
   try {
-    if (write) {
-      const temp = tempPathFor(join(folders.existing, basename(path)));
-      closeSync(openSync(temp, 'wx', 0o600));
-      unlinkSync(temp);
-    } else {
-      accessSync(folders.existing, constants.W_OK | constants.X_OK);
-    }
+    // a file or a folder is made in a folder one may write in and search
+    accessSync(folders.existing, constants.W_OK | constants.X_OK);
+    if (check === 'look') return;
+    const temp = tempPathFor(join(folders.existing, basename(first ?? path)));
+    closeSync(openSync(temp, 'wx', 0o600));
+    unlinkSync(temp);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const where = missing ? `cannot create the folder ${missing}` : `cannot create a file in ${folders.existing}`;
     // the folder exists (just seen): ENOENT means its file system refuses (/proc)
-    refuse(`${where}: ${code === 'ENOENT' ? 'the file system there does not allow it' : whyWriteFailed(error)}`, 'choose a folder you can write to');
+    refuse(`${where}: ${code === 'ENOENT' ? 'the file system there does not allow it' : whyWriteFailed(error)}`, hint);
   }
 }
 

@@ -13,6 +13,7 @@ import { sleepFor } from '../api/http.js';
 import { configDir } from '../auth/store.js';
 import { isObjectUrl, realTarget } from '../paths.js';
 import { chooseDestination, type Committed, type Destination } from '../destinations/index.js';
+import type { RecordedObject } from '../destinations/objects.js';
 import { droppedWarning } from '../export/output.js';
 import type { Factory } from '../factory.js';
 import { collectGarbage } from '../gc.js';
@@ -111,6 +112,21 @@ export const recall = (journal: { journal: Journal; keyOf(w: Window): string } |
 export const journalKeyOf = (job: Job, f: Factory) => (window: Window) =>
   journalKey(journalRequestOf({ ...job.request, since: window.since, until: window.until }, f.baseUrl().url, f.profileName));
 
+/** What the state file recorded of each object (-o s3://) before this run, by URL: its SHA-256 and
+ * ETag, the latest recorded when several windows name it (a merged object). */
+function recordedObjects(plan: RunPlan): (url: string) => RecordedObject | undefined {
+  const latest = new Map<string, { sha256: string; etag: string; at: string }>();
+  for (const { entry } of plan.windows) {
+    if (!entry?.file || !entry.sha256 || !entry.etag || !isObjectUrl(entry.file)) continue;
+    const at = entry.finishedAt ?? '';
+    if ((latest.get(entry.file)?.at ?? '') <= at) latest.set(entry.file, { sha256: entry.sha256, etag: entry.etag, at });
+  }
+  return (url) => {
+    const found = latest.get(url);
+    return found && { sha256: found.sha256, etag: found.etag };
+  };
+}
+
 /** The fetch, deliver and record stages over the windows to fetch, under the pool. */
 class PlannedRun {
   private readonly destination: Destination;
@@ -133,7 +149,7 @@ class PlannedRun {
     this.client = f.client();
     this.destination = chooseDestination({
       format: job.output.format, csv: job.output.csv, merge: plan.merge, cwd: f.cwd, host: f.host, stdout: f.stdout,
-      keepUnchanged: where.state !== undefined, objects: { env: f.env, configDir: where.configDir, host: f.host, trace: f.trace }, fileOf: plan.fileOf, perWindow: plan.perWindow, whole: plan.shape === 'report', period: plan.period,
+      keepUnchanged: where.state !== undefined, objects: { env: f.env, configDir: where.configDir, host: f.host, trace: f.trace }, recorded: recordedObjects(plan), fileOf: plan.fileOf, perWindow: plan.perWindow, whole: plan.shape === 'report', period: plan.period,
       table: job.load ? tableSpecOf(job, job.load, f, plan.period, plan.windows.filter((p) => p.step !== 'skip').map((p) => p.window), where.state,
         (message) => view.emit({ event: 'warning', window: plan.period, message })) : undefined, stdoutToo: job.given.output === '-',
     });
