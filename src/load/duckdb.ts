@@ -115,11 +115,11 @@ const lockedMessage = (error: unknown) => error instanceof Error && /could not s
  * The file a path names, as one string whatever its spelling: the real path of the file, or, when
  * it does not exist yet, where DuckDB will create it (a dangling symlink followed, the real path
  * of its folder). `..` is resolved by the file system, after the symlink before it, as DuckDB's
- * open does, not by the text.
+ * open does, not by the text (realpathSync.native: node's own realpathSync collapses `..` first).
  */
 export function realFilePath(path: string, hops = 0): string {
   try {
-    return realpathSync(path);
+    return realpathSync.native(path);
   } catch {
     // no such file (yet)
   }
@@ -132,7 +132,7 @@ export function realFilePath(path: string, hops = 0): string {
     }
   }
   try {
-    return `${realpathSync(dirname(path)).replace(/\/$/, '')}/${basename(path)}`;
+    return `${realpathSync.native(dirname(path)).replace(/\/$/, '')}/${basename(path)}`;
   } catch {
     return resolve(path);
   }
