@@ -145,6 +145,7 @@ export async function openDuckDb(path: string, shown: string, waitMs: number, sl
   const deadline = now() + waitMs;
   let instance: DuckDBInstance | undefined;
   let file = realFilePath(path);
+  let recovered = false;
   for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
     try {
       // one database per file in the process, shared: two runs of one process (`jobs run`) that
@@ -154,6 +155,13 @@ export async function openDuckDb(path: string, shown: string, waitMs: number, sl
       instance = await duckdb.DuckDBInstance.fromCache(file, DUCKDB_OPTIONS);
       break;
     } catch (error) {
+      if (!recovered && !lockedMessage(error) && memoryMessage(error)) {
+        // a WAL left beside the file (a process killed before its checkpoint) is replayed as the
+        // file opens, which a wide table's rows may need more than the opening memory_limit for:
+        // replayed once with DuckDB's own limit, as its other clients open the file, then opened
+        recovered = true;
+        if (await replayed(duckdb, file)) continue;
+      }
       if (!lockedMessage(error)) {
         throw new CliError(`cannot open the DuckDB database ${shown}: ${firstLine(error)}`, EXIT.usage, 'check the path, and that it is a DuckDB database file');
       }
@@ -166,6 +174,19 @@ export async function openDuckDb(path: string, shown: string, waitMs: number, sl
   }
   const connection = await instance.connect();
   return new DuckDbConnection(duckdb, instance, connection, shown, SharedLimit.of(file));
+}
+
+const memoryMessage = (error: unknown) => error instanceof Error && /could not allocate|failed to pin|out of memory/i.test(error.message);
+
+/** The file opened (its WAL replayed and checkpointed) and closed, without a memory limit of ours. */
+async function replayed(duckdb: DuckDb, file: string): Promise<boolean> {
+  try {
+    const instance = await duckdb.DuckDBInstance.create(file, { threads: DUCKDB_OPTIONS.threads });
+    instance.closeSync();
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 const firstLine = (error: unknown) => (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';

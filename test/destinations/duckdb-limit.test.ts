@@ -138,3 +138,38 @@ describe('DuckDB: night after night into a table that holds rows', () => {
       .toEqual([0, 1, 2].map((night) => `r${night}|${count}|${count}`));
   }, 120_000);
 });
+
+describe('DuckDB: a file with a WAL left beside it', () => {
+  it('a wide table\'s WAL (its writer closed without a checkpoint) is replayed as the loader opens the file: the night loads, no WAL is left', async () => {
+    const file = join(tempDir(), 'wal.duckdb');
+    // another client leaves 5,000 rows of 100 text columns in the WAL: replaying them needs more
+    // than the loader's opening memory_limit (before: "held by another process", exit 2)
+    const cols = Array.from({ length: 100 }, (_, k) => `md5((range * ${k + 1})::varchar) || 'x' AS c${k}`).join(', ');
+    const other = await DuckDBInstance.create(file, { threads: '1' });
+    const connection = await other.connect();
+    await connection.run(`CREATE TABLE other AS SELECT range AS id, ${cols} FROM range(5000)`);
+    await connection.run('CHECKPOINT');
+    await connection.run('PRAGMA disable_checkpoint_on_shutdown');
+    await connection.run("SET checkpoint_threshold = '10GB'");
+    await connection.run(`INSERT INTO other SELECT range + 5000 AS id, ${cols} FROM range(5000)`);
+    connection.closeSync();
+    other.closeSync();
+    expect(existsSync(`${file}.wal`)).toBe(true);
+
+    const destination = new TableDestination({
+      connect: () => openDuckDb(file, `duckdb:${file}`, 0, async () => undefined, signal),
+      table: ['t'], columns: columnsOf(3), selected: true, scope: 's', onSchemaChange: 'fail', fullRefresh: false,
+      period: window, now: () => Date.parse('2026-11-25T06:00:00Z'), atExit: () => () => undefined,
+    });
+    try {
+      const out = await destination.begin(window, window, 'r1');
+      await out.take(body(rowsOf(3, 1000)));
+      expect((await out.commit())[0]?.rows).toBe(1000);
+      await destination.finish();
+    } finally {
+      await destination.abort();
+    }
+    expect(existsSync(`${file}.wal`)).toBe(false);
+    expect(await duckdbRows(file, 'SELECT (SELECT count(*) FROM other), (SELECT count(*) FROM t)')).toEqual(['10000|1000']);
+  }, 60_000);
+});
