@@ -11,7 +11,7 @@ import { timeDimensionOf } from '../report/catalog.js';
 import type { Window } from '../report/windows.js';
 import type { Job, LoadPlan } from './job.js';
 import type { RunState } from './state.js';
-import { resolve } from 'node:path';
+import { isAbsolute } from 'node:path';
 
 /** The account part of the scope: --scope, `env` when the token comes from REPORTING_TOKEN, else the profile's name. */
 export const accountOf = (load: LoadPlan, f: Pick<Factory, 'env' | 'profileName'>) => load.account ?? (f.env.REPORTING_TOKEN ? 'env' : f.profileName);
@@ -21,7 +21,8 @@ export function tableSpecOf(job: Job, load: LoadPlan, f: Factory, period: Window
   const csv = load.columns;
   return {
     connect: () => target.engine === 'duckdb'
-      ? openDuckDb(resolve(f.cwd, target.location), target.shown, job.wait.maxWaitMs, sleepFor, f.signal)
+      // the path as written under the working folder: its `..` is the file system's (openDuckDb)
+      ? openDuckDb(isAbsolute(target.location) ? target.location : `${f.cwd}/${target.location}`, target.shown, job.wait.maxWaitMs, sleepFor, f.signal, () => f.now())
       : openPostgres(target, f.env),
     table: load.table,
     columns: exportedColumns(csv.schema, csv.columns, timeDimensionOf(job.request.breakdowns)),

@@ -2,10 +2,12 @@
 // --load names a DuckDB file). DuckDB lets one process write a file: a second one waits for it,
 // up to --max-wait, then fails naming the file; the file is never shared half-written, since each
 // window is one transaction. Within one process (`jobs run`), the runs loading one file share its
-// database, each with its own connection and transactions.
+// database, each with its own connection and transactions: one file is one database whatever the
+// spelling of its path (a symlink, `sub/..`), by its real path (realFilePath).
 
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { resolve } from 'node:path';
+import { readlinkSync, realpathSync } from 'node:fs';
+import { basename, dirname, isAbsolute, resolve } from 'node:path';
 import { CliError, EXIT } from '../errors.js';
 import { boundYoungGeneration } from '../io/young-generation.js';
 import { loadDuckDb, loadDuckDbBindings } from '../lazy.js';
@@ -21,19 +23,24 @@ import { qualified } from './target.js';
 const DUCKDB_OPTIONS = { memory_limit: '64MB', threads: '1' };
 
 /**
- * DuckDB's memory_limit while loading a window, in MB (measured with `node test/bench/duckdb-width.mjs`):
+ * DuckDB's memory_limit while loading a window, in MB (measured with `node test/bench/duckdb-width.mjs`;
+ * `--file F --day 1` after `--day 0` for a commit into a table that holds rows):
  * - the buffer pool holds a block or so of each column of the row group being filled, so a fixed
  *   limit fails a wide table ("could not allocate block") while a generous one is RSS for nothing.
  *   The least that passed: 10 MB for 15 columns of numbers (8 failed), 24 MB for 36 columns of
  *   distinct text (20 failed); 66 columns failed at 32 MB and 106 at 48 MB. 8 MB and 0.6 a column;
  * - the rows the window replaces are held as delete versions (8 bytes a row) until the commit:
  *   replacing 1,000,000 rows of 14 columns failed at 16 MB and passed at 20 MB. 12 bytes a row;
- * - a commit that replaces rows pins more: replacing 100,000 rows of 36 columns of text failed at
- *   36 MB and passed at 54 MB; of 66 columns, failed at 84 MB and passed at 101 MB. A megabyte a
- *   column more, for the commit only (36 columns: 68 MB, 66: 116 MB; both passed).
+ * - a commit into a table that already holds rows (replaced or not) appends the window's rows to
+ *   the table's last row group, its blocks pinned beside those of the rows it reads: 30,000 rows
+ *   of 36 columns of text, the day after another 30,000, failed at 47 MB and passed at 48 MB; of
+ *   16, 66 and 106 columns, passed at 21, 89 and 143 MB (the same at 100,000 rows; numbers need
+ *   less); replacing 100,000 rows of 66 columns passed at 95 MB. Three quarters of a megabyte a
+ *   column more, for the commit only (it also covers the checkpoint DuckDB runs at a commit);
+ *   the first window of a table (its rows become the table's row groups) needs none.
  */
 export const loadMemoryLimit = (columns: number, replacedRows = 0, committing = false) =>
-  Math.ceil(8 + 0.6 * columns) + Math.ceil((replacedRows * 12) / 2 ** 20) + (committing ? columns : 0);
+  Math.ceil(8 + 0.6 * columns) + Math.ceil((replacedRows * 12) / 2 ** 20) + (committing ? Math.ceil(0.75 * columns) : 0);
 
 /**
  * memory_limit is the database's, not a connection's, and the runs of one process loading one file
@@ -43,12 +50,17 @@ export const loadMemoryLimit = (columns: number, replacedRows = 0, committing = 
  * number: each table fills its own row group, whose blocks are what the limit is sized by. With
  * none, the opening setting.
  */
-interface Share { columns: number; replacedRows: number; committing: boolean }
+interface Share { columns: number; replacedRows: number; tableRows: number; committing: boolean }
 
 class SharedLimit {
   private static readonly byFile = new Map<string, SharedLimit>();
   private readonly shares = new Map<object, Share>();
   private setting: Promise<void> = Promise.resolve();
+  /** the connections open on the file, and the largest limit a commit had: the checkpoint before the
+   * last one closes gets it (DuckDB's own at closing would have the opening setting, too little for a
+   * wide table: it failed, leaving its marker in the WAL) */
+  private connections = 0;
+  private widest = 0;
 
   static of(file: string): SharedLimit {
     let limit = SharedLimit.byFile.get(file);
@@ -56,18 +68,28 @@ class SharedLimit {
     return limit;
   }
 
-  /** `holder` loads a window of a table of `columns` columns that replaces `replacedRows` rows (again:
-   * its share replaces the one it had) */
-  hold(holder: object, columns: number, replacedRows: number, set: (sql: string) => Promise<void>): Promise<void> {
-    this.shares.set(holder, { columns, replacedRows, committing: false });
+  opened(): void { this.connections++; }
+
+  /** a connection closes: true if it was the last one on the file, with the limit its checkpoint needs */
+  closing(): { last: boolean; limit: string } {
+    this.connections--;
+    return { last: this.connections <= 0, limit: `${Math.max(this.widest, parseInt(DUCKDB_OPTIONS.memory_limit, 10))}MB` };
+  }
+
+  /** `holder` loads a window of a table of `columns` columns that replaces `replacedRows` rows of the
+   * `tableRows` it holds (again: its share replaces the one it had) */
+  hold(holder: object, columns: number, replacedRows: number, tableRows: number, set: (sql: string) => Promise<void>): Promise<void> {
+    this.shares.set(holder, { columns, replacedRows, tableRows, committing: false });
     return this.apply(set);
   }
 
-  /** `holder`'s window commits: its share grows by what the commit pins (loadMemoryLimit) */
+  /** `holder`'s window commits: its share grows by what the commit pins (loadMemoryLimit), unless the
+   * table was empty */
   committing(holder: object, set: (sql: string) => Promise<void>): Promise<void> {
     const share = this.shares.get(holder);
-    if (!share || share.replacedRows === 0) return Promise.resolve();
+    if (!share || share.tableRows === 0) return Promise.resolve();
     share.committing = true;
+    this.widest = Math.max(this.widest, loadMemoryLimit(share.columns, share.replacedRows, true));
     return this.apply(set);
   }
 
@@ -86,23 +108,65 @@ class SharedLimit {
   }
 }
 
-const lockedMessage = (error: unknown) => error instanceof Error && /lock|Conflicting lock|being used by another process/i.test(error.message);
+/** DuckDB's words for a file another process holds ("Could not set lock on file ...: Conflicting lock
+ * is held in ..."), not any message with "lock" in it: "could not allocate block" is not one */
+const lockedMessage = (error: unknown) => error instanceof Error && /could not set lock|conflicting lock|being used by another process/i.test(error.message);
 
-export async function openDuckDb(path: string, shown: string, waitMs: number, sleep: (ms: number, signal: AbortSignal) => Promise<void>, signal: AbortSignal): Promise<LoadConnection> {
+/**
+ * The file a path names, as one string whatever its spelling: the real path of the file, or, when
+ * it does not exist yet, where DuckDB will create it (a dangling symlink followed, the real path
+ * of its folder). `..` is resolved by the file system, after the symlink before it, as DuckDB's
+ * open does, not by the text (realpathSync.native: node's own realpathSync collapses `..` first).
+ */
+export function realFilePath(path: string, hops = 0): string {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    // no such file (yet)
+  }
+  if (hops < 32) {
+    try {
+      const target = readlinkSync(path);
+      return realFilePath(isAbsolute(target) ? target : `${dirname(path)}/${target}`, hops + 1);
+    } catch {
+      // not a symlink
+    }
+  }
+  try {
+    return `${realpathSync.native(dirname(path)).replace(/\/$/, '')}/${basename(path)}`;
+  } catch {
+    return resolve(path);
+  }
+}
+
+/** `path`: absolute, as written (`..` not collapsed: realFilePath resolves it); `now`: the clock
+ * the wait for a held file is measured by */
+export async function openDuckDb(path: string, shown: string, waitMs: number, sleep: (ms: number, signal: AbortSignal) => Promise<void>, signal: AbortSignal, now: () => number = Date.now): Promise<LoadConnection> {
   const duckdb = await loadDuckDb();
-  const deadline = Date.now() + waitMs;
+  const deadline = now() + waitMs;
   let instance: DuckDBInstance | undefined;
+  let file = realFilePath(path);
+  let recovered = false;
   for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
     try {
       // one database per file in the process, shared: two runs of one process (`jobs run`) that
-      // each opened the file would each write it, and one's rows would be lost
-      instance = await duckdb.DuckDBInstance.fromCache(resolve(path), DUCKDB_OPTIONS);
+      // each opened the file (by two spellings of its path) would each write it, and one's rows
+      // would be lost. Its real path again: a run of this process may have created it meanwhile
+      file = realFilePath(path);
+      instance = await duckdb.DuckDBInstance.fromCache(file, DUCKDB_OPTIONS);
       break;
     } catch (error) {
+      if (!recovered && !lockedMessage(error) && memoryMessage(error)) {
+        // a WAL left beside the file (a process killed before its checkpoint) is replayed as the
+        // file opens, which a wide table's rows may need more than the opening memory_limit for:
+        // replayed once with DuckDB's own limit, as its other clients open the file, then opened
+        recovered = true;
+        if (await replayed(duckdb, file)) continue;
+      }
       if (!lockedMessage(error)) {
         throw new CliError(`cannot open the DuckDB database ${shown}: ${firstLine(error)}`, EXIT.usage, 'check the path, and that it is a DuckDB database file');
       }
-      if (Date.now() + delay > deadline || signal.aborted) {
+      if (now() + delay > deadline || signal.aborted) {
         throw new CliError(`the DuckDB database ${shown} is held by another process (DuckDB allows one writer per file)`, EXIT.usage,
           'wait for the other run to end, or give --max-wait to wait for the file');
       }
@@ -110,7 +174,20 @@ export async function openDuckDb(path: string, shown: string, waitMs: number, sl
     }
   }
   const connection = await instance.connect();
-  return new DuckDbConnection(duckdb, instance, connection, shown, SharedLimit.of(resolve(path)));
+  return new DuckDbConnection(duckdb, instance, connection, shown, SharedLimit.of(file));
+}
+
+const memoryMessage = (error: unknown) => error instanceof Error && /could not allocate|failed to pin|out of memory/i.test(error.message);
+
+/** The file opened (its WAL replayed and checkpointed) and closed, without a memory limit of ours. */
+async function replayed(duckdb: DuckDb, file: string): Promise<boolean> {
+  try {
+    const instance = await duckdb.DuckDBInstance.create(file, { threads: DUCKDB_OPTIONS.threads });
+    instance.closeSync();
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 const firstLine = (error: unknown) => (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
@@ -141,7 +218,9 @@ class DuckDbConnection implements LoadConnection {
   /** V8's young generation is bounded while DuckDB shares the process (io/young-generation.ts) */
   private readonly unbound = boundYoungGeneration();
 
-  constructor(private readonly duckdb: DuckDb, private readonly instance: DuckDBInstance, private readonly connection: DuckDBConnection, private readonly shown: string, private readonly limit: SharedLimit) {}
+  constructor(private readonly duckdb: DuckDb, private readonly instance: DuckDBInstance, private readonly connection: DuckDBConnection, private readonly shown: string, private readonly limit: SharedLimit) {
+    limit.opened();
+  }
 
   private failed(error: unknown): CliError {
     if (error instanceof CliError) return error;
@@ -190,9 +269,11 @@ class DuckDbConnection implements LoadConnection {
   }
 
   async deleteRows(sql: string, params: readonly (string | number)[], columns: number): Promise<void> {
-    // the limit first: the delete versions of the rows are held from the delete to the commit
-    const [count] = await this.query(sql.replace(/^DELETE FROM /, 'SELECT count(*) FROM '), params);
-    await this.limit.hold(this, columns, Number(count?.[0] ?? 0), (set) => this.execute(set));
+    // the limit first: the delete versions of the rows are held from the delete to the commit; the
+    // rows the table holds besides decide what the commit pins
+    const where = sql.lastIndexOf(' WHERE ');
+    const [count] = await this.query(`SELECT count(*) FILTER (${sql.slice(where + 1)}), count(*) FROM ${sql.slice('DELETE FROM '.length, where)}`, params);
+    await this.limit.hold(this, columns, Number(count?.[0] ?? 0), Number(count?.[1] ?? 0), (set) => this.execute(set));
     await this.execute(sql, params);
   }
 
@@ -204,6 +285,13 @@ class DuckDbConnection implements LoadConnection {
 
   async close(): Promise<void> {
     await this.limit.release(this, (set) => this.execute(set)).catch(() => undefined);
+    const { last, limit } = this.limit.closing();
+    // the last connection on the file checkpoints it with the memory its widest commit had, so that
+    // DuckDB's checkpoint at closing finds nothing to do (the file then needs no WAL to be read)
+    if (last) {
+      await this.connection.run(`SET memory_limit = '${limit}'`).catch(() => undefined);
+      await this.connection.run('CHECKPOINT').catch(() => undefined);
+    }
     try {
       this.connection.closeSync();
       this.instance.closeSync();

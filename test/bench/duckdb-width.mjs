@@ -8,6 +8,9 @@
 //
 // --loads 2 loads the window again: its rows replace the first load's (a DELETE in the same
 // transaction, whose versions DuckDB holds until the commit).
+//
+// --file F --day N: into F (kept), the window N days after 2026-11-01: `--day 0` then, in another
+// process, `--day 1` is a night's commit into a table that holds rows.
 
 import { readFileSync } from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -22,9 +25,10 @@ const COLUMNS = Number(option('columns', '30'));
 const ROWS = Number(option('rows', '300000'));
 const KIND = option('kind', 'text');
 const LOADS = Number(option('loads', '1'));
-const dir = mkdtempSync(join(tmpdir(), 'duckdb-width-'));
-const file = join(dir, 'w.duckdb');
-const D1 = Date.parse('2026-11-01T00:00:00+01:00') / 1000;
+const given = option('file', undefined);
+const dir = given ? undefined : mkdtempSync(join(tmpdir(), 'duckdb-width-'));
+const file = given ?? join(dir, 'w.duckdb');
+const D1 = Date.parse('2026-11-01T00:00:00+01:00') / 1000 + 86_400 * Number(option('day', '0'));
 const window = { since: D1, until: D1 + 86_399 };
 const columns = [{ name: 'date', type: 'date', nullable: true, key: true },
   ...Array.from({ length: COLUMNS }, (_, i) => ({ name: `c${i}`, type: KIND === 'text' ? 'string' : 'int64', nullable: true, key: false }))];
@@ -61,4 +65,4 @@ try {
 }
 const hwm = Number(/VmHWM:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1]);
 console.log(`${COLUMNS} ${KIND} columns, ${ROWS} rows, ${LOADS} load(s), memory_limit ${limit}: ${outcome}, peak RSS ${Math.round(hwm / 1024)} MiB`);
-rmSync(dir, { recursive: true, force: true });
+if (dir) rmSync(dir, { recursive: true, force: true });

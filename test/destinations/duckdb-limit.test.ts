@@ -3,6 +3,7 @@
 // table's width asks for, and goes back as each window's transaction ends. Read back with
 // current_setting('memory_limit'), compared with what DuckDB shows for the same SET.
 
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
@@ -102,4 +103,73 @@ describe('DuckDB: memory_limit for a window that replaces rows', () => {
     }
     expect(await duckdbRows(file, "SELECT _report_id, count(*), count(DISTINCT c29), min(c0 LIKE 'v2-%') FROM t GROUP BY 1")).toEqual(['r2|100000|100000|true']);
   }, 120_000);
+});
+
+describe('DuckDB: night after night into a table that holds rows', () => {
+  // each night opens the file anew (its database closed the night before, as a new process would),
+  // loads a new day and commits it into the table the previous nights filled; before, the commit
+  // failed ("failed to pin block"), and a wide table's checkpoint at closing failed, leaving the
+  // WAL (with a failed checkpoint's marker) that the next open could not replay
+  const textColumns = (count: number): Column[] => [{ name: 'date', type: 'date', nullable: true, key: true },
+    ...Array.from({ length: count }, (_, i): Column => ({ name: `c${i}`, type: 'string', nullable: true, key: false }))];
+  const textRows = (night: number, count: number, columns: number) => Array.from({ length: count }, (_, r) =>
+    Object.fromEntries([['date', '2026-11-01'], ...Array.from({ length: columns }, (_, c) => [`c${c}`, `v${night}-${r}-${c}-${(r * 2654435761 + c) % 1000003}x`])]));
+
+  it.each([[30, 30_000], [100, 5_000]])('%i columns of distinct text, %i rows a night, 3 nights: each commits, no WAL is left, DuckDB\'s client reads every night back', async (width, count) => {
+    const file = join(tempDir(), 'nights.duckdb');
+    for (let night = 0; night < 3; night++) {
+      const day: Window = { since: D1 + night * 86_400, until: D1 + night * 86_400 + 86_399 };
+      const destination = new TableDestination({
+        connect: () => openDuckDb(file, `duckdb:${file}`, 0, async () => undefined, signal),
+        table: ['t'], columns: textColumns(width), selected: true, scope: 's', onSchemaChange: 'fail', fullRefresh: false,
+        period: day, now: () => Date.parse('2026-11-25T06:00:00Z'), atExit: () => () => undefined,
+      });
+      try {
+        const out = await destination.begin(day, day, `r${night}`);
+        await out.take(body(textRows(night, count, width)));
+        expect((await out.commit())[0]?.rows).toBe(count);
+        await destination.finish();
+      } finally {
+        await destination.abort();
+      }
+      expect(existsSync(`${file}.wal`), `night ${night}: a WAL was left`).toBe(false);
+    }
+    expect(await duckdbRows(file, 'SELECT _report_id, count(*), count(DISTINCT c0) FROM t GROUP BY 1 ORDER BY 1'))
+      .toEqual([0, 1, 2].map((night) => `r${night}|${count}|${count}`));
+  }, 120_000);
+});
+
+describe('DuckDB: a file with a WAL left beside it', () => {
+  it('a wide table\'s WAL (its writer closed without a checkpoint) is replayed as the loader opens the file: the night loads, no WAL is left', async () => {
+    const file = join(tempDir(), 'wal.duckdb');
+    // another client leaves 5,000 rows of 100 text columns in the WAL: replaying them needs more
+    // than the loader's opening memory_limit (before: "held by another process", exit 2)
+    const cols = Array.from({ length: 100 }, (_, k) => `md5((range * ${k + 1})::varchar) || 'x' AS c${k}`).join(', ');
+    const other = await DuckDBInstance.create(file, { threads: '1' });
+    const connection = await other.connect();
+    await connection.run(`CREATE TABLE other AS SELECT range AS id, ${cols} FROM range(5000)`);
+    await connection.run('CHECKPOINT');
+    await connection.run('PRAGMA disable_checkpoint_on_shutdown');
+    await connection.run("SET checkpoint_threshold = '10GB'");
+    await connection.run(`INSERT INTO other SELECT range + 5000 AS id, ${cols} FROM range(5000)`);
+    connection.closeSync();
+    other.closeSync();
+    expect(existsSync(`${file}.wal`)).toBe(true);
+
+    const destination = new TableDestination({
+      connect: () => openDuckDb(file, `duckdb:${file}`, 0, async () => undefined, signal),
+      table: ['t'], columns: columnsOf(3), selected: true, scope: 's', onSchemaChange: 'fail', fullRefresh: false,
+      period: window, now: () => Date.parse('2026-11-25T06:00:00Z'), atExit: () => () => undefined,
+    });
+    try {
+      const out = await destination.begin(window, window, 'r1');
+      await out.take(body(rowsOf(3, 1000)));
+      expect((await out.commit())[0]?.rows).toBe(1000);
+      await destination.finish();
+    } finally {
+      await destination.abort();
+    }
+    expect(existsSync(`${file}.wal`)).toBe(false);
+    expect(await duckdbRows(file, 'SELECT (SELECT count(*) FROM other), (SELECT count(*) FROM t)')).toEqual(['10000|1000']);
+  }, 60_000);
 });
