@@ -5,7 +5,7 @@
 // given as --state would block the run forever, deaf to Ctrl-C), and a symbolic link into nowhere.
 
 import { lstatSync, readlinkSync, realpathSync, statSync, type Stats } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { UsageError } from './errors.js';
 
 export interface PathUse {
@@ -48,6 +48,33 @@ function linkTarget(path: string): string {
     }
   }
   return at;
+}
+
+/**
+ * The file a path names, as one string whatever its spelling: the real path of the file, or, when
+ * it does not exist yet, where DuckDB will create it (a dangling symlink followed, the real path
+ * of its folder). `..` is resolved by the file system, after the symlink before it, as DuckDB's
+ * open does, not by the text (realpathSync.native: node's own realpathSync collapses `..` first).
+ */
+export function realFilePath(path: string, hops = 0): string {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    // no such file (yet)
+  }
+  if (hops < 32) {
+    try {
+      const target = readlinkSync(path);
+      return realFilePath(isAbsolute(target) ? target : `${dirname(path)}/${target}`, hops + 1);
+    } catch {
+      // not a symlink
+    }
+  }
+  try {
+    return `${realpathSync.native(dirname(path)).replace(/\/$/, '')}/${basename(path)}`;
+  } catch {
+    return resolve(path);
+  }
 }
 
 /**

@@ -226,7 +226,8 @@ export function readJobFile(text: string, file: string, cwd: string, env: Record
           if (PATH_KEYS.has(key) && value !== '-' && !URL_LIKE.test(value) && !isAbsolute(value)) value = resolve(folder, value);
           // a DuckDB file is a path too; a postgres:// URL is left as written
           const duckdb = key === 'load' ? /^duckdb:(.+)$/is.exec(value.trim()) : null;
-          if (duckdb?.[1] && !duckdb[1].startsWith(':') && !isAbsolute(duckdb[1])) value = `duckdb:${resolve(folder, duckdb[1])}`;
+          // `..` kept: the file system resolves it after the symbolic link before it (paths.ts realFilePath)
+          if (duckdb?.[1] && !duckdb[1].startsWith(':') && !isAbsolute(duckdb[1])) value = `duckdb:${folder.replace(/\/$/, '')}/${duckdb[1]}`;
           if (key === 'state') state = value;
           if (key === 'output') output = value;
           mine.push(`--${flag.name}=${value}`);

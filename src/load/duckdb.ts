@@ -6,8 +6,7 @@
 // spelling of its path (a symlink, `sub/..`), by its real path (realFilePath).
 
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { readlinkSync, realpathSync } from 'node:fs';
-import { basename, dirname, isAbsolute, resolve } from 'node:path';
+import { statSync } from 'node:fs';
 import { CliError, EXIT } from '../errors.js';
 import { boundYoungGeneration } from '../io/young-generation.js';
 import { loadDuckDb, loadDuckDbBindings } from '../lazy.js';
@@ -15,6 +14,7 @@ import type { Column } from '../report/schema.js';
 import { DuckDbChunkAppender } from './duckdb-chunks.js';
 import type { LoadConnection, TableAppender } from './load.js';
 import { qualified } from './target.js';
+import { realFilePath } from '../paths.js';
 
 /** What DuckDB may use while it opens the file and checks the table; loading sets its memory_limit
  * by the table's width (loadMemoryLimit). DuckDB's own allocator settings
@@ -112,30 +112,19 @@ class SharedLimit {
  * is held in ..."), not any message with "lock" in it: "could not allocate block" is not one */
 const lockedMessage = (error: unknown) => error instanceof Error && /could not set lock|conflicting lock|being used by another process/i.test(error.message);
 
-/**
- * The file a path names, as one string whatever its spelling: the real path of the file, or, when
- * it does not exist yet, where DuckDB will create it (a dangling symlink followed, the real path
- * of its folder). `..` is resolved by the file system, after the symlink before it, as DuckDB's
- * open does, not by the text (realpathSync.native: node's own realpathSync collapses `..` first).
- */
-export function realFilePath(path: string, hops = 0): string {
+/** DuckDB's header: three blocks of 4 KiB, written as another process creates the file */
+const HEADER_BYTES = 3 * 4096;
+
+/** A file another process is creating at this moment: DuckDB finds it "not a valid DuckDB
+ * database file" while its header is not written yet (seen with 3 runs loading into a new file at
+ * once). Such a file is waited for as a held one; an invalid file of any other kind is refused. */
+function beingCreated(error: unknown, file: string): boolean {
+  if (!(error instanceof Error) || !/not a valid DuckDB database file/i.test(error.message)) return false;
   try {
-    return realpathSync.native(path);
+    const stats = statSync(file);
+    return stats.size < HEADER_BYTES && Date.now() - stats.mtimeMs < 10_000;
   } catch {
-    // no such file (yet)
-  }
-  if (hops < 32) {
-    try {
-      const target = readlinkSync(path);
-      return realFilePath(isAbsolute(target) ? target : `${dirname(path)}/${target}`, hops + 1);
-    } catch {
-      // not a symlink
-    }
-  }
-  try {
-    return `${realpathSync.native(dirname(path)).replace(/\/$/, '')}/${basename(path)}`;
-  } catch {
-    return resolve(path);
+    return false;
   }
 }
 
@@ -163,7 +152,7 @@ export async function openDuckDb(path: string, shown: string, waitMs: number, sl
         recovered = true;
         if (await replayed(duckdb, file)) continue;
       }
-      if (!lockedMessage(error)) {
+      if (!lockedMessage(error) && !beingCreated(error, file)) {
         throw new CliError(`cannot open the DuckDB database ${shown}: ${firstLine(error)}`, EXIT.usage, 'check the path, and that it is a DuckDB database file');
       }
       if (now() + delay > deadline || signal.aborted) {

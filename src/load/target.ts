@@ -5,8 +5,8 @@
 // printed commands carry.
 
 import { accessSync, constants, statSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { realTarget } from '../paths.js';
+import { isAbsolute, resolve } from 'node:path';
+import { realFilePath } from '../paths.js';
 import { UsageError } from '../errors.js';
 import type { Side } from '../report/catalog.js';
 
@@ -147,7 +147,8 @@ const LOOPBACK = /^(localhost|localhost\.localdomain|127(\.\d{1,3}){3}|\[?::1\]?
 export function databaseIdentity(target: LoadTarget, cwd: string, platform: NodeJS.Platform): string {
   if (target.engine === 'duckdb') {
     if (target.location === ':memory:') return 'duckdb::memory:';
-    const real = realTarget(target.location, cwd);
+    // as the loader opens it: `..` resolved by the file system, after the symbolic link before it
+    const real = realFilePath(isAbsolute(target.location) ? target.location : `${cwd}/${target.location}`);
     return `duckdb:${platform === 'darwin' || platform === 'win32' ? real.toLowerCase() : real}`;
   }
   let url: URL;
