@@ -4,7 +4,7 @@
 // Nothing here sends a request; the profiles are checked by the command (it has the token store).
 
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { LineCounter, isMap, isScalar, isSeq, parseDocument, type Node, type Pair, type YAMLMap } from 'yaml';
+import { LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
 import { CliError, EXIT, UsageError } from '../errors.js';
 import { didYouMean } from '../suggest.js';
 
@@ -97,7 +97,7 @@ export function readJobFile(text: string, file: string, cwd: string, env: Record
   if (first) fail(atOf(first.pos[0]), `not valid YAML: ${first.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '')}`);
   const root = doc.contents;
   if (!isMap(root)) return fail(where(root as Node | null, { line: 1, col: 1 }), 'a job file is a mapping with version, jobs, and optionally concurrency, per-profile and defaults', 'see docs/jobs.md');
-  const top = entriesOf(root, atOf);
+  const top = entriesOf(root, atOf, doc);
   const topKey = (name: string) => top.find((e) => e.key === name);
   for (const entry of top) {
     if (!TOP_KEYS.includes(entry.key)) fail(entry.at, `unknown key "${entry.key}"${didYouMean(entry.key, TOP_KEYS)}`, `a job file's keys are ${TOP_KEYS.join(', ')}`);
@@ -131,7 +131,7 @@ export function readJobFile(text: string, file: string, cwd: string, env: Record
   let defaults: Entry[] = [];
   if (defaultsEntry && defaultsEntry.value !== null) {
     if (!isMap(defaultsEntry.value)) fail(where(defaultsEntry.value, defaultsEntry.at), 'defaults is a mapping of run options (since: auto, chunk: day, ...)');
-    defaults = entriesOf(defaultsEntry.value as YAMLMap, atOf);
+    defaults = entriesOf(defaultsEntry.value as YAMLMap, atOf, doc);
     for (const entry of defaults) {
       if (entry.key === 'name') fail(entry.at, 'name belongs to each job, not to defaults');
       canonical(entry);
@@ -162,18 +162,20 @@ export function readJobFile(text: string, file: string, cwd: string, env: Record
   };
   const items = (entry: Entry): { text: string | number | boolean | null; at: At | undefined }[] => {
     if (!isSeq(entry.value)) return [{ text: scalarText(entry), at: where(entry.value, entry.at) }];
-    return entry.value.items.map((item) => {
-      const at = where(item as Node, entry.at);
+    return entry.value.items.map((listed) => {
+      const item = resolved(listed as Node, doc);
+      const at = where(item, entry.at);
       if (!isScalar(item)) return fail(at, `${entry.key}'s list holds values, not lists or mappings`);
       return { text: typeof item.value === 'string' ? expandEnv(item.value, at) : (item.value as number | boolean | null), at };
     });
   };
 
   const jobs: FileJob[] = [];
-  for (const item of list.items) {
-    const jobAt = where(item as Node, jobsEntry.at) as At;
+  for (const listed of list.items) {
+    const item = resolved(listed as Node, doc);
+    const jobAt = where(item, jobsEntry.at) as At;
     if (!isMap(item)) fail(jobAt, 'a job is a mapping: name, side, and run options');
-    const own = entriesOf(item as YAMLMap, atOf);
+    const own = entriesOf(item as YAMLMap, atOf, doc);
     // the job's keys win over the defaults', key by key (`split: false` and `no-split` are one key)
     const merged = new Map<string, { entry: Entry; invert: boolean; flag?: RunFlagInfo }>();
     for (const entry of [...defaults, ...own]) {
@@ -242,13 +244,19 @@ export function readJobFile(text: string, file: string, cwd: string, env: Record
   return { file, folder, concurrency, perProfile, jobs, secrets: [...secrets] };
 }
 
-function entriesOf(map: YAMLMap, atOf: (offset: number) => At): Entry[] {
+/** A map's entries; a value that is an alias (`breakdowns: *b`) is the node its anchor names. */
+function entriesOf(map: YAMLMap, atOf: (offset: number) => At, doc: Document): Entry[] {
   return map.items.map((pair: Pair) => {
     const keyNode = pair.key as Node | null;
     const at = keyNode?.range ? atOf(keyNode.range[0]) : { line: 1, col: 1 };
     const key = isScalar(keyNode) ? String(keyNode.value) : '';
-    return { key, value: pair.value as Node | null, at };
+    return { key, value: resolved(pair.value as Node | null, doc), at };
   });
+}
+
+/** The node an alias names (an anchor defined earlier in the file), else the node itself. */
+function resolved<N extends Node | null>(node: N, doc: Document): N | Node {
+  return isAlias(node) ? (node.resolve(doc) as Node | undefined) ?? node : node;
 }
 
 /** Two jobs of one name, state file or output: one would overwrite the other's. */

@@ -279,3 +279,32 @@ ${jobs}`;
     expect(stdout.text + stderr.text).not.toContain(secret);
   });
 });
+
+describe('YAML aliases (issue 30, item 11)', () => {
+  it('a value, a list item and a job given by an alias are read as what their anchor names', async () => {
+    const dir = await folder(`version: 1
+defaults:
+  since: 2026-11-01
+  until: 2026-11-05
+  breakdowns: &daily [DAILY, COUNTRY]
+jobs:
+  - &base
+    name: one
+    side: buyer
+    profile: acme
+    metrics: [displays, &clicks clicks]
+  - name: two
+    side: buyer
+    profile: acme
+    breakdowns: *daily
+    metrics: [*clicks]
+    output: two.csv
+`);
+    const result = await jobs(dir, ['validate', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const commands = Object.fromEntries((JSON.parse(result.stdout) as { jobs: { job: string; command: string }[] }).jobs.map((j) => [j.job, j.command]));
+    expect(commands.two).toContain('--breakdowns=DAILY --breakdowns=COUNTRY');
+    expect(commands.two).toContain('--metrics=clicks');
+    expect(commands.one).toContain('--metrics=displays --metrics=clicks');
+  });
+});
