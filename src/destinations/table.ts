@@ -16,7 +16,7 @@ import { BodyBrokenError, type Progress } from '../export/export.js';
 import { RowLayout } from '../export/typed.js';
 import { ReportFormatError, ReportScanner, fromBytes, sameKeys, type Kind } from '../export/scanner.js';
 import {
-  addColumnsSql, deleteOverlappingSql, deleteSql, driftError, driftOf, leftEmpty, loadDdl, loadedWindowsSql, partialSql, tableOnlyColumns,
+  addColumnsSql, countOverlappingSql, deleteOverlappingSql, deleteSql, driftError, driftOf, leftEmpty, loadDdl, loadedWindowsSql, partialSql, tableOnlyColumns,
   type LoadConnection, type Metadata, type OnSchemaChange, type TableAppender,
 } from '../load/load.js';
 import { LOAD_METADATA, fieldType, type Column } from '../report/schema.js';
@@ -36,6 +36,9 @@ export interface TableSpec {
   /** where the fields left out that held a value are named (the run's warning at its end) */
   dropped?: Set<string>;
   scope: string;
+  /** the scope as earlier versions wrote it (load/load.ts legacyScopeOf): where it differs, rows
+   * under it in the period are named at the end (they may be this request's, or another's) */
+  legacyScope?: string;
   onSchemaChange: OnSchemaChange;
   /** --full-refresh: the run's period is replaced whole */
   fullRefresh: boolean;
@@ -115,6 +118,13 @@ export class TableDestination implements Destination {
       throw error;
     }
     this.order = [...(await connection.columns(spec.table))?.keys() ?? []];
+    if (spec.legacyScope !== undefined && spec.legacyScope !== spec.scope) {
+      const [[count] = []] = await connection.query(countOverlappingSql(spec.table), [spec.legacyScope, spec.period.since, spec.period.until]);
+      if (Number(count)) {
+        const filters = /;(filters=.*);account=/.exec(spec.legacyScope)?.[1] ?? spec.legacyScope;
+        spec.warn?.(`${this.shownTable} holds ${count} rows of this period under the old scope text ${filters}, which these filters split at their commas share: not replaced (docs/CHANGES.md)`);
+      }
+    }
     if (spec.fullRefresh) {
       // rows of this scope that lie partly outside the period cannot be replaced by it
       const edges = await connection.query(partialSql(spec.table), [spec.scope, spec.period.since, spec.period.until]);

@@ -5,7 +5,7 @@ import { sleepFor } from '../api/http.js';
 import type { TableSpec } from '../destinations/table.js';
 import type { Factory } from '../factory.js';
 import { openDuckDb } from '../load/duckdb.js';
-import { exportedColumns, scopeOf } from '../load/load.js';
+import { exportedColumns, legacyScopeOf, scopeOf } from '../load/load.js';
 import { openPostgres } from '../load/postgres.js';
 import { timeDimensionOf } from '../report/catalog.js';
 import type { Window } from '../report/windows.js';
@@ -30,6 +30,7 @@ export function tableSpecOf(job: Job, load: LoadPlan, f: Factory, period: Window
     // the fields the chosen columns leave out that held a value: the run names them at its end
     dropped: job.output.csv.dropped,
     scope: scopeOf(job.request, f.baseUrl().url, accountOf(load, f)),
+    legacyScope: legacyScopeOf(job.request, f.baseUrl().url, accountOf(load, f)),
     onSchemaChange: load.onSchemaChange,
     fullRefresh: job.flags.fullRefresh,
     atExit: (cleanup) => f.host.atExit(cleanup),

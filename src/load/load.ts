@@ -84,10 +84,24 @@ export function loadDdl(exported: readonly Column[], dialect: Dialect, table: re
  * REPORTING_TOKEN, or --scope's value).
  */
 export function scopeOf(request: Pick<ReportRequest, 'side' | 'breakdowns' | 'filters'>, baseUrl: string, account: string): string {
+  return scopeText(request, baseUrl, account, escapeScope);
+}
+
+/** The scope as versions before issue 30 wrote it, values unescaped: the same text as scopeOf's
+ * unless a value holds `,&;=%`. Then it is also another request's scope (`--carrier 'a,b'` was
+ * `--carrier a --carrier b`'s): rows under it are named, never replaced (docs/CHANGES.md). */
+export function legacyScopeOf(request: Pick<ReportRequest, 'side' | 'breakdowns' | 'filters'>, baseUrl: string, account: string): string {
+  return scopeText(request, baseUrl, account, (value) => value);
+}
+
+/** `%`, and the separators of the scope's text (`,&;=`), as %XX: a value holding them names one value. */
+const escapeScope = (value: string) => value.replace(/[%,&;=]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+
+function scopeText(request: Pick<ReportRequest, 'side' | 'breakdowns' | 'filters'>, baseUrl: string, account: string, escape: (value: string) => string): string {
   const breakdowns = [...request.breakdowns].sort().join(',') || '-';
   const filters = Object.keys(request.filters).sort()
-    .map((name) => `${name}=${[...(request.filters[name] ?? [])].sort().join(',')}`).join('&') || '-';
-  return `base=${baseUrl};side=${request.side};breakdowns=${breakdowns};filters=${filters};account=${account}`;
+    .map((name) => `${name}=${[...(request.filters[name] ?? [])].map(escape).sort().join(',')}`).join('&') || '-';
+  return `base=${baseUrl};side=${request.side};breakdowns=${breakdowns};filters=${filters};account=${escape(account)}`;
 }
 
 const normalType = (type: string) => {
@@ -164,6 +178,10 @@ export const partialSql = (table: readonly string[]) =>
 /** The windows rows of this scope were loaded for that overlap [since, until]. */
 export const loadedWindowsSql = (table: readonly string[]) =>
   `SELECT DISTINCT CAST(EXTRACT(EPOCH FROM _window_since) AS BIGINT), CAST(EXTRACT(EPOCH FROM _window_until) AS BIGINT) FROM ${qualified(table)} WHERE _scope = $1 AND _window_since <= to_timestamp($3) AND _window_until >= to_timestamp($2) ORDER BY 1`;
+
+/** The rows of a scope whose window overlaps [since, until]. */
+export const countOverlappingSql = (table: readonly string[]) =>
+  `SELECT count(*) FROM ${qualified(table)} WHERE _scope = $1 AND _window_since <= to_timestamp($3) AND _window_until >= to_timestamp($2)`;
 
 /** The replace rule: every row of this scope whose window lies inside [since, until]. */
 export const deleteSql = (table: readonly string[]) =>
