@@ -16,7 +16,7 @@ import { BodyBrokenError, type Progress } from '../export/export.js';
 import { RowLayout } from '../export/typed.js';
 import { ReportFormatError, ReportScanner, fromBytes, sameKeys, type Kind } from '../export/scanner.js';
 import {
-  addColumnsSql, countOverlappingSql, deleteOverlappingSql, deleteSql, driftError, driftOf, leftEmpty, loadDdl, loadedWindowsSql, partialSql, tableOnlyColumns,
+  addColumnsSql, countOverlappingSql, deleteOverlappingSql, deleteSql, heldSql, driftError, driftOf, leftEmpty, loadDdl, loadedWindowsSql, partialSql, tableOnlyColumns,
   type LoadConnection, type Metadata, type OnSchemaChange, type TableAppender,
 } from '../load/load.js';
 import { LOAD_METADATA, fieldType, type Column } from '../report/schema.js';
@@ -47,7 +47,7 @@ export interface TableSpec {
    * before any request (each window's transaction checks again, for a load made meanwhile) */
   windows?: readonly Window[];
   /** what the state file says was loaded for this window (with --state) */
-  loadedBefore?(window: Window): { table: string; sha256: string } | undefined;
+  loadedBefore?(window: Window): { table: string; sha256: string; rows: number; reportIds?: readonly string[] } | undefined;
   now(): number;
   /** a line for the run's end (a warning): what the load did that the user should know */
   warn?(message: string): void;
@@ -80,6 +80,8 @@ export class TableDestination implements Destination {
   private columns: readonly Column[];
   /** fields a row brought that the columns lack: the window is loaded again once they are added */
   private growing?: Set<string>;
+  /** what the table held for the open window before its delete (with a state's record of it) */
+  private held?: { rows: number; reportIds: string[] };
 
   constructor(private readonly spec: TableSpec) {
     this.shownTable = spec.table.join('.');
@@ -208,6 +210,13 @@ export class TableDestination implements Destination {
       // a second loader of this window (another process) waits here until this one commits, then
       // replaces its rows: the window holds one report's rows, whichever order they come in
       await connection.lock(spec.table, spec.scope);
+      // what the table holds for this window now (before the delete): unchanged is decided
+      // against it, not against the state's record alone (rows deleted meanwhile are loaded again)
+      this.held = undefined;
+      if (spec.loadedBefore?.(origin)) {
+        const [[rows, ids] = []] = await connection.query(heldSql(spec.table), [spec.scope, origin.since, origin.until]);
+        this.held = { rows: Number(rows ?? 0), reportIds: ids ? ids.split(',') : [] };
+      }
       if (spec.fullRefresh) await connection.deleteRows(deleteOverlappingSql(spec.table), [spec.scope, origin.since, origin.until], this.order.length);
       else {
         const partial = await connection.query(partialSql(spec.table), [spec.scope, origin.since, origin.until]);
@@ -372,6 +381,14 @@ export class TableDestination implements Destination {
     }
   }
 
+  /** The table holds the rows the state recorded for the open window: as many, of the same
+   * reports (when the state named them). Rows deleted since, or a table made anew, are not. */
+  private stillHolds(before: { rows: number; reportIds?: readonly string[] }): boolean {
+    const held = this.held;
+    if (!held || held.rows !== before.rows) return false;
+    return !before.reportIds || (held.reportIds.length === new Set(before.reportIds).size && held.reportIds.every((id) => before.reportIds?.includes(id)));
+  }
+
   private async commitWindow(open: Open): Promise<Committed> {
     const connection = this.connection as LoadConnection;
     this.open = undefined;
@@ -381,7 +398,7 @@ export class TableDestination implements Destination {
     try {
       await open.appender.finish();
       const before = this.spec.loadedBefore?.(open.origin);
-      if (before && before.table === this.shownTable && before.sha256 === sha256) {
+      if (before && before.table === this.shownTable && before.sha256 === sha256 && this.stillHolds(before)) {
         // the same rows as last time: the table is left as it was
         await connection.execute('ROLLBACK');
         outcome = 'unchanged';

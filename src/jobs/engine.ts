@@ -3,7 +3,7 @@
 // windows' reports into the destination, in order) -> record (record.ts: state, journal, events).
 // A run of one report is a plan of one window, streamed straight into its output.
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createReadStream } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -49,10 +49,17 @@ export async function runJob(job: Job, f: Factory): Promise<void> {
     // window, so that windows stay on the grid they were recorded on: no day in two files
     const since = state.windowStartOf(start.since);
     if (start.upToDate) return await nothingToFetch(job, f, where.startedAt);
-    await runPlanned(job, f, { ...where, since, state, lookbackFrom: start.lookbackFrom });
+    await runPlanned(job, f, { ...where, since, state, lookbackFrom: start.lookbackFrom, tableGone: databaseGone(job, f) });
   } finally {
     await state.close();
   }
+}
+
+/** A DuckDB file the state's windows were loaded into, removed since: every window of the period
+ * is loaded again (a Postgres table is checked window by window, as each is loaded). */
+function databaseGone(job: Job, f: Factory): boolean {
+  const target = job.load?.target;
+  return target?.engine === 'duckdb' && target.location !== ':memory:' && !existsSync(resolve(f.cwd, target.location));
 }
 
 /** The output as the state records it: an absolute path, or an object's URL as given. */

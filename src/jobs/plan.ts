@@ -43,6 +43,8 @@ export interface PlanInput {
   since: number;
   state?: RunState;
   lookbackFrom?: number;
+  /** the database file the state's windows were loaded into is gone: they are loaded again */
+  tableGone?: boolean;
   /** the config folder (the journal and the token store live there) */
   configDir: string;
   cwd: string;
@@ -64,7 +66,7 @@ export function planRun(job: Job, input: PlanInput): RunPlan {
   // the state's verdict on each window; one merged output is rewritten whole, so it skips all or none
   // (a table alone takes each window by itself: no window is fetched again for another's sake)
   const merged = !perWindow && !(job.load && job.output.template === undefined);
-  const steps = input.state?.plan(windows, { lookbackFrom: input.lookbackFrom, merged });
+  const steps = input.state?.plan(windows, { lookbackFrom: input.lookbackFrom, merged, tableGone: input.tableGone });
   const planned = windows.map((window) => decide(window, steps, job.flags.resume, input.recall));
   return { shape, windows: planned, period, perWindow, merge, fileOf };
 }

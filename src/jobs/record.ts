@@ -87,7 +87,9 @@ export class Recorder {
   /** A window loaded into a table, recorded done (with what was loaded) in the state. */
   async recordLoaded(output: Committed): Promise<void> {
     const { window, table, rows } = output;
-    await this.state?.loaded(window, { table: table as string, rows, sha256: output.sha256 ?? '' });
+    // the report IDs of the rows the table holds: an unchanged window keeps the rows loaded before
+    const reportIds = output.outcome === 'unchanged' ? this.state?.entry(window)?.loaded?.reportIds : output.reportIds;
+    await this.state?.loaded(window, { table: table as string, rows, sha256: output.sha256 ?? '', ...(reportIds ? { reportIds: [...reportIds] } : {}) });
     this.forget(window);
     for (const piece of output.pieces) this.forget(piece);
   }

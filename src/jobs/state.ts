@@ -73,7 +73,7 @@ const entrySchema = z.object({
   submitting: z.string().nullable().optional(),
   /** run --load: the window's rows are in this table (its transaction committed): how many, and
    * the sha256 of the rows loaded (the report's row texts, one a line) */
-  loaded: z.object({ table: z.string(), rows: z.number().int().nonnegative(), sha256: z.string().regex(/^[0-9a-f]{64}$/), at: z.string() }).nullable().optional(),
+  loaded: z.object({ table: z.string(), rows: z.number().int().nonnegative(), sha256: z.string().regex(/^[0-9a-f]{64}$/), at: z.string(), reportIds: z.array(z.string()).optional() }).nullable().optional(),
 }).refine((entry) => entry.sinceUnix <= entry.untilUnix, { message: 'sinceUnix is after untilUnix' });
 export type StateEntry = z.infer<typeof entrySchema>;
 
@@ -399,6 +399,8 @@ export interface PlanOptions {
   merged?: boolean;
   /** whether a recorded file still exists (a deleted file is fetched again) */
   fileExists?: (path: string) => boolean;
+  /** the database file the windows were loaded into is gone: a window loaded is fetched again */
+  tableGone?: boolean;
 }
 
 const windowOf = (entry: StateEntry): Window => ({ since: entry.sinceUnix, until: entry.untilUnix });
@@ -439,6 +441,7 @@ function decide(entry: StateEntry, options: PlanOptions): Step {
       // an object in a bucket is taken to be there (its check would cost a request per window)
       const exists = options.fileExists ?? outputExists;
       if (entry.file !== null && !exists(entry.file)) return { action: 'submit', window, reason: 'missing-file', entry };
+      if (options.tableGone && entry.loaded) return { action: 'submit', window, reason: 'missing-file', entry };
       return { action: 'skip', window, entry };
     }
   }
@@ -666,7 +669,7 @@ export class RunState {
   }
 
   /** A window's rows are in a table: done, with what was loaded (a file written beside it keeps its record). */
-  loaded(window: Window, result: { table: string; rows: number; sha256: string }): Promise<void> {
+  loaded(window: Window, result: { table: string; rows: number; sha256: string; reportIds?: string[] }): Promise<void> {
     const at = instant(this.now());
     return this.update(window, { status: 'done', rows: result.rows, loaded: { ...result, at }, finishedAt: at, error: null });
   }

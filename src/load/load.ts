@@ -179,6 +179,11 @@ export const partialSql = (table: readonly string[]) =>
 export const loadedWindowsSql = (table: readonly string[]) =>
   `SELECT DISTINCT CAST(EXTRACT(EPOCH FROM _window_since) AS BIGINT), CAST(EXTRACT(EPOCH FROM _window_until) AS BIGINT) FROM ${qualified(table)} WHERE _scope = $1 AND _window_since <= to_timestamp($3) AND _window_until >= to_timestamp($2) ORDER BY 1`;
 
+/** The rows of this scope whose window lies inside [since, until]: their number, and their report
+ * IDs (comma-separated; IDs are safe: api/schemas.ts) */
+export const heldSql = (table: readonly string[]) =>
+  `SELECT count(*), string_agg(DISTINCT _report_id, ',') FROM ${qualified(table)} WHERE _scope = $1 AND _window_since >= to_timestamp($2) AND _window_until <= to_timestamp($3)`;
+
 /** The rows of a scope whose window overlaps [since, until]. */
 export const countOverlappingSql = (table: readonly string[]) =>
   `SELECT count(*) FROM ${qualified(table)} WHERE _scope = $1 AND _window_since <= to_timestamp($3) AND _window_until >= to_timestamp($2)`;
