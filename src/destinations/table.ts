@@ -16,7 +16,7 @@ import { BodyBrokenError, type Progress } from '../export/export.js';
 import { RowLayout } from '../export/typed.js';
 import { ReportFormatError, ReportScanner, fromBytes, sameKeys, type Kind } from '../export/scanner.js';
 import {
-  addColumnsSql, countOverlappingSql, deleteOverlappingSql, deleteSql, heldSql, driftError, driftOf, leftEmpty, loadDdl, loadedWindowsSql, partialSql, tableOnlyColumns,
+  addColumnsSql, countOverlappingSql, deleteOverlappingSql, deleteSql, heldSql, scopesSql, driftError, driftOf, leftEmpty, loadDdl, loadedWindowsSql, partialSql, tableOnlyColumns,
   type LoadConnection, type Metadata, type OnSchemaChange, type TableAppender,
 } from '../load/load.js';
 import { LOAD_METADATA, fieldType, type Column } from '../report/schema.js';
@@ -120,6 +120,7 @@ export class TableDestination implements Destination {
       throw error;
     }
     this.order = [...(await connection.columns(spec.table))?.keys() ?? []];
+    await this.otherBreakdowns(connection);
     if (spec.legacyScope !== undefined && spec.legacyScope !== spec.scope) {
       const [[count] = []] = await connection.query(countOverlappingSql(spec.table), [spec.legacyScope, spec.period.since, spec.period.until]);
       if (Number(count)) {
@@ -379,6 +380,18 @@ export class TableDestination implements Destination {
       }
       if (!this.growing) return scanner as ReportScanner;
     }
+  }
+
+  /** The table holds this account's rows of the period for other breakdowns too (another scope
+   * that differs by its breakdowns alone): each is a full count, so a sum across `_scope` counts
+   * them twice. Said at the end of the run. */
+  private async otherBreakdowns(connection: LoadConnection): Promise<void> {
+    const { spec } = this;
+    const rest = (scope: string) => scope.replace(/;breakdowns=[^;]*;/, ';');
+    const breakdowns = (scope: string) => /;breakdowns=([^;]*);/.exec(scope)?.[1] ?? '';
+    const scopes = await connection.query(scopesSql(spec.table), [spec.period.since, spec.period.until]);
+    const others = scopes.map(([scope]) => scope ?? '').filter((scope) => scope !== spec.scope && rest(scope) === rest(spec.scope)).map(breakdowns);
+    if (others.length) spec.warn?.(`${this.shownTable} also holds this account's rows of the period for other breakdowns (${others.join('; ')}): each is a full count, so a sum across _scope counts it twice; sum within one _scope`);
   }
 
   /** The table holds the rows the state recorded for the open window: as many, of the same

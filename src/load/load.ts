@@ -184,6 +184,10 @@ export const loadedWindowsSql = (table: readonly string[]) =>
 export const heldSql = (table: readonly string[]) =>
   `SELECT count(*), string_agg(DISTINCT _report_id, ',') FROM ${qualified(table)} WHERE _scope = $1 AND _window_since >= to_timestamp($2) AND _window_until <= to_timestamp($3)`;
 
+/** The scopes of the rows whose window overlaps [since, until] (a few: one per account and request). */
+export const scopesSql = (table: readonly string[]) =>
+  `SELECT DISTINCT _scope FROM ${qualified(table)} WHERE _window_since <= to_timestamp($2) AND _window_until >= to_timestamp($1) ORDER BY 1 LIMIT 1000`;
+
 /** The rows of a scope whose window overlaps [since, until]. */
 export const countOverlappingSql = (table: readonly string[]) =>
   `SELECT count(*) FROM ${qualified(table)} WHERE _scope = $1 AND _window_since <= to_timestamp($3) AND _window_until >= to_timestamp($2)`;

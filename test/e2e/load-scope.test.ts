@@ -36,4 +36,18 @@ describe.each(targets)('--load %s: filter values in the scope', (_name, target, 
       expect(one.stderr).toContain(`warning: daily holds ${before.length} rows of this period under the old scope text filters=carrier=Orange,SFR, which these filters split at their commas share: not replaced (docs/CHANGES.md)`);
     });
   }, 120_000);
+
+  it.skipIf(skip)('a second breakdown set of one account in one table: the load says a sum across _scope counts twice', async () => {
+    await withSandbox({ readyDelayMs: 1 }, async (sandbox, dir) => {
+      const db = target(dir);
+      const load = (breakdowns: string, ...extra: string[]) => runCli(['run', 'buyer', '--since', 'yesterday', '--until', 'yesterday', '--breakdowns', breakdowns,
+        '--metrics', 'displays', '--load', db.load, '--table', 'daily', '--poll-interval', '20ms', ...extra], { env: env(sandbox, dir), cwd: dir });
+      const first = await load('DAILY,COUNTRY');
+      expect(first.code, first.stderr).toBe(0);
+      expect(first.stderr).not.toContain('counts it twice');
+      const second = await load('DAILY,OS', '--on-schema-change', 'add-columns');
+      expect(second.code, second.stderr).toBe(0);
+      expect(second.stderr).toContain('warning: daily also holds this account\'s rows of the period for other breakdowns (COUNTRY,DAILY): each is a full count, so a sum across _scope counts it twice; sum within one _scope');
+    });
+  }, 120_000);
 });
