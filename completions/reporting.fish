@@ -205,7 +205,7 @@ complete -c reporting -n '__reporting_using run' -l plan -d 'print the windows t
 complete -c reporting -n '__reporting_using run' -l load -r -d 'load the rows into a table: duckdb:PATH or postgres://USER@HOST:PORT/DB (or REPORTING_LOAD); each window replaces its own rows, in one transaction'
 complete -c reporting -n '__reporting_using run' -l table -r -d 'with --load: the table, {side}_report by default; {side} allowed; schema.table for Postgres'
 complete -c reporting -n '__reporting_using run' -l scope -r -d 'with --load: the account part of the rows\' scope; by default the profile\'s name, or env with REPORTING_TOKEN'
-complete -c reporting -n '__reporting_using run' -l on-schema-change -r -d 'with --load, when the table\'s columns differ from the export\'s: fail, add-columns (new ones added as nullable, missing ones left NULL), or allow-missing (the table\'s columns this load lacks left NULL)'
+complete -c reporting -n '__reporting_using run' -l on-schema-change -r -d 'with --load, when the table\'s columns differ from the export\'s: fail; add-columns adds the new ones (nullable) and leaves missing ones NULL; allow-missing leaves missing ones NULL'
 complete -c reporting -n '__reporting_using run' -l poll-interval -r -d 'poll at this fixed interval (default: 1s, doubling to 7.5s)'
 complete -c reporting -n '__reporting_using run' -l max-wait -r -d 'give up waiting for the report after this long'
 complete -c reporting -n '__reporting_using jobs' -s f -l file -r -d 'the job file (else REPORTING_JOBS, else reporting.yaml)'

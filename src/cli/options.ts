@@ -149,7 +149,7 @@ export function addLoadOptions(command: Command): Command {
     .option('--load <target>', 'load the rows into a table: duckdb:PATH or postgres://USER@HOST:PORT/DB (or REPORTING_LOAD); each window replaces its own rows, in one transaction')
     .option('--table <name>', 'with --load: the table, {side}_report by default; {side} allowed; schema.table for Postgres')
     .option('--scope <name>', 'with --load: the account part of the rows\' scope; by default the profile\'s name, or env with REPORTING_TOKEN')
-    .addOption(choiceOption('--on-schema-change <policy>', 'with --load, when the table\'s columns differ from the export\'s: fail, add-columns (new ones added as nullable, missing ones left NULL), or allow-missing (the table\'s columns this load lacks left NULL)', ON_SCHEMA_CHANGE, 'policy').default('fail'));
+    .addOption(choiceOption('--on-schema-change <policy>', 'with --load, when the table\'s columns differ from the export\'s: fail; add-columns adds the new ones (nullable) and leaves missing ones NULL; allow-missing leaves missing ones NULL', ON_SCHEMA_CHANGE, 'policy').default('fail'));
 }
 
 export function loadFlagsOf(parsed: Parsed): LoadFlags {

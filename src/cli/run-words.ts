@@ -46,14 +46,17 @@ export function runParser(runEntry: RunEntry): RunParser {
   const flags = runCommand(runEntry).options
     .filter((option) => option.long && option.long !== '--help' && option.long !== '--plan')
     .map((option) => ({ name: (option.long as string).slice(2), value: option.required || option.optional, negate: option.negate, many: isMany(option) }));
+  // one command for every parse (commander restores its options' defaults before each): building
+  // run's 60 options for each of a job file's thousands of words was most of `jobs validate`'s time
+  const command = runCommand(runEntry);
+  let current: { check: boolean; options?: RunOptions } = { check: true };
+  command.action(() => {
+    if (current.check) current.options = runEntry.options(command.processedArgs as string[], command.opts(), command) as RunOptions;
+  });
   return {
     flags,
     parse(words, check = true) {
-      const command = runCommand(runEntry);
-      let options: RunOptions | undefined;
-      command.action(() => {
-        if (check) options = runEntry.options(command.processedArgs as string[], command.opts(), command) as RunOptions;
-      });
+      current = { check };
       try {
         (command.parent as Command).parse(['node', 'reporting', 'run', ...words], { from: 'node' });
       } catch (error) {
@@ -61,7 +64,7 @@ export function runParser(runEntry: RunEntry): RunParser {
         if (error instanceof CommanderError) throw new UsageError(error.message.replace(/^error: /, ''));
         throw error;
       }
-      return options as RunOptions;
+      return current.options as RunOptions;
     },
   };
 }

@@ -111,10 +111,26 @@ export function precheck(job: Job, input: Omit<PlanInput, 'state' | 'lookbackFro
 /** The files `job` writes over its period as given (each window's, for a per-window -o), and its
  * state file: what two jobs of one file must not share. ({reportId} names no file known now.) */
 export function targetFiles(job: Job): string[] {
-  const chunk = job.chunk ? parseChunk(job.chunk.chunk) : undefined;
-  const { period, windows, perWindow, fileOf } = layout(job, { chunk, since: job.request.since });
-  if (!fileOf || job.output.template?.includes('{reportId}')) return [];
-  return perWindow ? windows.map((w) => fileOf(w, '')) : [fileOf(period, '')];
+  const template = job.output.template;
+  if (template === undefined || template.includes('{reportId}')) return [];
+  const period = { since: job.request.since, until: job.request.until };
+  const fileOf = (w: Window) => expandTemplate(template, { side: job.side, since: parisDate(w.since), until: parisDate(w.until), reportId: '' });
+  if (!(shapeOf(job) === 'windows' && PER_WINDOW.test(template))) return [fileOf(period)];
+  return windowsOf(period, job.chunk?.chunk).map(fileOf);
+}
+
+/** The windows of a period, remembered: a job file's jobs share a few periods and chunks, and
+ * luxon's calendar arithmetic for each job's windows was a sixth of `jobs validate`'s time. */
+const knownWindows = new Map<string, readonly Window[]>();
+function windowsOf(period: Window, chunk: string | undefined): readonly Window[] {
+  if (chunk === undefined) return [period];
+  const key = `${period.since}:${period.until}:${chunk}`;
+  let windows = knownWindows.get(key);
+  if (!windows) {
+    windows = planWindows(period.since, period.until, parseChunk(chunk));
+    if (knownWindows.size < 256) knownWindows.set(key, windows);
+  }
+  return windows;
 }
 
 /** {reportId} in a file of many windows, two windows into one file, one path for two things. */
