@@ -8,13 +8,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/server.js';
 import { runCli } from '../helpers/cli.js';
-import { withSandbox } from '../helpers/http.js';
+import { sandboxEnv, withSandbox } from '../helpers/http.js';
 import { loadTargets } from '../helpers/load-targets.js';
 
 const { targets } = loadTargets('narrow');
-const env = (sandbox: Sandbox, dir: string) => ({
-  REPORTING_CONFIG_DIR: join(dir, '.config'), REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: sandbox.token,
-});
+const env = sandboxEnv;
 
 describe.each(targets)('--load %s: a load with fewer columns than the table', (_name, target, skip) => {
   it.skipIf(skip)('is refused before any request, the table unchanged; allow-missing loads it and says which columns stay NULL', async () => {

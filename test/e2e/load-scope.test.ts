@@ -7,13 +7,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/server.js';
 import { runCli } from '../helpers/cli.js';
-import { withSandbox } from '../helpers/http.js';
+import { sandboxEnv, withSandbox } from '../helpers/http.js';
 import { loadTargets } from '../helpers/load-targets.js';
 
 const { targets } = loadTargets('scope');
-const env = (sandbox: Sandbox, dir: string) => ({
-  REPORTING_CONFIG_DIR: join(dir, '.config'), REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: sandbox.token,
-});
+const env = sandboxEnv;
 
 describe.each(targets)('--load %s: filter values in the scope', (_name, target, skip) => {
   it.skipIf(skip)('--carrier \'Orange,SFR\' does not replace --carrier Orange --carrier SFR\'s rows; the rows under the old text are named, not replaced', async () => {

@@ -8,13 +8,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/server.js';
 import { runCli } from '../helpers/cli.js';
-import { withSandbox } from '../helpers/http.js';
+import { sandboxEnv, withSandbox } from '../helpers/http.js';
 import { loadTargets } from '../helpers/load-targets.js';
 
 const { targets } = loadTargets('unch');
-const env = (sandbox: Sandbox, dir: string) => ({
-  REPORTING_CONFIG_DIR: join(dir, '.config'), REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: sandbox.token,
-});
+const env = sandboxEnv;
 
 describe.each(targets)('--load %s with --state: unchanged against the table', (name, target, skip) => {
   it.skipIf(skip)('a day whose rows were deleted is loaded again by the lookback run; the others stay unchanged', async () => {

@@ -9,11 +9,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/server.js';
 import { BIN, NODE, baseEnv, collect, runCli } from '../helpers/cli.js';
-import { withSandbox } from '../helpers/http.js';
+import { sandboxEnv, withSandbox } from '../helpers/http.js';
 
-const env = (sandbox: Sandbox, dir: string) => ({
-  REPORTING_CONFIG_DIR: join(dir, '.config'), REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: sandbox.token,
-});
+const env = sandboxEnv;
 const run = (load: string) => ['run', 'buyer', '--since', 'yesterday', '--until', 'yesterday', '--breakdowns', 'DAILY', '--load', load, '--table', 't'];
 const errorLines = (stderr: string) => stderr.split('\n').filter((line) => line.startsWith('error:'));
 const submits = (sandbox: Sandbox) => sandbox.requests.filter((r) => r.endpoint === 'buyer').length;

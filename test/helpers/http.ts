@@ -1,5 +1,6 @@
 // Plain HTTP against the sandbox: fetch, not the CLI's client, so that the two cannot share a mistake.
 
+import { join } from 'node:path';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/server.js';
 import { tempDir } from './tmp.js';
 
@@ -65,6 +66,12 @@ export async function withSandbox<T>(options: SandboxOptions, body: (sandbox: Sa
     await sandbox.close();
   }
 }
+
+/** The environment a spawned CLI needs to reach `sandbox` as its one account (REPORTING_TOKEN),
+ * with its configuration folder inside the test's `dir`. */
+export const sandboxEnv = (sandbox: Sandbox, dir: string): Record<string, string> => ({
+  REPORTING_CONFIG_DIR: join(dir, '.config'), REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: sandbox.token,
+});
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -7,16 +7,14 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/server.js';
 import { runCli } from '../helpers/cli.js';
-import { withSandbox } from '../helpers/http.js';
+import { sandboxEnv, withSandbox } from '../helpers/http.js';
 import { loadTargets } from '../helpers/load-targets.js';
 import { POSTGRES_AVAILABLE } from '../helpers/postgres.js';
 
 const { postgresTarget } = loadTargets('race');
 const ROWS = 4000;
 
-const env = (sandbox: Sandbox, dir: string) => ({
-  REPORTING_CONFIG_DIR: join(dir, '.config'), REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: sandbox.token,
-});
+const env = sandboxEnv;
 
 describe('several loaders of one window at once (Postgres)', () => {
   it.skipIf(!POSTGRES_AVAILABLE).each([3, 8])('%i processes, five times: every loader exits 0, the rows are there once, from one report', async (processes) => {
