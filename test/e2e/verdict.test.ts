@@ -37,6 +37,14 @@ describe('a Postgres URL the client cannot use', () => {
 });
 
 describe('a command whose work never settles', () => {
+  it('exits 70 with one line when the event loop drains: PGPORT=abc, which pg reads itself (its connect never settles), not 0', async () => {
+    await withSandbox({ readyDelayMs: 1 }, async (sandbox, dir) => {
+      const result = await runCli(run('postgres://loader@127.0.0.1/db'), { env: { ...env(sandbox, dir), PGPORT: 'abc' }, cwd: dir });
+      expect(result.code, result.stderr).toBe(70);
+      expect(errorLines(result.stderr)).toEqual(['error: the command stopped before it finished: something it was waiting for will never answer']);
+    });
+  });
+
   it('exits 70 with one line when the event loop drains (a database client that never answers), not 0', async () => {
     await withSandbox({ readyDelayMs: 1 }, async (sandbox, dir) => {
       // what pg did with port=abc: its connect() never settled and held nothing open
