@@ -91,7 +91,7 @@ export function main(argv: string[]): void {
   let settled = false;
   process.once('beforeExit', () => {
     if (settled) return;
-    process.stderr.write('error: the command stopped before it finished: something it was waiting for will never answer\nhint: this is a bug in reporting; please report it with the command you ran\n');
+    process.stderr.write('error: the command stopped before it finished: something it was waiting for will never answer\nhint: a client gave up without saying why: check the connection settings (the URL, PGPORT and the like); if they are right, please report it with the command you ran\n');
     process.exit(EXIT.unfinished);
   });
   void import('./cli/program.js').then(({ runCli }) => runCli(argv, ctx)).then(async (code) => {

@@ -273,6 +273,9 @@ class DuckDbConnection implements LoadConnection {
   }
 
   async close(): Promise<void> {
+    // a table held for creation is let go whatever ended the transaction
+    this.held?.();
+    this.held = undefined;
     await this.limit.release(this, (set) => this.execute(set)).catch(() => undefined);
     const { last, limit } = this.limit.closing();
     // the last connection on the file checkpoints it with the memory its widest commit had, so that
