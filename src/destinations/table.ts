@@ -16,7 +16,7 @@ import { BodyBrokenError, type Progress } from '../export/export.js';
 import { RowLayout } from '../export/typed.js';
 import { ReportFormatError, ReportScanner, fromBytes, sameKeys, type Kind } from '../export/scanner.js';
 import {
-  addColumnsSql, countOverlappingSql, deleteOverlappingSql, deleteSql, heldSql, scopesSql, driftError, driftOf, leftEmpty, loadDdl, loadedWindowsSql, partialSql, tableOnlyColumns,
+  addColumnsSql, deleteOverlappingSql, deleteSql, heldSql, scopesSql, driftError, driftOf, leftEmpty, loadDdl, loadedWindowsSql, partialSql, tableOnlyColumns,
   type LoadConnection, type Metadata, type OnSchemaChange, type TableAppender,
 } from '../load/load.js';
 import { LOAD_METADATA, fieldType, type Column } from '../report/schema.js';
@@ -120,14 +120,7 @@ export class TableDestination implements Destination {
       throw error;
     }
     this.order = [...(await connection.columns(spec.table))?.keys() ?? []];
-    await this.otherBreakdowns(connection);
-    if (spec.legacyScope !== undefined && spec.legacyScope !== spec.scope) {
-      const [[count] = []] = await connection.query(countOverlappingSql(spec.table), [spec.legacyScope, spec.period.since, spec.period.until]);
-      if (Number(count)) {
-        const filters = /;(filters=.*);account=/.exec(spec.legacyScope)?.[1] ?? spec.legacyScope;
-        spec.warn?.(`${this.shownTable} holds ${count} rows of this period under the old scope text ${filters}, which these filters split at their commas share: not replaced (docs/CHANGES.md)`);
-      }
-    }
+    await this.otherScopes(connection);
     if (spec.fullRefresh) {
       // rows of this scope that lie partly outside the period cannot be replaced by it
       const edges = await connection.query(partialSql(spec.table), [spec.scope, spec.period.since, spec.period.until]);
@@ -382,16 +375,21 @@ export class TableDestination implements Destination {
     }
   }
 
-  /** The table holds this account's rows of the period for other breakdowns too (another scope
-   * that differs by its breakdowns alone): each is a full count, so a sum across `_scope` counts
-   * them twice. Said at the end of the run. */
-  private async otherBreakdowns(connection: LoadConnection): Promise<void> {
+  /** The other scopes of the period's rows (one query), said at the end of the run: this
+   * account's rows for other breakdowns (each a full count, so a sum across `_scope` counts them
+   * twice), and rows under this scope's old text (legacyScopeOf: never replaced). */
+  private async otherScopes(connection: LoadConnection): Promise<void> {
     const { spec } = this;
     const rest = (scope: string) => scope.replace(/;breakdowns=[^;]*;/, ';');
     const breakdowns = (scope: string) => /;breakdowns=([^;]*);/.exec(scope)?.[1] ?? '';
     const scopes = await connection.query(scopesSql(spec.table), [spec.period.since, spec.period.until]);
     const others = scopes.map(([scope]) => scope ?? '').filter((scope) => scope !== spec.scope && rest(scope) === rest(spec.scope)).map(breakdowns);
     if (others.length) spec.warn?.(`${this.shownTable} also holds this account's rows of the period for other breakdowns (${others.join('; ')}): each is a full count, so a sum across _scope counts it twice; sum within one _scope`);
+    const legacy = spec.legacyScope !== spec.scope ? scopes.find(([scope]) => scope === spec.legacyScope) : undefined;
+    if (legacy && spec.legacyScope) {
+      const filters = /;(filters=.*);account=/.exec(spec.legacyScope)?.[1] ?? spec.legacyScope;
+      spec.warn?.(`${this.shownTable} holds ${legacy[1]} rows of this period under the old scope text ${filters}, which these filters split at their commas share: not replaced (docs/CHANGES.md)`);
+    }
   }
 
   /** The table holds the rows the state recorded for the open window: as many, of the same

@@ -184,13 +184,10 @@ export const loadedWindowsSql = (table: readonly string[]) =>
 export const heldSql = (table: readonly string[]) =>
   `SELECT count(*), string_agg(DISTINCT _report_id, ',') FROM ${qualified(table)} WHERE _scope = $1 AND _window_since >= to_timestamp($2) AND _window_until <= to_timestamp($3)`;
 
-/** The scopes of the rows whose window overlaps [since, until] (a few: one per account and request). */
+/** The scopes of the rows whose window overlaps [since, until], with their number of rows (a few
+ * scopes: one per account and request). */
 export const scopesSql = (table: readonly string[]) =>
-  `SELECT DISTINCT _scope FROM ${qualified(table)} WHERE _window_since <= to_timestamp($2) AND _window_until >= to_timestamp($1) ORDER BY 1 LIMIT 1000`;
-
-/** The rows of a scope whose window overlaps [since, until]. */
-export const countOverlappingSql = (table: readonly string[]) =>
-  `SELECT count(*) FROM ${qualified(table)} WHERE _scope = $1 AND _window_since <= to_timestamp($3) AND _window_until >= to_timestamp($2)`;
+  `SELECT _scope, count(*) FROM ${qualified(table)} WHERE _window_since <= to_timestamp($2) AND _window_until >= to_timestamp($1) GROUP BY 1 ORDER BY 1 LIMIT 1000`;
 
 /** The replace rule: every row of this scope whose window lies inside [since, until]. */
 export const deleteSql = (table: readonly string[]) =>

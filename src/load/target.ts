@@ -158,11 +158,11 @@ export function databaseIdentity(target: LoadTarget, cwd: string, platform: Node
     return target.shown;
   }
   const params = url.searchParams;
-  const hostname = (params.get('host') ?? decodeURIComponent(url.hostname)).toLowerCase();
+  const hostname = (params.get('host') ?? decoded(url.hostname)).toLowerCase();
   const host = !hostname || LOOPBACK.test(hostname) ? 'loopback' : hostname;
   const port = params.get('port') ?? (url.port || '5432');
-  const user = decodeURIComponent(url.username) || params.get('user') || '';
-  const database = decodeURIComponent(url.pathname.replace(/^\//, '')) || params.get('dbname') || user;
+  const user = decoded(url.username) || params.get('user') || '';
+  const database = decoded(url.pathname.replace(/^\//, '')) || params.get('dbname') || user;
   return `postgres:${host}:${Number(port)}/${database}`;
 }
 
