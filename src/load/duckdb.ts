@@ -112,17 +112,20 @@ class SharedLimit {
  * is held in ..."), not any message with "lock" in it: "could not allocate block" is not one */
 const lockedMessage = (error: unknown) => error instanceof Error && /could not set lock|conflicting lock|being used by another process/i.test(error.message);
 
-/** DuckDB's header: three blocks of 4 KiB, written as another process creates the file */
-const HEADER_BYTES = 3 * 4096;
+/** How long a file DuckDB finds invalid may still be one another process is creating, and how
+ * long such a file is waited for (DuckDB writes its header in milliseconds). */
+const CREATION_MS = 10_000;
+const CREATION_GRACE_MS = 3_000;
 
 /** A file another process is creating at this moment: DuckDB finds it "not a valid DuckDB
- * database file" while its header is not written yet (seen with 3 runs loading into a new file at
- * once). Such a file is waited for as a held one; an invalid file of any other kind is refused. */
+ * database file" while its header is not all written (seen with 3 and 8 runs loading into a new
+ * file at once). Its size says nothing once the error is seen (the other process has written on
+ * since: a check of the size failed one run in a few hundred), so a file written in the last ten
+ * seconds is waited for as a held one; an invalid file of any other age is refused at once. */
 function beingCreated(error: unknown, file: string): boolean {
   if (!(error instanceof Error) || !/not a valid DuckDB database file/i.test(error.message)) return false;
   try {
-    const stats = statSync(file);
-    return stats.size < HEADER_BYTES && Date.now() - stats.mtimeMs < 10_000;
+    return Date.now() - statSync(file).mtimeMs < CREATION_MS;
   } catch {
     return false;
   }
@@ -136,6 +139,8 @@ export async function openDuckDb(path: string, shown: string, waitMs: number, sl
   let instance: DuckDBInstance | undefined;
   let file = realFilePath(path);
   let recovered = false;
+  /** until when a file another process is creating is waited for */
+  let createdBy: number | undefined;
   for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
     try {
       // one database per file in the process, shared: two runs of one process (`jobs run`) that
@@ -152,10 +157,13 @@ export async function openDuckDb(path: string, shown: string, waitMs: number, sl
         recovered = true;
         if (await replayed(duckdb, file)) continue;
       }
-      if (!lockedMessage(error) && !beingCreated(error, file)) {
+      const locked = lockedMessage(error);
+      // a file being created is given a moment whatever --max-wait says: it is not held yet
+      if (!locked && beingCreated(error, file)) createdBy ??= now() + CREATION_GRACE_MS;
+      if (!locked && (createdBy === undefined || !beingCreated(error, file) || now() + delay > createdBy || signal.aborted)) {
         throw new CliError(`cannot open the DuckDB database ${shown}: ${firstLine(error)}`, EXIT.usage, 'check the path, and that it is a DuckDB database file');
       }
-      if (now() + delay > deadline || signal.aborted) {
+      if (locked && (now() + delay > deadline || signal.aborted)) {
         throw new CliError(`the DuckDB database ${shown} is held by another process (DuckDB allows one writer per file)`, EXIT.usage,
           'wait for the other run to end, or give --max-wait to wait for the file');
       }

@@ -3,6 +3,7 @@
 // non-zero saying the file is held; the table holds the day's rows once, from one report. Read
 // back by DuckDB's own client.
 
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/server.js';
@@ -33,4 +34,20 @@ describe('DuckDB: processes loading one window of one file at once', () => {
       }
     });
   }, 180_000);
+
+  it('a file just written that is not a DuckDB database is refused in DuckDB\'s words after a moment, not called held; its bytes untouched', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const file = join(dir, 'notes.duckdb');
+      const junk = 'not a database\n'.repeat(2000);
+      writeFileSync(file, junk);
+      const started = Date.now();
+      const result = await collect(startCli(['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-01', '--breakdowns', 'DAILY', '--load', `duckdb:${file}`, '-q'], { env: env(sandbox, dir), cwd: dir }));
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toMatch(/^error: cannot open the DuckDB database duckdb:\S+notes\.duckdb: [^\n]*not a valid DuckDB database file[^\n]*\nhint: check the path[^\n]*\n$/);
+      // waited for as a file being created (a few seconds), then refused
+      expect(Date.now() - started).toBeGreaterThan(1_000);
+      const { readFileSync } = await import('node:fs');
+      expect(readFileSync(file, 'utf8')).toBe(junk);
+    });
+  }, 60_000);
 });
