@@ -4,7 +4,7 @@
 // are a usage error before the first request. So is a path that is not a regular file (a FIFO
 // given as --state would block the run forever, deaf to Ctrl-C), and a symbolic link into nowhere.
 
-import { lstatSync, readlinkSync, realpathSync, statSync, type Stats } from 'node:fs';
+import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync, type Dirent, type Stats } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { UsageError } from './errors.js';
 
@@ -18,6 +18,82 @@ export interface PathUse {
   folder?: boolean;
 }
 
+/** What a path is, as statSync or a folder's listing says: its type. */
+export type FileKind = Pick<Stats, 'isFile' | 'isDirectory' | 'isFIFO' | 'isSocket' | 'isCharacterDevice' | 'isBlockDevice' | 'isSymbolicLink'>;
+
+/** While a pass over many paths runs (withSettledPaths): each folder's entries, read once (by its
+ * real path; null: it cannot be listed), and the real path found for each path (null: none). */
+let settled: { listings: Map<string, Map<string, Dirent> | null>; real: Map<string, string | null> } | undefined;
+
+/**
+ * Runs `pass`, a synchronous check of many paths (a job file's thousands of jobs, their state
+ * files and outputs), asking the file system once per folder: nothing changes the folders during
+ * such a pass, and a stat, a realpath and an lstat for each of each job's paths were most of `jobs
+ * validate`'s time (test/bench/RESULTS.md, "A job file of 20,000 jobs").
+ */
+export function withSettledPaths<T>(pass: () => T): T {
+  const outer = settled;
+  settled ??= { listings: new Map(), real: new Map() };
+  try {
+    return pass();
+  } finally {
+    settled = outer;
+  }
+}
+
+/** In a settled pass, the entry that names `path` (absolute, without `..`) in its folder's listing:
+ * null when the folder holds no such name; undefined when the listing cannot say (the folder
+ * cannot be listed, or no pass runs). */
+function entryOf(path: string): Dirent | null | undefined {
+  if (!settled) return undefined;
+  const parent = dirname(path);
+  if (parent === path) return undefined;
+  const folder = realOf(parent);
+  if (folder === null) return null;
+  let entries = settled.listings.get(folder);
+  if (entries === undefined) {
+    try {
+      entries = new Map(readdirSync(folder, { withFileTypes: true }).map((entry) => [entry.name, entry]));
+    } catch {
+      entries = null;
+    }
+    settled.listings.set(folder, entries);
+  }
+  return entries === null ? undefined : entries.get(basename(path)) ?? null;
+}
+
+/** The real path of an existing absolute path without `..`, else null. */
+function realOf(path: string): string | null {
+  const known = settled?.real.get(path);
+  if (known !== undefined) return known;
+  const entry = entryOf(path);
+  let real: string | null = null;
+  if (entry === null) real = null;
+  else if (entry && !entry.isSymbolicLink()) real = join(realOf(dirname(path)) as string, entry.name);
+  else {
+    try {
+      // the system's realpath(3): for a path without `..`, what node's component by component walk says, in one call
+      real = realpathSync.native(path);
+    } catch {
+      real = null;
+    }
+  }
+  settled?.real.set(path, real);
+  return real;
+}
+
+/** What `path` is, following symbolic links (statSync), else undefined: nothing there. */
+export function kindOf(path: string): FileKind | undefined {
+  const entry = entryOf(resolve(path));
+  if (entry === null) return undefined;
+  if (entry && !entry.isSymbolicLink()) return entry;
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The real path of `path`, which may not exist yet: its nearest existing ancestor's real path,
  * then the rest of the path as written. */
 export function realTarget(path: string, cwd: string): string {
@@ -25,14 +101,12 @@ export function realTarget(path: string, cwd: string): string {
   const rest: string[] = [];
   let at = absolute;
   for (;;) {
-    try {
-      return join(realpathSync(at), ...rest.reverse());
-    } catch {
-      const parent = dirname(at);
-      if (parent === at) return absolute;
-      rest.push(basename(at));
-      at = parent;
-    }
+    const real = realOf(at);
+    if (real !== null) return join(real, ...rest.reverse());
+    const parent = dirname(at);
+    if (parent === at) return absolute;
+    rest.push(basename(at));
+    at = parent;
   }
 }
 
@@ -40,11 +114,13 @@ export function realTarget(path: string, cwd: string): string {
 function linkTarget(path: string): string {
   let at = path;
   for (let hops = 0; hops < 8; hops++) {
+    const entry = entryOf(at);
+    if (entry === null || (entry && !entry.isSymbolicLink())) break;
     try {
-      if (!lstatSync(at).isSymbolicLink()) return at;
+      if (!lstatSync(at).isSymbolicLink()) break;
       at = resolve(dirname(at), readlinkSync(at));
     } catch {
-      return at;
+      break;
     }
   }
   return at;
@@ -99,9 +175,7 @@ export function refuseSharedPaths(uses: readonly PathUse[], cwd: string, platfor
   }
 }
 
-const isFolder = (path: string) => { try { return statSync(path).isDirectory(); } catch { return false; } };
-
-const KINDS: [(stats: Stats) => boolean, string][] = [
+const KINDS: [(stats: FileKind) => boolean, string][] = [
   [(stats) => stats.isDirectory(), 'a folder'],
   [(stats) => stats.isFIFO(), 'a named pipe (FIFO)'],
   [(stats) => stats.isSocket(), 'a socket'],
@@ -111,15 +185,11 @@ const KINDS: [(stats: Stats) => boolean, string][] = [
 /** A file the user named must be a regular file, or not exist yet (a symbolic link to one is
  * followed: the file it names is read and replaced). */
 function refuseSpecialFile(use: PathUse, path: string): void {
-  let stats: Stats;
-  try {
-    stats = statSync(path);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+  const stats = kindOf(path);
+  if (!stats) {
     // a link to a file not created yet is fine where the file can be created (its folder exists)
     const target = linkTarget(path);
-    const dangling = code === 'ENOENT' && target !== path && !isFolder(dirname(target));
-    if (dangling) throw new UsageError(`${use.name} ${use.path} is a symbolic link into a folder that does not exist`, `give ${use.flag} the path of a file (or remove the link)`);
+    if (target !== path && !kindOf(dirname(target))?.isDirectory()) throw new UsageError(`${use.name} ${use.path} is a symbolic link into a folder that does not exist`, `give ${use.flag} the path of a file (or remove the link)`);
     return;
   }
   if (stats.isFile()) return;

@@ -49,6 +49,12 @@ export function runParser(runEntry: RunEntry): RunParser {
   // one command for every parse (commander restores its options' defaults before each): building
   // run's 60 options for each of a job file's thousands of words was most of `jobs validate`'s time
   const command = runCommand(runEntry);
+  // commander computes each option's attribute name (camel case, from its flags) several times an
+  // option a parse: 60 options, a third of each parse. The names never change: computed once
+  for (const option of [...command.options, ...(command.parent as Command).options]) {
+    const name = option.attributeName();
+    option.attributeName = () => name;
+  }
   let current: { check: boolean; options?: RunOptions } = { check: true };
   command.action(() => {
     if (current.check) current.options = runEntry.options(command.processedArgs as string[], command.opts(), command) as RunOptions;

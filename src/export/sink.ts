@@ -2,13 +2,14 @@
 // flushed, renamed into place only once everything was written). A failure, a timeout or Ctrl-C
 // leaves the previous file untouched and no temporary file behind.
 
-import { accessSync, closeSync, constants, createReadStream, createWriteStream, mkdirSync, openSync, statSync, unlinkSync, type Stats, type WriteStream } from 'node:fs';
+import { accessSync, closeSync, constants, createReadStream, createWriteStream, mkdirSync, openSync, unlinkSync, type WriteStream } from 'node:fs';
 import { open, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Output } from '../factory.js';
 import { CliError, EXIT, UsageError, whyWriteFailed } from '../errors.js';
 import { cleanStaleTemps, placeFile, tempPathFor } from '../fs/atomic.js';
 import type { Host } from '../host.js';
+import { kindOf, type FileKind } from '../paths.js';
 
 export interface Sink {
   /** resolves once the chunk is accepted (waits for the destination to drain) */
@@ -43,17 +44,12 @@ function fileError(error: unknown, path: string): CliError {
   return new WriteError(`cannot write ${path}: ${whyWriteFailed(error)}`, path, code, code === 'ENOSPC' ? 'free some space; the previous file, if any, is untouched' : undefined);
 }
 
-function statOf(path: string): Stats | undefined {
-  try {
-    return statSync(path);
-  } catch {
-    return undefined;
-  }
-}
+/** (src/paths.ts: in a pass over a job file's thousands of paths, from each folder's listing) */
+const statOf = kindOf;
 
 /** The folders of `dir` that do not exist yet, outermost first, and the nearest one that does
  * exist (which may be a file: then nothing can be created under it). */
-function missingFolders(dir: string): { existing: string; stats: Stats; missing: string[] } {
+function missingFolders(dir: string): { existing: string; stats: FileKind; missing: string[] } {
   const missing: string[] = [];
   for (let current = dir; ; current = dirname(current)) {
     const stats = statOf(current);

@@ -4,7 +4,8 @@
 // Nothing here sends a request; the profiles are checked by the command (it has the token store).
 
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
+import { CORE_SCHEMA, YAMLException, load as loadYaml } from 'js-yaml';
+import { LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument, type Document, type Node, type Pair } from 'yaml';
 import { CliError, EXIT, UsageError } from '../errors.js';
 import { didYouMean } from '../suggest.js';
 
@@ -74,41 +75,137 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 const PATH_KEYS = new Set(['state', 'output']);
 const URL_LIKE = /^[a-z][a-z0-9+.-]*:\/\//i;
 
+/** Where a value is in the file: the keys and list indexes from the top. */
+type Path = readonly (string | number)[];
+
 interface Entry {
   key: string;
-  value: Node | null;
-  at: At;
+  value: unknown;
+  /** the value's path (its key's place is the key's) */
+  path: Path;
+  /** where its value is: made once, on first use (an entry of defaults is every job's) */
+  valueAt?: At;
+}
+
+type Plain = Record<string, unknown>;
+const isList = (value: unknown): value is unknown[] => Array.isArray(value);
+const isMapping = (value: unknown): value is Plain => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Places in the file, found only when asked (an error names one): the file is read for its values
+ * by js-yaml, and for places by the `yaml` package, which keeps each node's range. On a job file of
+ * 20,000 jobs, js-yaml takes a tenth of `yaml`'s time and a third of its memory
+ * (test/bench/RESULTS.md, "A job file of 20,000 jobs"); a valid file never pays for places.
+ */
+class Places {
+  private doc?: Document;
+  private lines?: LineCounter;
+
+  constructor(private readonly text: string) {}
+
+  /** yaml's reading of the file: its first error, with its place, if it has one */
+  parsed(): { doc: Document; atOf: (offset: number) => At } {
+    if (!this.doc) {
+      this.lines = new LineCounter();
+      this.doc = parseDocument(this.text, { lineCounter: this.lines, prettyErrors: false, uniqueKeys: true });
+    }
+    const lines = this.lines as LineCounter;
+    return { doc: this.doc, atOf: (offset) => { const pos = lines.linePos(offset); return { line: pos.line, col: pos.col }; } };
+  }
+
+  /** where the value at `path` starts (`key`: where its key is); an alias is the node its anchor names */
+  find(path: Path, part: 'key' | 'value'): At | undefined {
+    const { doc, atOf } = this.parsed();
+    let node = resolved(doc.contents as Node | null, doc);
+    let found: Node | null | undefined = node;
+    for (const [index, step] of path.entries()) {
+      if (isMap(node)) {
+        const pair = node.items.find((item: Pair) => isScalar(item.key) && String(item.key.value) === String(step));
+        if (!pair) return undefined;
+        if (index === path.length - 1 && part === 'key') found = pair.key as Node;
+        node = resolved(pair.value as Node | null, doc);
+      } else if (isSeq(node) && typeof step === 'number') {
+        node = resolved(node.items[step] as Node | null, doc);
+      } else {
+        return undefined;
+      }
+      if (index < path.length - 1 || part === 'value') found = node;
+    }
+    return found?.range ? atOf(found.range[0]) : undefined;
+  }
+
+  /** a place found when first read (`line`, `col`) */
+  at(path: Path, part: 'key' | 'value'): At {
+    return new Place(this, path, part);
+  }
+}
+
+/** A place in the file, looked up when first read: 20,000 jobs' places, unread, are a few fields each. */
+class Place implements At {
+  private known?: At;
+
+  constructor(private readonly places: Places, private readonly path: Path, private readonly part: 'key' | 'value') {}
+
+  get line(): number {
+    return this.found().line;
+  }
+
+  get col(): number {
+    return this.found().col;
+  }
+
+  /** the node's place; a value with none is placed at its key, else at what holds it */
+  private found(): At {
+    if (!this.known) {
+      let place = this.places.find(this.path, this.part) ?? (this.part === 'value' ? this.places.find(this.path, 'key') : undefined);
+      for (let length = this.path.length - 1; !place && length >= 0; length--) place = this.places.find(this.path.slice(0, length), 'value');
+      this.known = place ?? START;
+    }
+    return this.known;
+  }
+}
+
+const START: At = { line: 1, col: 1 };
+
+/** The file's values (js-yaml, YAML 1.2's core schema: `2026-11-01` stays text, as with `yaml`);
+ * a file it refuses is described with yaml's words and place, which the tests and docs know. */
+function valuesOf(text: string, file: string, places: Places): unknown {
+  try {
+    return loadYaml(text, { schema: CORE_SCHEMA, filename: file });
+  } catch (error) {
+    const { doc, atOf } = places.parsed();
+    const first = doc.errors[0];
+    if (first) throw new JobFileError(file, atOf(first.pos[0]), `not valid YAML: ${first.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '')}`);
+    const mark = error instanceof YAMLException ? error.mark : undefined;
+    throw new JobFileError(file, mark ? { line: mark.line + 1, col: mark.column + 1 } : undefined, `not valid YAML: ${error instanceof YAMLException ? error.reason : String(error)}`);
+  }
 }
 
 /** Reads a job file's text: the file's structure and every key, each job's values as `run` words.
  * `env` fills `${VAR}`; `flags` are run's long flags (the keys a job may hold). */
 export function readJobFile(text: string, file: string, cwd: string, env: Record<string, string | undefined>, flags: readonly RunFlagInfo[]): JobFile {
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
-  const atOf = (offset: number): At => {
-    const pos = lines.linePos(offset);
-    return { line: pos.line, col: pos.col };
-  };
-  const where = (node: Node | null | undefined, fallback?: At): At | undefined => (node?.range ? atOf(node.range[0]) : fallback);
+  const places = new Places(text);
+  const root = valuesOf(text, file, places);
+  const valueAt = (path: Path) => places.at(path, 'value');
+  const keyAt = (entry: Entry) => places.at(entry.path, 'key');
   const fail = (at: At | undefined, message: string, hint?: string): never => {
     throw new JobFileError(file, at, message, hint);
   };
-  const first = doc.errors[0];
-  if (first) fail(atOf(first.pos[0]), `not valid YAML: ${first.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '')}`);
-  const root = doc.contents;
-  if (!isMap(root)) return fail(where(root as Node | null, { line: 1, col: 1 }), 'a job file is a mapping with version, jobs, and optionally concurrency, per-profile and defaults', 'see docs/jobs.md');
-  const top = entriesOf(root, atOf, doc);
+  if (!isMapping(root)) return fail(valueAt([]), 'a job file is a mapping with version, jobs, and optionally concurrency, per-profile and defaults', 'see docs/jobs.md');
+  const top = entriesOf(root, []);
   const topKey = (name: string) => top.find((e) => e.key === name);
   for (const entry of top) {
-    if (!TOP_KEYS.includes(entry.key)) fail(entry.at, `unknown key "${entry.key}"${didYouMean(entry.key, TOP_KEYS)}`, `a job file's keys are ${TOP_KEYS.join(', ')}`);
+    if (!TOP_KEYS.includes(entry.key)) fail(keyAt(entry), `unknown key "${entry.key}"${didYouMean(entry.key, TOP_KEYS)}`, `a job file's keys are ${TOP_KEYS.join(', ')}`);
   }
+  /** where an entry's value is (once for an entry of defaults, which every job shares) */
+  const at = (entry: Entry) => (entry.valueAt ??= valueAt(entry.path));
   const version = topKey('version');
-  if (!version) fail({ line: 1, col: 1 }, 'version is missing', 'start the file with: version: 1');
-  else if (!isScalar(version.value) || version.value.value !== 1) fail(where(version.value, version.at), 'version is 1 (the only version of the job file)');
+  if (!version) fail(START, 'version is missing', 'start the file with: version: 1');
+  else if (version.value !== 1) fail(at(version), 'version is 1 (the only version of the job file)');
   const count = (entry: Entry | undefined, max: number) => {
     if (!entry) return undefined;
-    const value = isScalar(entry.value) ? entry.value.value : undefined;
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) fail(where(entry.value, entry.at), `${entry.key} wants a whole number from 1 to ${max}`);
+    const value = entry.value;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) fail(at(entry), `${entry.key} wants a whole number from 1 to ${max}`);
     return value as number;
   };
   const concurrency = count(topKey('concurrency'), MAX_BUDGET);
@@ -124,58 +221,58 @@ export function readJobFile(text: string, file: string, cwd: string, env: Record
     const negated = byName.get(`no-${entry.key}`);
     if (negated?.negate) return { flag: negated, key: negated.name, invert: true };
     const hint = entry.key.startsWith('-') ? 'keys are run\'s long flag names without the dashes' : 'keys are run\'s long flag names (see `reporting run --help`), and name, side, profile or profiles';
-    return fail(entry.at, `unknown option "${entry.key}"${didYouMean(entry.key.replace(/^-+/, ''), known)}`, hint);
+    return fail(keyAt(entry), `unknown option "${entry.key}"${didYouMean(entry.key.replace(/^-+/, ''), known)}`, hint);
   };
 
   const defaultsEntry = topKey('defaults');
   let defaults: Entry[] = [];
   if (defaultsEntry && defaultsEntry.value !== null) {
-    if (!isMap(defaultsEntry.value)) fail(where(defaultsEntry.value, defaultsEntry.at), 'defaults is a mapping of run options (since: auto, chunk: day, ...)');
-    defaults = entriesOf(defaultsEntry.value as YAMLMap, atOf, doc);
+    if (!isMapping(defaultsEntry.value)) fail(at(defaultsEntry), 'defaults is a mapping of run options (since: auto, chunk: day, ...)');
+    defaults = entriesOf(defaultsEntry.value as Plain, defaultsEntry.path);
     for (const entry of defaults) {
-      if (entry.key === 'name') fail(entry.at, 'name belongs to each job, not to defaults');
+      if (entry.key === 'name') fail(keyAt(entry), 'name belongs to each job, not to defaults');
       canonical(entry);
     }
   }
 
   const jobsEntry = topKey('jobs');
-  if (!jobsEntry) return fail({ line: 1, col: 1 }, 'jobs is missing', 'add jobs: a list of jobs, each with a name and a side');
+  if (!jobsEntry) return fail(START, 'jobs is missing', 'add jobs: a list of jobs, each with a name and a side');
   const list = jobsEntry.value;
-  if (!isSeq(list) || list.items.length === 0) return fail(where(list, jobsEntry.at), 'jobs is a list of jobs, each with a name and a side');
+  if (!isList(list) || list.length === 0) return fail(at(jobsEntry), 'jobs is a list of jobs, each with a name and a side');
   const folder = dirname(resolve(cwd, file));
 
   /** `${VAR}` from the environment; a missing one is an error at its value */
   const secrets = new Set<string>();
-  const expandEnv = (text: string, at: At | undefined) => text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
+  const expandEnv = (text: string, at: At) => (!text.includes('${') ? text : text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
     const value = env[name];
     if (value === undefined) fail(at, `\${${name}} is not set in the environment`, `set ${name}, or write the value in the file`);
     if ((value as string).trim() !== '') secrets.add(value as string);
     return value as string;
-  });
+  }));
   const scalarText = (entry: Entry): string | number | boolean | null => {
-    if (entry.value === null || (isScalar(entry.value) && entry.value.value === null)) return null;
-    if (!isScalar(entry.value)) return fail(where(entry.value, entry.at), `${entry.key} wants one value, not a ${isSeq(entry.value) ? 'list' : 'mapping'}`);
-    const value = entry.value.value;
-    if (typeof value === 'string') return expandEnv(value, where(entry.value, entry.at));
+    const value = entry.value;
+    if (value === null || value === undefined) return null;
+    if (typeof value === 'object') return fail(at(entry), `${entry.key} wants one value, not a ${isList(value) ? 'list' : 'mapping'}`);
+    if (typeof value === 'string') return expandEnv(value, at(entry));
     if (typeof value === 'number' || typeof value === 'boolean') return value;
     return String(value);
   };
-  const items = (entry: Entry): { text: string | number | boolean | null; at: At | undefined }[] => {
-    if (!isSeq(entry.value)) return [{ text: scalarText(entry), at: where(entry.value, entry.at) }];
-    return entry.value.items.map((listed) => {
-      const item = resolved(listed as Node, doc);
-      const at = where(item, entry.at);
-      if (!isScalar(item)) return fail(at, `${entry.key}'s list holds values, not lists or mappings`);
-      return { text: typeof item.value === 'string' ? expandEnv(item.value, at) : (item.value as number | boolean | null), at };
+  /** an entry's value, or each item of its list, with its place (looked up when read) */
+  const items = (entry: Entry): { text: string | number | boolean | null; at: () => At }[] => {
+    if (!isList(entry.value)) return [{ text: scalarText(entry), at: () => at(entry) }];
+    return entry.value.map((item, index) => {
+      const itemAt = () => valueAt([...entry.path, index]);
+      if (typeof item === 'object' && item !== null) return fail(itemAt(), `${entry.key}'s list holds values, not lists or mappings`);
+      return { text: typeof item === 'string' && item.includes('${') ? expandEnv(item, itemAt()) : (item as string | number | boolean | null | undefined) ?? null, at: itemAt };
     });
   };
 
   const jobs: FileJob[] = [];
-  for (const listed of list.items) {
-    const item = resolved(listed as Node, doc);
-    const jobAt = where(item, jobsEntry.at) as At;
-    if (!isMap(item)) fail(jobAt, 'a job is a mapping: name, side, and run options');
-    const own = entriesOf(item as YAMLMap, atOf, doc);
+  for (const [index, item] of list.entries()) {
+    const jobPath = [...jobsEntry.path, index];
+    const jobAt = valueAt(jobPath);
+    if (!isMapping(item)) fail(jobAt, 'a job is a mapping: name, side, and run options');
+    const own = entriesOf(item as Plain, jobPath);
     // the job's keys win over the defaults', key by key (`split: false` and `no-split` are one key)
     const merged = new Map<string, { entry: Entry; invert: boolean; flag?: RunFlagInfo }>();
     for (const entry of [...defaults, ...own]) {
@@ -185,19 +282,19 @@ export function readJobFile(text: string, file: string, cwd: string, env: Record
     const nameEntry = own.find((e) => e.key === 'name');
     if (!nameEntry) return fail(jobAt, 'a job needs a name', 'add name: buyer-daily, for example');
     const base = scalarText(nameEntry);
-    if (typeof base !== 'string' || !NAME.test(base)) return fail(where(nameEntry.value, nameEntry.at), `a job's name is letters, digits, ".", "_" and "-" (no "@", "*" or spaces), not ${JSON.stringify(base)}`);
+    if (typeof base !== 'string' || !NAME.test(base)) return fail(at(nameEntry), `a job's name is letters, digits, ".", "_" and "-" (no "@", "*" or spaces), not ${JSON.stringify(base)}`);
     const sideEntry = merged.get('side')?.entry;
     if (!sideEntry) return fail(jobAt, `job "${base}" has no side`, 'add side: buyer, or side: seller');
     const side = String(scalarText(sideEntry) ?? '');
     const profileEntry = merged.get('profile')?.entry;
-    let profiles: { name: string; at: At | undefined }[] = [{ name: 'default', at: jobAt }];
+    let profiles: { name: string; at: At }[] = [{ name: 'default', at: jobAt }];
     if (profileEntry) {
-      if (profileEntry.key === 'profile' && isSeq(profileEntry.value)) fail(where(profileEntry.value, profileEntry.at), 'profile names one profile: write profiles: [a, b] for several (one job each)');
-      profiles = items(profileEntry).map(({ text, at }) => {
-        if (typeof text !== 'string' || !NAME.test(text)) return fail(at, `a profile name, not ${JSON.stringify(text)}`);
-        return { name: text, at };
+      if (profileEntry.key === 'profile' && isList(profileEntry.value)) fail(at(profileEntry), 'profile names one profile: write profiles: [a, b] for several (one job each)');
+      profiles = items(profileEntry).map(({ text, at: itemAt }) => {
+        if (typeof text !== 'string' || !NAME.test(text)) return fail(itemAt(), `a profile name, not ${JSON.stringify(text)}`);
+        return { name: text, at: itemAt() };
       });
-      if (profiles.length === 0) fail(where(profileEntry.value, profileEntry.at), 'profiles lists at least one profile');
+      if (profiles.length === 0) fail(at(profileEntry), 'profiles lists at least one profile');
     }
     const several = profileEntry?.key === 'profiles';
     for (const { name: profile, at: profileAt } of profiles) {
@@ -209,21 +306,21 @@ export function readJobFile(text: string, file: string, cwd: string, env: Record
       let state: string | undefined;
       let output: string | undefined;
       for (const [key, { entry, invert, flag }] of merged) {
-        const at = where(entry.value, entry.at) as At;
-        keys.set(key, at);
+        const valuePlace = at(entry);
+        keys.set(key, valuePlace);
         if (!flag) continue;
-        const mine: string[] = [];
-        keyWords.set(key, mine);
         if (!flag.value) {
           const value = scalarText(entry);
-          if (typeof value !== 'boolean') fail(at, `${entry.key} is a switch: true or false, not ${JSON.stringify(value)}`);
-          if (value !== invert) mine.push(`--${flag.name}`);
+          if (typeof value !== 'boolean') fail(valuePlace, `${entry.key} is a switch: true or false, not ${JSON.stringify(value)}`);
+          const mine = value !== invert ? [`--${flag.name}`] : [];
+          keyWords.set(key, mine);
           words.push(...mine);
           continue;
         }
-        if (isSeq(entry.value) && !flag.many) fail(at, `${entry.key} takes one value, not a list`);
-        for (const { text, at: itemAt } of items(entry)) {
-          if (text === null || typeof text === 'boolean') fail(itemAt, `${entry.key} wants a value${text === null ? '' : `, not ${text}`}`);
+        if (isList(entry.value) && !flag.many) fail(valuePlace, `${entry.key} takes one value, not a list`);
+        // (each job's lists are made to their size: 20,000 jobs' words are a good part of the file's memory)
+        const mine = items(entry).map(({ text, at: itemAt }) => {
+          if (text === null || typeof text === 'boolean') return fail(itemAt(), `${entry.key} wants a value${text === null ? '' : `, not ${text}`}`);
           let value = fill(String(text));
           if (PATH_KEYS.has(key) && value !== '-' && !URL_LIKE.test(value) && !isAbsolute(value)) value = resolve(folder, value);
           // a DuckDB file is a path too; a postgres:// URL is left as written
@@ -232,26 +329,22 @@ export function readJobFile(text: string, file: string, cwd: string, env: Record
           if (duckdb?.[1] && !duckdb[1].startsWith(':') && !isAbsolute(duckdb[1])) value = `duckdb:${folder.replace(/\/$/, '')}/${duckdb[1]}`;
           if (key === 'state') state = value;
           if (key === 'output') output = value;
-          mine.push(`--${flag.name}=${value}`);
-        }
+          return `--${flag.name}=${value}`;
+        });
+        keyWords.set(key, mine);
         words.push(...mine);
       }
       const loads = keyWords.has('load') ? (keyWords.get('load') ?? []).length > 0 : Boolean(env.REPORTING_LOAD?.trim());
-      jobs.push({ name, base, profile, profileAt: profileAt ?? jobAt, side, words, at: jobAt, keys, keyWords, state, output, loads });
+      jobs.push({ name, base, profile, profileAt, side, words: words.slice(), at: jobAt, keys, keyWords, state, output, loads });
     }
   }
   refuseDuplicates(file, jobs);
   return { file, folder, concurrency, perProfile, jobs, secrets: [...secrets] };
 }
 
-/** A map's entries; a value that is an alias (`breakdowns: *b`) is the node its anchor names. */
-function entriesOf(map: YAMLMap, atOf: (offset: number) => At, doc: Document): Entry[] {
-  return map.items.map((pair: Pair) => {
-    const keyNode = pair.key as Node | null;
-    const at = keyNode?.range ? atOf(keyNode.range[0]) : { line: 1, col: 1 };
-    const key = isScalar(keyNode) ? String(keyNode.value) : '';
-    return { key, value: resolved(pair.value as Node | null, doc), at };
-  });
+/** A mapping's entries, each with its path (its places are found when asked). */
+function entriesOf(map: Plain, path: Path): Entry[] {
+  return Object.entries(map).map(([key, value]) => ({ key, value, path: [...path, key] }));
 }
 
 /** The node an alias names (an anchor defined earlier in the file), else the node itself. */

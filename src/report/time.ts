@@ -22,7 +22,37 @@ function day(date: DateTime, role: Role): number {
   return Math.floor(bound.toSeconds());
 }
 
+/** A few thousand values remembered (then forgotten all at once): a job file of 20,000 jobs reads
+ * the same few times and days again and again, and luxon's calendar arithmetic was a quarter of
+ * `jobs validate`'s time (test/bench/RESULTS.md, "A job file of 20,000 jobs"). */
+function remembered<K, V>(compute: (key: K) => V): (key: K) => V {
+  const known = new Map<K, V>();
+  return (key) => {
+    const hit = known.get(key);
+    if (hit !== undefined) return hit;
+    const value = compute(key);
+    if (known.size >= 4096) known.clear();
+    known.set(key, value);
+    return value;
+  };
+}
+
+/** Paris offsets are whole hours (since 1945): the Paris day is one all through a UTC hour. */
+const HOUR_MS = 3_600_000;
+/** a date, or a day counted from today: the same second whenever read (that hour, for today's) */
+const DAY_WORD = /^\s*(?:\d{4}-\d{2}-\d{2}|today|yesterday|-\d+d)\s*$/i;
+const dayWord = remembered((key: string) => {
+  const [role, hour, input] = key.split('\0') as [Role, string, string];
+  return parseTimeNow(input, role, Number(hour));
+});
+
 export function parseTime(input: string, role: Role, nowMs: number): number {
+  if (!DAY_WORD.test(input)) return parseTimeNow(input, role, nowMs);
+  const hour = /^\s*\d/.test(input) ? 0 : Math.floor(nowMs / HOUR_MS) * HOUR_MS;
+  return dayWord(`${role}\0${hour}\0${input}`);
+}
+
+function parseTimeNow(input: string, role: Role, nowMs: number): number {
   const text = input.trim();
   const lower = text.toLowerCase();
   const today = DateTime.fromMillis(nowMs, { zone: PARIS_ZONE });
@@ -111,13 +141,12 @@ function timeSuggestion(text: string, lower: string): string {
 }
 
 /** The last second of the Paris day holding `nowMs`. */
+const endOfParisDayAt = remembered((hourMs: number) => Math.floor(DateTime.fromMillis(hourMs, { zone: PARIS_ZONE }).endOf('day').toSeconds()));
 export function endOfParisDay(nowMs: number): number {
-  return Math.floor(DateTime.fromMillis(nowMs, { zone: PARIS_ZONE }).endOf('day').toSeconds());
+  return endOfParisDayAt(Math.floor(nowMs / HOUR_MS) * HOUR_MS);
 }
 
-export function parisDate(seconds: number): string {
-  return DateTime.fromSeconds(seconds, { zone: PARIS_ZONE }).toFormat('yyyy-MM-dd');
-}
+export const parisDate: (seconds: number) => string = remembered((seconds: number) => DateTime.fromSeconds(seconds, { zone: PARIS_ZONE }).toFormat('yyyy-MM-dd'));
 
 /** An instant as ISO 8601 with its Paris offset (`2026-10-25T02:00:00+01:00`). */
 export function parisIso(seconds: number): string {
