@@ -4,7 +4,7 @@
 // are a usage error before the first request. So is a path that is not a regular file (a FIFO
 // given as --state would block the run forever, deaf to Ctrl-C), and a symbolic link into nowhere.
 
-import { lstatSync, readdirSync, readlinkSync, realpathSync, statSync, type Dirent, type Stats } from 'node:fs';
+import { accessSync, constants, lstatSync, readdirSync, readlinkSync, realpathSync, statSync, type Dirent, type Stats } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { UsageError } from './errors.js';
 
@@ -23,7 +23,7 @@ export type FileKind = Pick<Stats, 'isFile' | 'isDirectory' | 'isFIFO' | 'isSock
 
 /** While a pass over many paths runs (withSettledPaths): each folder's entries, read once (by its
  * real path; null: it cannot be listed), and the real path found for each path (null: none). */
-let settled: { listings: Map<string, Map<string, Dirent> | null>; real: Map<string, string | null> } | undefined;
+let settled: { listings: Map<string, Map<string, Dirent> | null>; real: Map<string, string | null>; writable: Set<string> } | undefined;
 
 /**
  * Runs `pass`, a synchronous check of many paths (a job file's thousands of jobs, their state
@@ -33,7 +33,7 @@ let settled: { listings: Map<string, Map<string, Dirent> | null>; real: Map<stri
  */
 export function withSettledPaths<T>(pass: () => T): T {
   const outer = settled;
-  settled ??= { listings: new Map(), real: new Map() };
+  settled ??= { listings: new Map(), real: new Map(), writable: new Set() };
   try {
     return pass();
   } finally {
@@ -78,8 +78,17 @@ function realOf(path: string): string | null {
       real = null;
     }
   }
-  settled?.real.set(path, real);
+  // (a path that is not there is not remembered: its folder's listing answers again at once, and
+  // a job file's thousands of files to be written would fill the map)
+  if (real !== null) settled?.real.set(path, real);
   return real;
+}
+
+/** Throws (accessSync's error) unless one may create files in `folder` (write and search). */
+export function writableFolder(folder: string): void {
+  if (settled?.writable.has(folder)) return;
+  accessSync(folder, constants.W_OK | constants.X_OK);
+  settled?.writable.add(folder);
 }
 
 /** What `path` is, following symbolic links (statSync), else undefined: nothing there. */

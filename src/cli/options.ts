@@ -17,6 +17,8 @@ import { choiceOption, count, duration, list, path, repeat } from './flags.js';
 export type Parsed = Record<string, unknown>;
 
 const camelCase = (option: string) => option.replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
+/** each filter's key in commander's options, computed once (a job file parses thousands of jobs) */
+const FILTER_KEYS = new Map(FILTERS.map((filter) => [filter, camelCase(filter.option)]));
 
 export function addReportOptions(command: Command, sides: readonly Side[]): Command {
   const side = sides.length === 1 ? sides[0] : undefined;
@@ -55,7 +57,7 @@ export function addReportOptions(command: Command, sides: readonly Side[]): Comm
 export function reportFlagsOf(parsed: Parsed): ReportFlags {
   const filters: Record<string, string[]> = {};
   for (const filter of FILTERS) {
-    const given = (parsed[camelCase(filter.option)] as string[] | undefined) ?? [];
+    const given = (parsed[FILTER_KEYS.get(filter) as string] as string[] | undefined) ?? [];
     const values = filter.text ? given.map((value) => value.trim()).filter(Boolean) : given;
     if (values.length > 0) filters[filter.param] = values;
   }

@@ -64,8 +64,8 @@ export async function run(opts: JobsOptions, f: Factory): Promise<void> {
   const targets = new SharedTargets(file, f);
   // one pass over every job's paths: each folder asked of the file system once (src/paths.ts)
   withSettledPaths(() => {
-    checkJobs(file.jobs, file, opts.parser, f, (job) => (running.has(job) ? 'probe' : 'look'), (job, checked) => {
-      targets.claim(job, checked.prepared);
+    checkJobs(file.jobs, file, opts.parser, f, (job) => (running.has(job) ? 'probe' : 'look'), (job, index, checked) => {
+      targets.claim(index, checked.prepared);
       if (kept.has(job)) options.set(job, checked.opts);
     });
     if (opts.action !== 'list') checkProfiles(selected, file, f);
@@ -114,9 +114,9 @@ function placeOf(job: FileJob, message: string) {
  * before its first request. When they fail, its keys' values one by one find the value at fault
  * (each error at its value; a job whose words parse together has no value at fault alone: `check:
  * false` is the same parse without the checks between flags), else the error is placed by its words. */
-function checkJobs(jobs: readonly FileJob[], file: JobFile, parser: RunWordsParser, f: Factory, check: (job: FileJob) => WriteCheck, onChecked: (job: FileJob, checked: Checked) => void): void {
+function checkJobs(jobs: readonly FileJob[], file: JobFile, parser: RunWordsParser, f: Factory, check: (job: FileJob) => WriteCheck, onChecked: (job: FileJob, index: number, checked: Checked) => void): void {
   const quiet = { ...f, globals: { ...f.globals, json: false } } as Factory;
-  for (const job of jobs) {
+  for (const [index, job] of jobs.entries()) {
     const at = (fallback: ReturnType<typeof placeOf>, error: unknown): never => {
       if (!(error instanceof CliError)) throw error;
       throw new JobFileError(file.file, fallback, `job "${job.name}": ${f.secrets.redact(error.message)}`, error.hint && f.secrets.redact(error.hint));
@@ -132,7 +132,7 @@ function checkJobs(jobs: readonly FileJob[], file: JobFile, parser: RunWordsPars
       const prepared = prepareRun(opts, quiet, check(job));
       // what the engine checks first (before any request), checked now for every job
       if (opts.chunk) checkChunk(parseChunk(opts.chunk.chunk), prepared.request.breakdowns);
-      onChecked(job, { opts, prepared });
+      onChecked(job, index, { opts, prepared });
     } catch (error) {
       at(placeOf(job, error instanceof Error ? error.message : ''), error);
     }
@@ -162,7 +162,8 @@ interface Checked {
 }
 
 /** What a job claims: its state file, each window's file or object, its table and scope. */
-type ClaimKind = 'state' | 'file' | 'object' | 'table';
+const KINDS = ['state', 'file', 'object', 'table'] as const;
+type ClaimKind = (typeof KINDS)[number];
 
 /**
  * Two jobs of the file whose targets are one target, however spelled, would each replace the
@@ -170,29 +171,31 @@ type ClaimKind = 'state' | 'file' | 'object' | 'table';
  * state) by their real path (src/paths.ts realTarget: symbolic links and `..` resolved); tables by
  * their database, name and scope (load/target.ts databaseIdentity, tableIdentity; the scope is
  * the table destination's, src/load/load.ts scopeOf, so one table may hold several profiles' rows).
- * Each job's claims are made as it is checked; the first clash is refused once all are checked.
+ * Each job's claims are made as it is checked (each kept as a number: the job's index and the
+ * kind); the first clash is refused once all are checked.
  */
 class SharedTargets {
-  private readonly seen = new Map<string, { job: FileJob; kind: ClaimKind; shown: string }>();
+  private readonly seen = new Map<string, number>();
   private clash?: JobFileError;
   private readonly baseUrls = new Map<string, string | undefined>();
   private readonly folders = new Map<string, string>();
 
   constructor(private readonly file: JobFile, private readonly f: Factory) {}
 
-  claim(job: FileJob, prepared: Job): void {
+  claim(index: number, prepared: Job): void {
     if (this.clash) return;
     const f = this.f;
-    if (prepared.flags.state) this.take(job, `file\0${this.realFile(realTarget(prepared.flags.state, f.cwd))}`, 'state', prepared.flags.state);
+    const job = this.file.jobs[index] as FileJob;
+    if (prepared.flags.state) this.take(index, `file\0${this.realFile(realTarget(prepared.flags.state, f.cwd))}`, 'state', prepared.flags.state);
     for (const path of targetFiles(prepared)) {
-      this.take(job, isObjectUrl(path) ? `object\0${path}` : `file\0${this.realFile(path)}`, isObjectUrl(path) ? 'object' : 'file', path);
+      this.take(index, isObjectUrl(path) ? `object\0${path}` : `file\0${this.realFile(path)}`, isObjectUrl(path) ? 'object' : 'file', path);
     }
     const load = prepared.load;
     if (!load) return;
     const baseUrl = this.baseUrlOf(job.profile);
     if (baseUrl === undefined) return;
     const scope = scopeOf(prepared.request, baseUrl, accountOf(load, { env: f.env, profileName: job.profile }));
-    this.take(job, JSON.stringify(['table', databaseIdentity(load.target, f.cwd, f.host.platform), tableIdentity(load.table, load.target.engine), scope]), 'table',
+    this.take(index, JSON.stringify(['table', databaseIdentity(load.target, f.cwd, f.host.platform), tableIdentity(load.table, load.target.engine), scope]), 'table',
       `${load.table.join('.')} (${f.secrets.redact(load.target.shown)})`);
   }
 
@@ -201,18 +204,24 @@ class SharedTargets {
     if (this.clash) throw this.clash;
   }
 
-  private take(job: FileJob, key: string, kind: ClaimKind, shown: string): void {
-    const other = this.seen.get(key);
-    if (!other) {
-      this.seen.set(key, { job, kind, shown });
+  private take(index: number, key: string, kind: ClaimKind, shown: string): void {
+    const claimed = this.seen.get(key);
+    if (claimed === undefined) {
+      this.seen.set(flat(key), index * KINDS.length + KINDS.indexOf(kind));
       return;
     }
-    if (other.job === job || this.clash) return;
+    const otherIndex = Math.floor(claimed / KINDS.length);
+    if (otherIndex === index || this.clash) return;
+    const jobs = this.file.jobs;
+    const [job, other] = [jobs[index], jobs[otherIndex]] as [FileJob, FileJob];
+    const otherKind = KINDS[claimed % KINDS.length] as ClaimKind;
+    // what the other job named it (its state file as given; else the one file both name)
+    const otherShown = otherKind === 'state' ? other.state ?? shown : kind === 'state' ? key.slice(key.indexOf('\0') + 1) : shown;
     const place = (one: FileJob, against: FileJob) => (against.base === one.base ? one.profileAt : one.at);
-    const at = place(other.job, job);
+    const at = place(other, job);
     const what = describe(kind, shown);
     const rows = kind === 'table' ? 'rows' : 'data';
-    this.clash = new JobFileError(this.file.file, place(job, other.job), `jobs "${other.job.name}" (${this.file.file}:${at.line}:${at.col}) and "${job.name}" ${kind === other.kind ? what : `${describe(other.kind, other.shown)}, and ${what},`}: each would replace the other's ${rows}`,
+    this.clash = new JobFileError(this.file.file, place(job, other), `jobs "${other.name}" (${this.file.file}:${at.line}:${at.col}) and "${job.name}" ${kind === otherKind ? what : `${describe(otherKind, otherShown)}, and ${what},`}: each would replace the other's ${rows}`,
       kind === 'table' ? "give each its own table, or its own scope (e.g. scope: '{job}')" : kind === 'state' ? 'put {job} in its path, e.g. state: state/{job}.json' : 'put {job} in its path, e.g. output: out/{job}/{since}.csv');
   }
 
@@ -235,6 +244,14 @@ class SharedTargets {
     const joined = join(real, basename(path));
     return f.host.platform === 'darwin' || f.host.platform === 'win32' ? joined.toLowerCase() : joined;
   }
+}
+
+/** `text` as one piece of memory: a string made by joining others is kept by V8 as the tree of
+ * its pieces, which for 140,000 claimed paths was 40 MB; converting it to a number (NaN here)
+ * makes V8 copy it into one flat string, in place. */
+function flat(text: string): string {
+  Number(text);
+  return text;
 }
 
 function describe(kind: ClaimKind, shown: string): string {

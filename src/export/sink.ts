@@ -2,14 +2,14 @@
 // flushed, renamed into place only once everything was written). A failure, a timeout or Ctrl-C
 // leaves the previous file untouched and no temporary file behind.
 
-import { accessSync, closeSync, constants, createReadStream, createWriteStream, mkdirSync, openSync, unlinkSync, type WriteStream } from 'node:fs';
+import { closeSync, createReadStream, createWriteStream, mkdirSync, openSync, unlinkSync, type WriteStream } from 'node:fs';
 import { open, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Output } from '../factory.js';
 import { CliError, EXIT, UsageError, whyWriteFailed } from '../errors.js';
 import { cleanStaleTemps, placeFile, tempPathFor } from '../fs/atomic.js';
 import type { Host } from '../host.js';
-import { kindOf, type FileKind } from '../paths.js';
+import { kindOf, writableFolder, type FileKind } from '../paths.js';
 
 export interface Sink {
   /** resolves once the chunk is accepted (waits for the destination to drain) */
@@ -113,7 +113,7 @@ export function checkWritableTarget(target: string, cwd: string, shown = target,
   const hint = 'choose a folder you can write to';
   try {
     // a file or a folder is made in a folder one may write in and search
-    accessSync(folders.existing, constants.W_OK | constants.X_OK);
+    writableFolder(folders.existing);
     if (check === 'look') return;
     const temp = tempPathFor(join(folders.existing, basename(first ?? path)));
     closeSync(openSync(temp, 'wx', 0o600));

@@ -49,6 +49,41 @@ export interface FileJob {
   loads?: boolean;
 }
 
+/** A job as the file lists it; `keys` and `keyWords` are made again from its entries when read. */
+class ListedJob implements FileJob {
+  readonly name: string;
+  readonly base: string;
+  readonly profile: string;
+  readonly profileAt: At;
+  readonly side: string;
+  readonly words: string[];
+  readonly at: At;
+  readonly state?: string;
+  readonly output?: string;
+  readonly loads?: boolean;
+
+  constructor(fields: Omit<FileJob, 'keys' | 'keyWords'>, private readonly again: () => Pick<FileJob, 'keys' | 'keyWords'>) {
+    this.name = fields.name;
+    this.base = fields.base;
+    this.profile = fields.profile;
+    this.profileAt = fields.profileAt;
+    this.side = fields.side;
+    this.words = fields.words;
+    this.at = fields.at;
+    this.state = fields.state;
+    this.output = fields.output;
+    this.loads = fields.loads;
+  }
+
+  get keys(): Map<string, At> {
+    return this.again().keys;
+  }
+
+  get keyWords(): Map<string, string[]> {
+    return this.again().keyWords;
+  }
+}
+
 export interface JobFile {
   /** the file as named (errors and retry commands name it so) */
   file: string;
@@ -197,7 +232,7 @@ export function readJobFile(text: string, file: string, cwd: string, env: Record
   for (const entry of top) {
     if (!TOP_KEYS.includes(entry.key)) fail(keyAt(entry), `unknown key "${entry.key}"${didYouMean(entry.key, TOP_KEYS)}`, `a job file's keys are ${TOP_KEYS.join(', ')}`);
   }
-  /** where an entry's value is (once for an entry of defaults, which every job shares) */
+  /** where an entry's value is (made once: an entry of defaults is every job's) */
   const at = (entry: Entry) => (entry.valueAt ??= valueAt(entry.path));
   const version = topKey('version');
   if (!version) fail(START, 'version is missing', 'start the file with: version: 1');
@@ -267,18 +302,78 @@ export function readJobFile(text: string, file: string, cwd: string, env: Record
     });
   };
 
+  // a key's words that every job shares (`--since=2026-11-01`, not `--state=.../{job}.json`) are
+  // kept once: 20,000 jobs' copies were a third of the file's memory
+  const shared = new Map<string, string[]>();
+  const same = (words: string[]): string[] => {
+    const key = words.join('\0');
+    const known = shared.get(key);
+    if (known) return known;
+    shared.set(key, words);
+    return words;
+  };
+
+  /** the job's keys over the defaults', key by key (`split: false` and `no-split` are one key) */
+  const mergedOf = (own: readonly Entry[]) => {
+    const merged = new Map<string, { entry: Entry; invert: boolean; flag?: RunFlagInfo }>();
+    for (const entry of [...defaults, ...own]) {
+      const { key, invert, flag } = canonical(entry);
+      merged.set(key === 'profiles' ? 'profile' : key, { entry, invert, flag });
+    }
+    return merged;
+  };
+  /** one job's `run` words, each key's words and place */
+  const expand = (merged: ReturnType<typeof mergedOf>, side: string, name: string, profile: string, placed = false) => {
+    const fill = (text: string) => text.replaceAll('{job}', name).replaceAll('{profile}', profile);
+    const words = [side];
+    const keys = new Map<string, At>();
+    const keyWords = new Map<string, string[]>();
+    let state: string | undefined;
+    let output: string | undefined;
+    for (const [key, { entry, invert, flag }] of merged) {
+      // (a place is made only for the map of places, or for an error: 20,000 jobs' places were a
+      // fifth of the file's memory)
+      if (placed) keys.set(key, at(entry));
+      const valuePlace = () => at(entry);
+      if (!flag) continue;
+      if (!flag.value) {
+        const value = scalarText(entry);
+        if (typeof value !== 'boolean') fail(valuePlace(), `${entry.key} is a switch: true or false, not ${JSON.stringify(value)}`);
+        const mine = same(value !== invert ? [`--${flag.name}`] : []);
+        keyWords.set(key, mine);
+        words.push(...mine);
+        continue;
+      }
+      if (isList(entry.value) && !flag.many) fail(valuePlace(), `${entry.key} takes one value, not a list`);
+      let personal = false;
+      const mine = items(entry).map(({ text, at: itemAt }) => {
+        if (text === null || typeof text === 'boolean') return fail(itemAt(), `${entry.key} wants a value${text === null ? '' : `, not ${text}`}`);
+        let value = fill(String(text));
+        if (value !== String(text)) personal = true;
+        if (PATH_KEYS.has(key) && value !== '-' && !URL_LIKE.test(value) && !isAbsolute(value)) value = resolve(folder, value);
+        // a DuckDB file is a path too; a postgres:// URL is left as written
+        const duckdb = key === 'load' ? /^duckdb:(.+)$/is.exec(value.trim()) : null;
+        // `..` kept: the file system resolves it after the symbolic link before it (paths.ts realFilePath)
+        if (duckdb?.[1] && !duckdb[1].startsWith(':') && !isAbsolute(duckdb[1])) value = `duckdb:${folder.replace(/\/$/, '')}/${duckdb[1]}`;
+        if (key === 'state') state = value;
+        if (key === 'output') output = value;
+        return `--${flag.name}=${value}`;
+      });
+      keyWords.set(key, personal ? mine : same(mine));
+      words.push(...mine);
+    }
+    const loads = keyWords.has('load') ? (keyWords.get('load') ?? []).length > 0 : Boolean(env.REPORTING_LOAD?.trim());
+    // (made to its size: 20,000 jobs' words are a good part of the file's memory)
+    return { words: words.slice(), keys, keyWords, state, output, loads };
+  };
+
   const jobs: FileJob[] = [];
   for (const [index, item] of list.entries()) {
     const jobPath = [...jobsEntry.path, index];
     const jobAt = valueAt(jobPath);
     if (!isMapping(item)) fail(jobAt, 'a job is a mapping: name, side, and run options');
     const own = entriesOf(item as Plain, jobPath);
-    // the job's keys win over the defaults', key by key (`split: false` and `no-split` are one key)
-    const merged = new Map<string, { entry: Entry; invert: boolean; flag?: RunFlagInfo }>();
-    for (const entry of [...defaults, ...own]) {
-      const { key, invert, flag } = canonical(entry);
-      merged.set(key === 'profiles' ? 'profile' : key, { entry, invert, flag });
-    }
+    const merged = mergedOf(own);
     const nameEntry = own.find((e) => e.key === 'name');
     if (!nameEntry) return fail(jobAt, 'a job needs a name', 'add name: buyer-daily, for example');
     const base = scalarText(nameEntry);
@@ -299,43 +394,10 @@ export function readJobFile(text: string, file: string, cwd: string, env: Record
     const several = profileEntry?.key === 'profiles';
     for (const { name: profile, at: profileAt } of profiles) {
       const name = several ? `${base}@${profile}` : base;
-      const fill = (text: string) => text.replaceAll('{job}', name).replaceAll('{profile}', profile);
-      const words = [side];
-      const keys = new Map<string, At>();
-      const keyWords = new Map<string, string[]>();
-      let state: string | undefined;
-      let output: string | undefined;
-      for (const [key, { entry, invert, flag }] of merged) {
-        const valuePlace = at(entry);
-        keys.set(key, valuePlace);
-        if (!flag) continue;
-        if (!flag.value) {
-          const value = scalarText(entry);
-          if (typeof value !== 'boolean') fail(valuePlace, `${entry.key} is a switch: true or false, not ${JSON.stringify(value)}`);
-          const mine = value !== invert ? [`--${flag.name}`] : [];
-          keyWords.set(key, mine);
-          words.push(...mine);
-          continue;
-        }
-        if (isList(entry.value) && !flag.many) fail(valuePlace, `${entry.key} takes one value, not a list`);
-        // (each job's lists are made to their size: 20,000 jobs' words are a good part of the file's memory)
-        const mine = items(entry).map(({ text, at: itemAt }) => {
-          if (text === null || typeof text === 'boolean') return fail(itemAt(), `${entry.key} wants a value${text === null ? '' : `, not ${text}`}`);
-          let value = fill(String(text));
-          if (PATH_KEYS.has(key) && value !== '-' && !URL_LIKE.test(value) && !isAbsolute(value)) value = resolve(folder, value);
-          // a DuckDB file is a path too; a postgres:// URL is left as written
-          const duckdb = key === 'load' ? /^duckdb:(.+)$/is.exec(value.trim()) : null;
-          // `..` kept: the file system resolves it after the symbolic link before it (paths.ts realFilePath)
-          if (duckdb?.[1] && !duckdb[1].startsWith(':') && !isAbsolute(duckdb[1])) value = `duckdb:${folder.replace(/\/$/, '')}/${duckdb[1]}`;
-          if (key === 'state') state = value;
-          if (key === 'output') output = value;
-          return `--${flag.name}=${value}`;
-        });
-        keyWords.set(key, mine);
-        words.push(...mine);
-      }
-      const loads = keyWords.has('load') ? (keyWords.get('load') ?? []).length > 0 : Boolean(env.REPORTING_LOAD?.trim());
-      jobs.push({ name, base, profile, profileAt, side, words: words.slice(), at: jobAt, keys, keyWords, state, output, loads });
+      const { words, state, output, loads } = expand(merged, side, name, profile);
+      // each key's place and words are made again when asked (an error names one): kept for
+      // 20,000 jobs, they were half the file's memory
+      jobs.push(new ListedJob({ name, base, profile, profileAt, side, words, at: jobAt, state, output, loads }, () => expand(mergedOf(entriesOf(item as Plain, jobPath)), side, name, profile, true)));
     }
   }
   refuseDuplicates(file, jobs);

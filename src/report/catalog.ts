@@ -78,8 +78,13 @@ export const ROW_FIELDS: Record<Side, RowField[]> = {
 };
 
 /** What --columns may name: the row fields of these sides, and the time bucket `date`. */
+const COLUMN_NAMES = new Map<string, readonly string[]>();
+/** every field of the sides' rows, `date` first (made once per set of sides: a job file checks thousands of jobs) */
 export function columnNames(sides: readonly Side[]): string[] {
-  return [...new Set(['date', ...sides.flatMap((side) => ROW_FIELDS[side].map((field) => field.name))])];
+  const key = sides.join(',');
+  let names = COLUMN_NAMES.get(key);
+  if (!names) COLUMN_NAMES.set(key, names = Object.freeze([...new Set(['date', ...sides.flatMap((side) => ROW_FIELDS[side].map((field) => field.name))])]));
+  return names as string[];
 }
 
 /** The row fields each breakdown fills, per side: what the sandbox fills, what `--columns requested`
