@@ -420,8 +420,9 @@ function refuseDuplicates(file: string, jobs: readonly FileJob[]): void {
   const check = (job: FileJob, what: string, value: string | undefined, key?: string) => {
     if (value === undefined) return;
     const other = seen.get(`${what}\0${value}`);
-    const at = (key && job.keys.get(key)) || job.at;
-    if (other) throw new JobFileError(file, at, `jobs "${other.name}" (line ${other.at.line}) and "${job.name}" ${what === 'name' ? 'have the same name' : `write the same ${what} ${value}`}`, what === 'name' ? 'give each job its own name' : `put {job} in its path, e.g. ${what === 'state file' ? 'state: state/{job}.json' : 'output: out/{job}/{since}.csv'}`);
+    // (a job's places are made when asked: only for the error)
+    const at = () => (key && job.keys.get(key)) || job.at;
+    if (other) throw new JobFileError(file, at(), `jobs "${other.name}" (line ${other.at.line}) and "${job.name}" ${what === 'name' ? 'have the same name' : `write the same ${what} ${value}`}`, what === 'name' ? 'give each job its own name' : `put {job} in its path, e.g. ${what === 'state file' ? 'state: state/{job}.json' : 'output: out/{job}/{since}.csv'}`);
     seen.set(`${what}\0${value}`, job);
   };
   for (const job of jobs) {
