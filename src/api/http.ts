@@ -1,7 +1,8 @@
 // The one HTTP helper: adds the token and headers, encodes bodies, applies timeouts, retries, traces
 // (redacted), and turns bad answers into typed errors. Built on one keep-alive undici dispatcher.
 
-import { Agent, buildConnector, errors, request, type Dispatcher } from 'undici';
+import type { Dispatcher, buildConnector } from 'undici';
+import { loadUndici } from '../lazy.js';
 import type { z } from 'zod';
 import { isLoopbackAddress } from '../auth/resolve.js';
 import { formatDuration } from '../duration.js';
@@ -105,7 +106,7 @@ export function describeNetworkError(error: unknown): string | undefined {
   for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
     if (current instanceof NetworkFailure) return current.description;
     // malformed HTTP (an invalid chunk size, a bad header line): the llhttp parser's HPE_* codes
-    if (current instanceof errors.HTTPParserError) return 'the server sent malformed HTTP';
+    if (current.name === 'HTTPParserError') return 'the server sent malformed HTTP';
     const code = (current as NodeJS.ErrnoException).code;
     if (code && NETWORK_CODES[code]) return NETWORK_CODES[code];
     if (typeof code === 'string' && code.startsWith('HPE_')) return 'the server sent malformed HTTP';
@@ -154,7 +155,9 @@ export function loopbackOnly(connect: buildConnector.connector): buildConnector.
 }
 
 export class Http {
-  readonly dispatcher: Dispatcher;
+  /** the dispatcher given, or made at the first request (undici is loaded then: a command that
+   * sends none, `jobs validate`, `schema`, does not pay its 20 MB and 0.1 s) */
+  private dispatcher?: Promise<Dispatcher>;
   readonly secrets: Secrets;
   private readonly ownsDispatcher: boolean;
   private readonly now: () => number;
@@ -167,8 +170,7 @@ export class Http {
 
   constructor(readonly config: HttpConfig) {
     this.ownsDispatcher = config.dispatcher === undefined;
-    this.dispatcher = config.dispatcher
-      ?? new Agent({ connect: loopbackOnly(buildConnector({ timeout: config.timeoutMs })), keepAliveTimeout: 10_000 });
+    if (config.dispatcher) this.dispatcher = Promise.resolve(config.dispatcher);
     this.secrets = config.secrets ?? new Secrets();
     this.now = config.now ?? Date.now;
     this.random = config.random ?? Math.random;
@@ -176,7 +178,13 @@ export class Http {
   }
 
   async close(): Promise<void> {
-    if (this.ownsDispatcher) await this.dispatcher.close().catch(() => undefined);
+    if (this.ownsDispatcher && this.dispatcher) await (await this.dispatcher).close().catch(() => undefined);
+  }
+
+  private dispatcherOf(): Promise<Dispatcher> {
+    this.dispatcher ??= loadUndici().then(({ Agent, buildConnector: connector }) =>
+      new Agent({ connect: loopbackOnly(connector({ timeout: this.config.timeoutMs })), keepAliveTimeout: 10_000 }));
+    return this.dispatcher;
   }
 
   trace(line: string): void {
@@ -248,11 +256,12 @@ export class Http {
       let text = '';
       let cut = false;
       try {
+        const [{ request }, dispatcher] = await Promise.all([loadUndici(), this.dispatcherOf()]);
         const response = await request(url, {
           method: call.method,
           headers,
           body,
-          dispatcher: this.dispatcher,
+          dispatcher,
           headersTimeout: this.config.timeoutMs,
           bodyTimeout: this.config.timeoutMs,
           signal,

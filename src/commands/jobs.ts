@@ -11,6 +11,7 @@ import { createFactory, type Factory } from '../factory.js';
 import { Budget } from '../fleet/budget.js';
 import { JobFileError, JOB_FILE, missingJobFile, readJobFile, type FileJob, type JobFile, type RunFlagInfo } from '../fleet/file.js';
 import { labelledOutput } from '../fleet/labelled.js';
+import { boundYoungGeneration } from '../io/young-generation.js';
 import { selectJobs, shardFrom, type Shard } from '../fleet/select.js';
 import { jsonLine, safeText } from '../io/safe-text.js';
 import { shellCommand } from '../io/shell.js';
@@ -25,7 +26,7 @@ import { accountOf } from '../jobs/load.js';
 import { scopeOf } from '../load/load.js';
 import { databaseIdentity, tableIdentity } from '../load/target.js';
 import { isObjectUrl, realTarget, withSettledPaths } from '../paths.js';
-import { targetFiles } from '../jobs/plan.js';
+import { targetFolders } from '../jobs/plan.js';
 import { checkObjectOutput, prepareRun, type RunOptions } from './run.js';
 import type { WriteCheck } from '../export/sink.js';
 
@@ -51,39 +52,55 @@ export async function run(opts: JobsOptions, f: Factory): Promise<void> {
     // silently ignored, it would run every profile's jobs when one was meant
     throw new UsageError(`--profile ${f.profileName} (or REPORTING_PROFILE) does not apply to jobs: each job names its profile in the job file`, `run one profile's jobs by name: reporting jobs ${opts.action} '*@${f.profileName}'`);
   }
+  // reading and checking thousands of jobs makes young garbage (each job's parse and plan): the
+  // young generation is kept small meanwhile (src/io/young-generation.ts), not during the run
+  const release = boundYoungGeneration();
+  let checked: ReturnType<typeof checkFile>;
+  try {
+    checked = checkFile(opts, f);
+    if (opts.action !== 'run') return answer(opts.action, checked, opts.parser, f);
+  } finally {
+    release();
+  }
+  // each job's words parsed again (checked above; a parse is a few microseconds), not kept for every job
+  await runJobs(checked.selected.map((job) => ({ job, opts: opts.parser.parse(job.words) })), checked.file, f);
+}
+
+/** The job file read and every job of it checked; the selected jobs, with their options when they
+ * run or are planned. */
+function checkFile(opts: JobsOptions, f: Factory) {
   const file = loadFile(opts, f);
   const selected = opts.action === 'validate' ? file.jobs : selectJobs(file.jobs, opts.names, opts.exclude, shardFrom(opts.shard, f.env));
   // every job of the file is checked, whatever is selected (a shard, a name): two jobs that clash
   // clash in whichever pods run them. Only `jobs run` writes, and only for the jobs it runs: list,
   // plan and validate leave the file system as they found it
   const running = new Set(opts.action === 'run' ? selected : []);
-  // what is kept of each job is its targets' identities (a few strings), and the options of the
-  // jobs that run or are planned: 20,000 prepared jobs held at once took 600 MB
-  const kept = new Set(opts.action === 'run' || opts.action === 'plan' ? selected : []);
-  const options = new Map<FileJob, RunOptions>();
+  // what is kept of each job is its targets' identities (a few numbers and strings): 20,000
+  // prepared jobs held at once took 600 MB
   const targets = new SharedTargets(file, f);
   // one pass over every job's paths: each folder asked of the file system once (src/paths.ts)
   withSettledPaths(() => {
-    checkJobs(file.jobs, file, opts.parser, f, (job) => (running.has(job) ? 'probe' : 'look'), (job, index, checked) => {
-      targets.claim(index, checked.prepared);
-      if (kept.has(job)) options.set(job, checked.opts);
-    });
+    checkJobs(file.jobs, file, opts.parser, f, (job) => (running.has(job) ? 'probe' : 'look'), (index, prepared) => targets.claim(index, prepared));
     if (opts.action !== 'list') checkProfiles(selected, file, f);
     targets.refuse();
   });
-  if (opts.action === 'list') {
+  return { file, selected };
+}
+
+/** `jobs list`, `validate` and `plan`: what the file holds, and what each job would do. */
+function answer(action: Exclude<JobsOptions['action'], 'run'>, { file, selected }: ReturnType<typeof checkFile>, parser: RunWordsParser, f: Factory): void {
+  if (action === 'list') {
     const names = selected.map((job) => job.name);
     f.stdout.write(f.globals.json ? `${JSON.stringify(names)}\n` : names.map((name) => `${name}\n`).join(''));
     return;
   }
-  if (opts.action === 'validate') {
+  if (action === 'validate') {
     if (!f.globals.quiet) f.stderr.write(`${safeText(file.file)}: ${file.jobs.length} job${file.jobs.length === 1 ? '' : 's'}, valid\n`);
     if (f.globals.json) f.stdout.write(`${JSON.stringify({ file: file.file, valid: true, jobs: file.jobs.map((job) => ({ job: job.name, profile: job.profile, side: job.side, command: f.secrets.redact(shellCommand(['reporting', 'run', ...commandWords(job)])) })) })}\n`);
     return;
   }
-  const withOptions = selected.map((job) => ({ job, opts: options.get(job) as RunOptions }));
-  if (opts.action === 'plan') return planJobs(withOptions, f);
-  await runJobs(withOptions, file, f);
+  // (the plan reads each job's state and paths, and writes nothing: one pass, each folder asked once)
+  withSettledPaths(() => planJobs(selected, parser, f));
 }
 
 function loadFile(opts: JobsOptions, f: Factory): JobFile {
@@ -114,7 +131,7 @@ function placeOf(job: FileJob, message: string) {
  * before its first request. When they fail, its keys' values one by one find the value at fault
  * (each error at its value; a job whose words parse together has no value at fault alone: `check:
  * false` is the same parse without the checks between flags), else the error is placed by its words. */
-function checkJobs(jobs: readonly FileJob[], file: JobFile, parser: RunWordsParser, f: Factory, check: (job: FileJob) => WriteCheck, onChecked: (job: FileJob, index: number, checked: Checked) => void): void {
+function checkJobs(jobs: readonly FileJob[], file: JobFile, parser: RunWordsParser, f: Factory, check: (job: FileJob) => WriteCheck, onChecked: (index: number, prepared: Job) => void): void {
   const quiet = { ...f, globals: { ...f.globals, json: false } } as Factory;
   for (const [index, job] of jobs.entries()) {
     const at = (fallback: ReturnType<typeof placeOf>, error: unknown): never => {
@@ -132,7 +149,7 @@ function checkJobs(jobs: readonly FileJob[], file: JobFile, parser: RunWordsPars
       const prepared = prepareRun(opts, quiet, check(job));
       // what the engine checks first (before any request), checked now for every job
       if (opts.chunk) checkChunk(parseChunk(opts.chunk.chunk), prepared.request.breakdowns);
-      onChecked(job, index, { opts, prepared });
+      onChecked(index, prepared);
     } catch (error) {
       at(placeOf(job, error instanceof Error ? error.message : ''), error);
     }
@@ -155,12 +172,6 @@ function locateWordsError(job: FileJob, parser: RunWordsParser, at: (place: Retu
   }
 }
 
-interface Checked {
-  opts: RunOptions;
-  /** the job as `run` prepares it (before any request) */
-  prepared: Job;
-}
-
 /** What a job claims: its state file, each window's file or object, its table and scope. */
 const KINDS = ['state', 'file', 'object', 'table'] as const;
 type ClaimKind = (typeof KINDS)[number];
@@ -175,10 +186,14 @@ type ClaimKind = (typeof KINDS)[number];
  * kind); the first clash is refused once all are checked.
  */
 class SharedTargets {
+  /** tables and objects: the claim (a number) under the target's identity */
   private readonly seen = new Map<string, number>();
+  /** files, by real folder: the names one job claims there (a list many jobs share), until a second
+   * job claims in that folder; then each name's claim */
+  private readonly files = new Map<string, { claim: number; names: readonly string[] } | Map<string, number>>();
   private clash?: JobFileError;
   private readonly baseUrls = new Map<string, string | undefined>();
-  private readonly folders = new Map<string, string>();
+  private readonly realFolders = new Map<string, string>();
 
   constructor(private readonly file: JobFile, private readonly f: Factory) {}
 
@@ -186,9 +201,17 @@ class SharedTargets {
     if (this.clash) return;
     const f = this.f;
     const job = this.file.jobs[index] as FileJob;
-    if (prepared.flags.state) this.take(index, `file\0${this.realFile(realTarget(prepared.flags.state, f.cwd))}`, 'state', prepared.flags.state);
-    for (const path of targetFiles(prepared)) {
-      this.take(index, isObjectUrl(path) ? `object\0${path}` : `file\0${this.realFile(path)}`, isObjectUrl(path) ? 'object' : 'file', path);
+    const state = prepared.flags.state;
+    if (state) {
+      const real = realTarget(state, f.cwd);
+      this.takeFiles(index, 'state', dirname(real), [basename(real)], () => state);
+    }
+    for (const [folder, names] of targetFolders(prepared)) {
+      if (isObjectUrl(folder)) {
+        for (const name of names) this.take(index, `object\0${folder}/${name}`, 'object', `${folder}/${name}`);
+      } else {
+        this.takeFiles(index, 'file', folder, names, (name) => join(folder, name));
+      }
     }
     const load = prepared.load;
     if (!load) return;
@@ -206,17 +229,47 @@ class SharedTargets {
 
   private take(index: number, key: string, kind: ClaimKind, shown: string): void {
     const claimed = this.seen.get(key);
-    if (claimed === undefined) {
-      this.seen.set(flat(key), index * KINDS.length + KINDS.indexOf(kind));
+    if (claimed === undefined) this.seen.set(flat(key), claimOf(index, kind));
+    else this.compare(index, claimed, kind, shown, key.slice(key.indexOf('\0') + 1));
+  }
+
+  /** `names` in `folder` (as the job names it): by the folder's real path, case folded where the
+   * file system folds it */
+  private takeFiles(index: number, kind: ClaimKind, folder: string, names: readonly string[], shown: (name: string) => string): void {
+    const f = this.f;
+    const fold = f.host.platform === 'darwin' || f.host.platform === 'win32';
+    const absolute = resolve(f.cwd, folder);
+    let real = this.realFolders.get(absolute);
+    if (real === undefined) this.realFolders.set(absolute, real = flat(fold ? realTarget(absolute, f.cwd).toLowerCase() : realTarget(absolute, f.cwd)));
+    const held = this.files.get(real);
+    const claim = claimOf(index, kind);
+    const own = fold ? names.map((name) => name.toLowerCase()) : names;
+    if (!held) {
+      this.files.set(real, { claim, names: own });
       return;
     }
+    let each = held;
+    if (!(each instanceof Map)) {
+      const first = each;
+      each = new Map(first.names.map((name) => [name, first.claim]));
+      this.files.set(real, each);
+    }
+    for (const [at, name] of own.entries()) {
+      const claimed = each.get(name);
+      if (claimed === undefined) each.set(name, claim);
+      else this.compare(index, claimed, kind, shown(names[at] as string), join(real, name));
+    }
+  }
+
+  /** `index` claims what `claimed` claimed: a clash, unless it is the same job. `real`: the target
+   * as one string (what the other job named it, when it is not this job's kind of claim). */
+  private compare(index: number, claimed: number, kind: ClaimKind, shown: string, real: string): void {
     const otherIndex = Math.floor(claimed / KINDS.length);
     if (otherIndex === index || this.clash) return;
     const jobs = this.file.jobs;
     const [job, other] = [jobs[index], jobs[otherIndex]] as [FileJob, FileJob];
     const otherKind = KINDS[claimed % KINDS.length] as ClaimKind;
-    // what the other job named it (its state file as given; else the one file both name)
-    const otherShown = otherKind === 'state' ? other.state ?? shown : kind === 'state' ? key.slice(key.indexOf('\0') + 1) : shown;
+    const otherShown = otherKind === 'state' ? other.state ?? shown : kind === 'state' ? real : shown;
     const place = (one: FileJob, against: FileJob) => (against.base === one.base ? one.profileAt : one.at);
     const at = place(other, job);
     const what = describe(kind, shown);
@@ -235,15 +288,6 @@ class SharedTargets {
     }
     return this.baseUrls.get(profile);
   }
-
-  private realFile(path: string): string {
-    const f = this.f;
-    const folder = dirname(resolve(f.cwd, path));
-    let real = this.folders.get(folder);
-    if (real === undefined) this.folders.set(folder, real = realTarget(folder, f.cwd));
-    const joined = join(real, basename(path));
-    return f.host.platform === 'darwin' || f.host.platform === 'win32' ? joined.toLowerCase() : joined;
-  }
 }
 
 /** `text` as one piece of memory: a string made by joining others is kept by V8 as the tree of
@@ -253,6 +297,8 @@ function flat(text: string): string {
   Number(text);
   return text;
 }
+
+const claimOf = (index: number, kind: ClaimKind) => index * KINDS.length + KINDS.indexOf(kind);
 
 function describe(kind: ClaimKind, shown: string): string {
   if (kind === 'state') return `use the same state file ${shown}`;
@@ -299,19 +345,21 @@ interface Outcome {
 
 /** What each job would do now: the engine's plan, from its state file as it is (no lock taken, no
  * request sent, nothing written). */
-function planJobs(jobs: readonly { job: FileJob; opts: RunOptions }[], f: Factory): void {
-  const planned = jobs.map(({ job, opts }) => {
-    const jf = createFactory(f, { ...f.globals, profile: job.profile, json: false });
-    return { job: job.name, profile: job.profile, windows: previewJob(prepareRun(opts, jf, 'look'), jf) };
-  });
-  if (f.globals.json) {
-    f.stdout.write(`${JSON.stringify({ jobs: planned })}\n`);
-    return;
-  }
-  for (const { job, windows } of planned) {
+function planJobs(jobs: readonly FileJob[], parser: RunWordsParser, f: Factory): void {
+  const factories = new Map<string, Factory>();
+  // each job's plan kept as its text (a few hundred bytes, where its windows' records were some
+  // kilobytes), all written once every job is planned: the output is whole or absent
+  const texts = jobs.map((job) => {
+    const opts = parser.parse(job.words);
+    let jf = factories.get(job.profile);
+    if (!jf) factories.set(job.profile, jf = createFactory(f, { ...f.globals, profile: job.profile, json: false }));
+    const windows = previewJob(prepareRun(opts, jf, 'look'), jf);
+    if (f.globals.json) return JSON.stringify({ job: job.name, profile: job.profile, windows });
     const fetch = windows.filter((w) => w.action !== 'skip').length;
-    f.stdout.write(`${job}: ${fetch} window${fetch === 1 ? '' : 's'} to fetch, ${windows.length - fetch} to skip\n${previewLines(windows).map((line) => `  ${line}\n`).join('')}`);
-  }
+    return `${job.name}: ${fetch} window${fetch === 1 ? '' : 's'} to fetch, ${windows.length - fetch} to skip\n${previewLines(windows).map((line) => `  ${line}\n`).join('')}`;
+  });
+  // (the JSON is the document {"jobs": [...]} as JSON.stringify writes it)
+  f.stdout.write(f.globals.json ? `{"jobs":[${texts.join(',')}]}\n` : texts.join(''));
 }
 
 /** What a job's events add up to. */

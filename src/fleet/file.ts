@@ -219,6 +219,33 @@ function valuesOf(text: string, file: string, places: Places): unknown {
 /** Reads a job file's text: the file's structure and every key, each job's values as `run` words.
  * `env` fills `${VAR}`; `flags` are run's long flags (the keys a job may hold). */
 export function readJobFile(text: string, file: string, cwd: string, env: Record<string, string | undefined>, flags: readonly RunFlagInfo[]): JobFile {
+  return readJobs({ text, file, cwd, env, flags }, false);
+}
+
+/** What a job file is read from. */
+interface Source {
+  text: string;
+  file: string;
+  cwd: string;
+  env: Record<string, string | undefined>;
+  flags: readonly RunFlagInfo[];
+}
+
+/** The file read again with every job's places and keys' words (an error asks for one job's): once
+ * per file, the jobs by name. */
+let placedRead: { source: Source; jobs: Map<string, FileJob> } | undefined;
+function placedJob(source: Source, name: string): FileJob {
+  if (placedRead?.source !== source) placedRead = { source, jobs: new Map(readJobs(source, true).jobs.map((job) => [job.name, job])) };
+  return placedRead.jobs.get(name) as FileJob;
+}
+
+/** A job's keys and words, from the file read again (made here, away from readJobs' scope, which
+ * holds the whole document: a closure made there keeps it all) */
+const later = (source: Source, name: string) => () => placedJob(source, name);
+
+/** `placed`: each job with its keys' places and words (else they are read again when asked). */
+function readJobs(source: Source, placed: boolean): JobFile {
+  const { text, file, cwd, env, flags } = source;
   const places = new Places(text);
   const root = valuesOf(text, file, places);
   const valueAt = (path: Path) => places.at(path, 'value');
@@ -396,8 +423,12 @@ export function readJobFile(text: string, file: string, cwd: string, env: Record
       const name = several ? `${base}@${profile}` : base;
       const { words, state, output, loads } = expand(merged, side, name, profile);
       // each key's place and words are made again when asked (an error names one): kept for
-      // 20,000 jobs, they were half the file's memory
-      jobs.push(new ListedJob({ name, base, profile, profileAt, side, words, at: jobAt, state, output, loads }, () => expand(mergedOf(entriesOf(item as Plain, jobPath)), side, name, profile, true)));
+      // 20,000 jobs, they and the document were most of the file's memory
+      if (placed) {
+        jobs.push({ name, base, profile, profileAt, side, ...expand(merged, side, name, profile, true), at: jobAt });
+        continue;
+      }
+      jobs.push(new ListedJob({ name, base, profile, profileAt, side, words, at: jobAt, state, output, loads }, later(source, name)));
     }
   }
   refuseDuplicates(file, jobs);

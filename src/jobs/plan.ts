@@ -108,29 +108,43 @@ export function precheck(job: Job, input: Omit<PlanInput, 'state' | 'lookbackFro
   checkTargets(job, shapeOf(job), windows, perWindow, fileOf, input);
 }
 
-/** The files `job` writes over its period as given (each window's, for a per-window -o), and its
- * state file: what two jobs of one file must not share. ({reportId} names no file known now.) */
-export function targetFiles(job: Job): string[] {
+/** The files `job` writes over its period as given (each window's, for a per-window -o), by
+ * folder: what two jobs of one file must not share. ({reportId} names no file known now.) A folder
+ * without placeholders holds the names its last part makes, which are the same for every job of
+ * one period and chunk (`out/{job}/{since}.csv`): made once. */
+export function targetFolders(job: Job): Map<string, readonly string[]> {
   const template = job.output.template;
-  if (template === undefined || template.includes('{reportId}')) return [];
+  const folders = new Map<string, readonly string[]>();
+  if (template === undefined || template.includes('{reportId}')) return folders;
   const period = { since: job.request.since, until: job.request.until };
-  const fileOf = (w: Window) => expandTemplate(template, { side: job.side, since: parisDate(w.since), until: parisDate(w.until), reportId: '' });
-  if (!(shapeOf(job) === 'windows' && PER_WINDOW.test(template))) return [fileOf(period)];
-  return windowsOf(period, job.chunk?.chunk).map(fileOf);
-}
-
-/** The windows of a period, remembered: a job file's jobs share a few periods and chunks, and
- * luxon's calendar arithmetic for each job's windows was a sixth of `jobs validate`'s time. */
-const knownWindows = new Map<string, readonly Window[]>();
-function windowsOf(period: Window, chunk: string | undefined): readonly Window[] {
-  if (chunk === undefined) return [period];
-  const key = `${period.since}:${period.until}:${chunk}`;
-  let windows = knownWindows.get(key);
-  if (!windows) {
-    windows = planWindows(period.since, period.until, parseChunk(chunk));
-    if (knownWindows.size < 256) knownWindows.set(key, windows);
+  const perWindow = shapeOf(job) === 'windows' && PER_WINDOW.test(template);
+  const windows = perWindow ? windowsOf(period, job.chunk?.chunk) : [period];
+  const fileOf = (part: string) => (w: Window) => expandTemplate(part, { side: job.side, since: parisDate(w.since), until: parisDate(w.until), reportId: '' });
+  const cut = Math.max(template.lastIndexOf('/'), template.lastIndexOf('\\'));
+  if (cut > 0 && !template.slice(0, cut).includes('{')) {
+    const name = template.slice(cut + 1);
+    const key = `${name}\0${job.side}\0${windows.map((w) => `${w.since}:${w.until}`).join(',')}`;
+    let names = knownNames.get(key);
+    if (!names) {
+      names = windows.map(fileOf(name));
+      if (knownNames.size >= 256) knownNames.clear();
+      knownNames.set(key, names);
+    }
+    return folders.set(template.slice(0, cut), names);
   }
-  return windows;
+  const byFolder = new Map<string, string[]>();
+  for (const path of windows.map(fileOf(template))) {
+    const at = Math.max(path.lastIndexOf('/'), path.lastIndexOf('\\'));
+    const folder = at >= 0 ? path.slice(0, at) || '/' : '.';
+    byFolder.set(folder, [...byFolder.get(folder) ?? [], path.slice(at + 1)]);
+  }
+  return byFolder;
+}
+const knownNames = new Map<string, readonly string[]>();
+
+/** The windows of a period (planWindows remembers a few periods' windows). */
+function windowsOf(period: Window, chunk: string | undefined): readonly Window[] {
+  return chunk === undefined ? [period] : planWindows(period.since, period.until, parseChunk(chunk));
 }
 
 /** {reportId} in a file of many windows, two windows into one file, one path for two things. */
