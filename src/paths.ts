@@ -23,7 +23,7 @@ export type FileKind = Pick<Stats, 'isFile' | 'isDirectory' | 'isFIFO' | 'isSock
 
 /** While a pass over many paths runs (withSettledPaths): each folder's entries, read once (by its
  * real path; null: it cannot be listed), and the real path found for each path (null: none). */
-let settled: { listings: Map<string, Map<string, Dirent> | null>; real: Map<string, string | null>; writable: Set<string> } | undefined;
+let settled: { listings: Map<string, Map<string, Dirent> | null>; real: Map<string, string | null>; writable: Set<string>; files: Map<string, string> } | undefined;
 
 /**
  * Runs `pass`, a synchronous check of many paths (a job file's thousands of jobs, their state
@@ -33,7 +33,7 @@ let settled: { listings: Map<string, Map<string, Dirent> | null>; real: Map<stri
  */
 export function withSettledPaths<T>(pass: () => T): T {
   const outer = settled;
-  settled ??= { listings: new Map(), real: new Map(), writable: new Set() };
+  settled ??= { listings: new Map(), real: new Map(), writable: new Set(), files: new Map() };
   try {
     return pass();
   } finally {
@@ -141,7 +141,15 @@ function linkTarget(path: string): string {
  * of its folder). `..` is resolved by the file system, after the symlink before it, as DuckDB's
  * open does, not by the text (realpathSync.native: node's own realpathSync collapses `..` first).
  */
-export function realFilePath(path: string, hops = 0): string {
+export function realFilePath(path: string): string {
+  // (in a settled pass, once per path: a job file's thousands of jobs name a few database files)
+  if (!settled) return realFileNow(path);
+  let real = settled.files.get(path);
+  if (real === undefined) settled.files.set(path, real = realFileNow(path));
+  return real;
+}
+
+function realFileNow(path: string, hops = 0): string {
   try {
     return realpathSync.native(path);
   } catch {
@@ -150,7 +158,7 @@ export function realFilePath(path: string, hops = 0): string {
   if (hops < 32) {
     try {
       const target = readlinkSync(path);
-      return realFilePath(isAbsolute(target) ? target : `${dirname(path)}/${target}`, hops + 1);
+      return realFileNow(isAbsolute(target) ? target : `${dirname(path)}/${target}`, hops + 1);
     } catch {
       // not a symlink
     }

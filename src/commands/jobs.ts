@@ -11,7 +11,7 @@ import { createFactory, type Factory } from '../factory.js';
 import { Budget } from '../fleet/budget.js';
 import { JobFileError, JOB_FILE, missingJobFile, readJobFile, type FileJob, type JobFile, type RunFlagInfo } from '../fleet/file.js';
 import { labelledOutput } from '../fleet/labelled.js';
-import { boundYoungGeneration } from '../io/young-generation.js';
+import { boundOldGeneration, boundYoungGeneration } from '../io/young-generation.js';
 import { selectJobs, shardFrom, type Shard } from '../fleet/select.js';
 import { jsonLine, safeText } from '../io/safe-text.js';
 import { shellCommand } from '../io/shell.js';
@@ -52,15 +52,16 @@ export async function run(opts: JobsOptions, f: Factory): Promise<void> {
     // silently ignored, it would run every profile's jobs when one was meant
     throw new UsageError(`--profile ${f.profileName} (or REPORTING_PROFILE) does not apply to jobs: each job names its profile in the job file`, `run one profile's jobs by name: reporting jobs ${opts.action} '*@${f.profileName}'`);
   }
-  // reading and checking thousands of jobs makes young garbage (each job's parse and plan): the
-  // young generation is kept small meanwhile (src/io/young-generation.ts), not during the run
-  const release = boundYoungGeneration();
+  // reading and checking thousands of jobs makes garbage (each job's parse and plan): V8's young
+  // and old generations are kept from growing far past it meanwhile (src/io/young-generation.ts),
+  // not during the run
+  const releases = [boundYoungGeneration(), boundOldGeneration()];
   let checked: ReturnType<typeof checkFile>;
   try {
     checked = checkFile(opts, f);
     if (opts.action !== 'run') return answer(opts.action, checked, opts.parser, f);
   } finally {
-    release();
+    for (const release of releases) release();
   }
   // each job's words parsed again (checked above; a parse is a few microseconds), not kept for every job
   await runJobs(checked.selected.map((job) => ({ job, opts: opts.parser.parse(job.words) })), checked.file, f);

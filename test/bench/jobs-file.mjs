@@ -4,7 +4,7 @@
 // file and an output per window), median wall time, CPU and peak RSS. The target: validate <= 3 s
 // and <= 200 MB. See "A job file of 20,000 jobs" in test/bench/RESULTS.md.
 //
-//   npm run build && node test/bench/jobs-file.mjs [--jobs 20000] [--runs 3]
+//   npm run bench:jobs [-- --jobs 20000 --runs 3 --shape same|mixed]
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -22,13 +22,28 @@ const work = mkdtempSync(join(tmpdir(), 'reporting-bench-jobs-'));
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const load = () => loadavg().map((value) => value.toFixed(2)).join(' ');
 
-let text = 'version: 1\ndefaults:\n  since: 2026-11-01\n  until: 2026-11-05\n  chunk: day\n  state: state/{job}.json\n  output: out/{job}/{since}.csv\njobs:\n';
-for (let i = 0; i < JOBS; i++) text += `  - name: job-${i}\n    side: buyer\n    breakdowns: [DAILY, CAMPAIGN]\n    metrics: clicks,displays\n`;
+// `same` (default): every job one period, a file per day in its own folder. `mixed`: each job its
+// own period (30 starts), side and metrics; even jobs write a file per day, odd ones load into one
+// of ten DuckDB files with the job as scope: fewer shared values for the caches to find
+const SHAPE = option('shape', 'same');
+let text;
+if (SHAPE === 'mixed') {
+  text = 'version: 1\ndefaults:\n  chunk: day\n  state: state/{job}.json\njobs:\n';
+  const day = (n) => new Date(Date.UTC(2026, 9, 1 + n)).toISOString().slice(0, 10);
+  for (let i = 0; i < JOBS; i++) {
+    const side = i % 3 === 0 ? 'seller' : 'buyer';
+    const target = i % 2 === 0 ? `    output: out/{job}/{since}.${i % 4 === 0 ? 'csv' : 'ndjson'}\n` : `    load: duckdb:db/w${i % 10}.duckdb\n    scope: '{job}'\n`;
+    text += `  - name: job-${i}\n    side: ${side}\n    since: ${day(i % 30)}\n    until: ${day(i % 30 + 4)}\n    breakdowns: [DAILY]\n    metrics: ${side === 'buyer' ? (i % 5 ? 'clicks,displays' : 'clicks') : 'revenueEuro'}\n${target}`;
+  }
+} else {
+  text = 'version: 1\ndefaults:\n  since: 2026-11-01\n  until: 2026-11-05\n  chunk: day\n  state: state/{job}.json\n  output: out/{job}/{since}.csv\njobs:\n';
+  for (let i = 0; i < JOBS; i++) text += `  - name: job-${i}\n    side: buyer\n    breakdowns: [DAILY, CAMPAIGN]\n    metrics: clicks,displays\n`;
+}
 writeFileSync(join(work, 'reporting.yaml'), text);
 const env = { ...process.env, REPORTING_CONFIG_DIR: join(work, '.config'), REPORTING_TOKEN: 'x'.repeat(40), REPORTING_BASE_URL: 'http://127.0.0.1:9' };
 
 try {
-  console.log(`${JOBS} jobs (${(text.length / 1e6).toFixed(1)} MB of YAML), load average before: ${load()}`);
+  console.log(`${JOBS} jobs, shape ${SHAPE} (${(text.length / 1e6).toFixed(1)} MB of YAML), load average before: ${load()}`);
   for (const command of [['validate'], ['list', '--shard', '1/8'], ['plan', '--shard', '1/8', '--json']]) {
     const runs = [];
     for (let run = 0; run < RUNS; run++) {
