@@ -9,7 +9,7 @@ import type { Dispatcher } from 'undici';
 import { ReportingClient } from './api/client.js';
 import { Http } from './api/http.js';
 import { Secrets } from './api/redact.js';
-import { resolveBaseUrl, resolveToken, type BaseUrlSource } from './auth/resolve.js';
+import { environmentLogin, environmentSecrets, environmentToken, profileVariable, resolveBaseUrl, resolveToken, type BaseUrlSource } from './auth/resolve.js';
 import { calendarFrom, movedWarning, offsetText, type Calendar } from './clock.js';
 import { StoreError, TokenStore, configDir, type Profile } from './auth/store.js';
 import type { Host } from './host.js';
@@ -96,9 +96,8 @@ export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
   // an unparsable REPORTING_NOW stops the command here, before it does anything (exit 2)
   const calendar = calendarFrom(ctx.env.REPORTING_NOW, ctx.now);
   const secrets = new Secrets();
-  secrets.add(ctx.env.REPORTING_TOKEN);
-  secrets.add(ctx.env.REPORTING_TOKEN?.trim());
-  secrets.add(ctx.env.REPORTING_PASSWORD);
+  // every profile's token and password the environment holds (REPORTING_TOKEN, REPORTING_TOKEN_ACME, ...)
+  for (const secret of environmentSecrets(ctx.env)) secrets.add(secret);
   // -o s3://: the AWS SDK reads them; they must never show either
   secrets.add(ctx.env.AWS_SECRET_ACCESS_KEY);
   secrets.add(ctx.env.AWS_SESSION_TOKEN);
@@ -107,8 +106,9 @@ export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
   let client: ReportingClient | undefined;
   // trace lines quote the server's answers: shown through the one sanitizer
   const trace = globals.verbose ? (line: string) => { ctx.stderr.write(`${safeText(line)}\n`); } : undefined;
-  // REPORTING_TOKEN and a base URL from the flag or the environment need nothing stored
-  const environmentSuffices = () => Boolean(ctx.env.REPORTING_TOKEN?.trim() && (globals.baseUrl?.trim() || ctx.env.REPORTING_BASE_URL?.trim()));
+  // a token from the environment (REPORTING_TOKEN_<PROFILE>, REPORTING_TOKEN) and a base URL from
+  // the flag or the environment need nothing stored
+  const environmentSuffices = () => Boolean(environmentToken(ctx.env, profileName) && (globals.baseUrl?.trim() || ctx.env.REPORTING_BASE_URL?.trim()));
 
   const factory: Factory = {
     ...ctx,
@@ -129,7 +129,7 @@ export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
         } catch (error) {
           // an unreadable or corrupt store must not stop a job that needs nothing stored
           if (!(error instanceof StoreError) || !environmentSuffices()) throw error;
-          trace?.(`note: ${error.message}; going on with REPORTING_TOKEN and the base URL given`);
+          trace?.(`note: ${error.message}; going on with ${environmentToken(ctx.env, profileName)?.source ?? 'REPORTING_TOKEN'} and the base URL given`);
         }
         secrets.add(profile?.token);
         profileRead = { profile };
@@ -164,27 +164,33 @@ export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
       if (client) return client;
       const { url } = factory.baseUrl();
       const stored = factory.profile();
-      const email = ctx.env.REPORTING_EMAIL?.trim();
-      const password = ctx.env.REPORTING_PASSWORD;
-      const resolved = resolveToken(ctx.env, stored);
+      const login = environmentLogin(ctx.env, profileName);
+      const resolved = resolveToken(ctx.env, stored, profileName);
+      const fromEnvironment = resolved !== undefined && resolved.source !== 'profile';
       let current = resolved?.token;
       const created: ReportingClient = new ReportingClient(factory.http(url), {
         token: () => current,
-        missingHint: `run \`${shellCommand(['reporting', 'login', '--profile', profileName])}\`, or set REPORTING_TOKEN`,
-        // REPORTING_TOKEN wins over the stored token: logging in again would not change a thing
-        rejectedHint: resolved?.source === 'REPORTING_TOKEN'
-          ? `the token comes from REPORTING_TOKEN${stored?.token ? ', which overrides the stored one' : ''}: check that it is a valid token for ${url}, or unset it ${stored?.token ? 'to use the profile\'s stored token' : `and run \`${shellCommand(['reporting', 'login', '--profile', profileName])}\``}`
+        missingHint: `run \`${shellCommand(['reporting', 'login', '--profile', profileName])}\`, or set ${profileVariable('REPORTING_TOKEN', profileName)} (or REPORTING_TOKEN)`,
+        // a token from the environment wins over the stored token: logging in again would not change a thing
+        rejectedHint: fromEnvironment
+          ? `the token comes from ${resolved.source}${stored?.token ? ', which overrides the stored one' : ''}: check that it is a valid token for ${url}, or unset it ${stored?.token ? 'to use the profile\'s stored token' : `and run \`${shellCommand(['reporting', 'login', '--profile', profileName])}\``}`
           : `run \`${shellCommand(['reporting', 'login', ...(profileName === 'default' ? [] : ['--profile', profileName])])}\` again (or set REPORTING_EMAIL and REPORTING_PASSWORD for unattended jobs)`,
-        relogin: email && password
+        relogin: login
           ? async () => {
-            current = await created.login(email, password);
+            current = await created.login(login.email, login.password);
+            if (resolved?.source === profileVariable('REPORTING_TOKEN', profileName)) {
+              // the profile's credentials live in the environment (a pod's Secret): no token store
+              // is made or touched (it may be read-only, or absent); the new token lasts this process
+              if (!globals.quiet) tellOnce(ctx.stderr, `${profileName}\0memory`, `note: logged in again for profile "${profileName}" (${resolved.source} was refused); the new token is kept in memory for this run, not stored`);
+              return current;
+            }
             // a token for a one-off base URL (--base-url, REPORTING_BASE_URL) other than the
             // profile's is kept for this command only: the profile's URL and token stay as they were
             if (stored?.baseUrl ? sameUrl(stored.baseUrl, url) : !stored?.token) {
-              await factory.saveToken(current, 'login', url, email).catch((error: unknown) => {
+              await factory.saveToken(current, 'login', url, login.email).catch((error: unknown) => {
                 // the job has its token: a store it cannot write costs the next run a login, no more
                 if (!(error instanceof StoreError)) throw error;
-                ctx.stderr.write(`warning: the new token is not stored: ${safeText(error.message)}\n`);
+                tellOnce(ctx.stderr, `${profileName}\0unstored`, `warning: the new token is kept in memory for this run, not stored: ${safeText(error.message)}`);
               });
             } else {
               trace?.(`  the new token is for ${url}, not the profile's ${stored?.baseUrl ?? '(none)'}: kept for this command only`);
@@ -226,6 +232,14 @@ export function warnMovedCalendar(f: Factory, jsonLog: boolean): void {
     f.stderr.write(`warning: ${safeText(warning)}\n`);
   }
   f.trace?.(`clock: the calendar is the real clock ${offsetText(f.calendar.moved.offsetMs)} (REPORTING_NOW); --max-wait, --timeout and lock staleness keep the real clock`);
+}
+
+/** What a process says once however many of its jobs meet it (a re-login per job of one profile). */
+const told = new Set<string>();
+function tellOnce(stderr: Output, key: string, line: string): void {
+  if (told.has(key)) return;
+  told.add(key);
+  stderr.write(`${line}\n`);
 }
 
 /** The same base URL, whatever the spelling (a trailing slash, the case of the host, a default port). */

@@ -3,14 +3,51 @@
 import { UsageError } from '../errors.js';
 import type { Profile } from './store.js';
 
-export type TokenSource = 'REPORTING_TOKEN' | 'profile';
+/** Where the token came from: an environment variable (its name), or the profile's store. */
+export type TokenSource = string;
+
+/** A profile's own variable: `REPORTING_TOKEN_ACME_FR` for profile "acme-fr" (the name
+ * upper-cased, every character other than a letter or a digit written `_`). */
+export function profileVariable(base: 'REPORTING_TOKEN' | 'REPORTING_EMAIL' | 'REPORTING_PASSWORD', profileName: string): string {
+  return `${base}_${profileName.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+}
+
+/** The token the environment gives the profile: its own variable, else REPORTING_TOKEN (which
+ * stands for every profile). */
+export function environmentToken(env: Record<string, string | undefined>, profileName: string): { token: string; source: TokenSource } | undefined {
+  for (const name of [profileVariable('REPORTING_TOKEN', profileName), 'REPORTING_TOKEN']) {
+    const token = env[name]?.trim();
+    if (token) return { token, source: name };
+  }
+  return undefined;
+}
+
+/** The login the environment gives the profile for a new token: its own pair, else
+ * REPORTING_EMAIL and REPORTING_PASSWORD. */
+export function environmentLogin(env: Record<string, string | undefined>, profileName: string): { email: string; password: string } | undefined {
+  const own = [profileVariable('REPORTING_EMAIL', profileName), profileVariable('REPORTING_PASSWORD', profileName)] as const;
+  for (const [emailName, passwordName] of [own, ['REPORTING_EMAIL', 'REPORTING_PASSWORD'] as const]) {
+    const email = env[emailName]?.trim();
+    const password = env[passwordName];
+    if (email && password) return { email, password };
+  }
+  return undefined;
+}
+
+/** Every secret the environment holds for any profile (tokens and passwords): masked everywhere. */
+export function environmentSecrets(env: Record<string, string | undefined>): string[] {
+  return Object.entries(env)
+    .filter(([name, value]) => value?.trim() && /^REPORTING_(TOKEN|PASSWORD)(_[A-Z0-9_]+)?$/.test(name))
+    .flatMap(([, value]) => [value as string, (value as string).trim()]);
+}
 
 export function resolveToken(
   env: Record<string, string | undefined>,
   profile: Profile | undefined,
+  profileName = 'default',
 ): { token: string; source: TokenSource } | undefined {
-  const fromEnv = env.REPORTING_TOKEN?.trim();
-  if (fromEnv) return { token: fromEnv, source: 'REPORTING_TOKEN' };
+  const fromEnv = environmentToken(env, profileName);
+  if (fromEnv) return fromEnv;
   if (profile?.token) return { token: profile.token, source: 'profile' };
   return undefined;
 }

@@ -13,6 +13,7 @@ import { JobFileError, JOB_FILE, missingJobFile, readJobFile, type FileJob, type
 import { labelledOutput } from '../fleet/labelled.js';
 import { boundOldGeneration, boundYoungGeneration } from '../io/young-generation.js';
 import { selectJobs, shardFrom, type Shard } from '../fleet/select.js';
+import { profileVariable } from '../auth/resolve.js';
 import { jsonLine, safeText } from '../io/safe-text.js';
 import { shellCommand } from '../io/shell.js';
 import { table } from '../io/table.js';
@@ -307,22 +308,27 @@ function describe(kind: ClaimKind, shown: string): string {
   return `write the same ${kind} ${shown}`;
 }
 
-/** A profile that does not exist is the file's mistake; REPORTING_TOKEN or a base URL from the
- * environment would stand for every profile, so jobs of several profiles are refused with them. */
+/** A profile that does not exist is the file's mistake. Each profile needs a token of its own: its
+ * variable (REPORTING_TOKEN_<PROFILE>) or its stored login. REPORTING_TOKEN, and a base URL from
+ * the environment or --base-url, would stand for every profile: with jobs of several profiles,
+ * refused unless each of them has its own variable. */
 function checkProfiles(jobs: readonly FileJob[], file: JobFile, f: Factory): void {
+  const own = (profile: string) => Boolean(f.env[profileVariable('REPORTING_TOKEN', profile)]?.trim());
   const fromEnvironment = ['REPORTING_TOKEN', 'REPORTING_BASE_URL'].filter((name) => f.env[name]?.trim());
   if (f.globals.baseUrl) fromEnvironment.push('--base-url');
   const first = jobs[0];
   const other = jobs.find((job) => job.profile !== first?.profile);
-  if (first && other && fromEnvironment.length > 0) {
+  if (first && other && fromEnvironment.length > 0 && !jobs.every((job) => own(job.profile))) {
+    const without = jobs.find((job) => !own(job.profile)) as FileJob;
     throw new JobFileError(file.file, other.profileAt, `jobs of several profiles ("${first.profile}", "${other.profile}") with ${fromEnvironment.join(' and ')} set: one account's data would be saved under each profile`,
-      `unset ${fromEnvironment.join(' and ')} (each profile has its own token: reporting login --profile NAME), or run one profile's jobs`);
+      `give each profile a token of its own (${profileVariable('REPORTING_TOKEN', without.profile)} for "${without.profile}", and so on), or unset ${fromEnvironment.join(' and ')} and log in to each (reporting login --profile NAME), or run one profile's jobs`);
   }
-  if (f.env.REPORTING_TOKEN?.trim()) return;
+  const missing = jobs.filter((job) => !own(job.profile));
+  if (missing.length === 0 || f.env.REPORTING_TOKEN?.trim()) return;
   const stored = f.store().profiles();
-  for (const job of jobs) {
+  for (const job of missing) {
     if (!stored[job.profile]) {
-      throw new JobFileError(file.file, job.profileAt, `job "${job.name}": profile "${job.profile}" does not exist`, `log in with \`${shellCommand(['reporting', 'login', '--profile', job.profile])}\`, or fix the name`);
+      throw new JobFileError(file.file, job.profileAt, `job "${job.name}": profile "${job.profile}" does not exist`, `log in with \`${shellCommand(['reporting', 'login', '--profile', job.profile])}\`, set ${profileVariable('REPORTING_TOKEN', job.profile)}, or fix the name`);
     }
   }
 }

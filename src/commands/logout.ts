@@ -1,5 +1,6 @@
 // `logout`: forget the profile's token (its base URL is kept).
 
+import { environmentToken } from '../auth/resolve.js';
 import type { Factory } from '../factory.js';
 
 export type LogoutOptions = Record<string, never>;
@@ -19,7 +20,8 @@ export async function run(_opts: LogoutOptions, f: Factory): Promise<void> {
       ? `Logged out: the token of profile "${f.profileName}" is forgotten.\n`
       : `Profile "${f.profileName}" had no stored token.\n`);
   }
-  if (f.env.REPORTING_TOKEN && !f.globals.quiet) {
-    f.stderr.write('Note: REPORTING_TOKEN is set in the environment and still applies.\n');
+  const fromEnvironment = environmentToken(f.env, f.profileName);
+  if (fromEnvironment && !f.globals.quiet) {
+    f.stderr.write(`Note: ${fromEnvironment.source} is set in the environment and still applies.\n`);
   }
 }

@@ -1,6 +1,6 @@
 // `whoami`: the active profile, its base URL and whether a token is stored (never the token).
 
-import { resolveToken } from '../auth/resolve.js';
+import { environmentLogin, resolveToken } from '../auth/resolve.js';
 import { parisTime } from '../clock.js';
 import type { Factory } from '../factory.js';
 
@@ -15,19 +15,19 @@ export async function run(_opts: WhoamiOptions, f: Factory): Promise<void> {
   } catch {
     baseUrl = undefined;
   }
-  const token = resolveToken(f.env, profile);
+  const token = resolveToken(f.env, profile, f.profileName);
   // savedAt and email describe the token in use: none of them when REPORTING_TOKEN overrides it
   const stored = token?.source === 'profile';
   const info = {
     profile: f.profileName,
     baseUrl: baseUrl?.url ?? null,
     baseUrlFrom: baseUrl?.source ?? null,
-    token: token ? (stored ? `stored (${profile?.source ?? 'console'})` : 'from REPORTING_TOKEN') : 'none',
+    token: token ? (stored ? `stored (${profile?.source ?? 'console'})` : `from ${token.source}`) : 'none',
     savedAt: stored ? (profile?.savedAt ?? null) : null,
     email: stored ? (profile?.email ?? null) : null,
-    /** a stored token that REPORTING_TOKEN overrides */
+    /** a stored token that a token from the environment overrides */
     storedTokenUnused: !stored && Boolean(profile?.token),
-    relogin: Boolean(f.env.REPORTING_EMAIL && f.env.REPORTING_PASSWORD),
+    relogin: Boolean(environmentLogin(f.env, f.profileName)),
     store: f.store().path,
     profiles: Object.keys(profiles).sort(),
     /** REPORTING_NOW: the calendar's time and the real one (null: the calendar is the real clock) */

@@ -1,6 +1,7 @@
 // run --load: the table destination's spec from the job (engine, table, columns, scope, the state's
 // record of what each window loaded). The database clients load when the connection opens.
 
+import { environmentToken } from '../auth/resolve.js';
 import { sleepFor } from '../api/http.js';
 import type { TableSpec } from '../destinations/table.js';
 import type { Factory } from '../factory.js';
@@ -13,8 +14,10 @@ import type { Job, LoadPlan } from './job.js';
 import type { RunState } from './state.js';
 import { isAbsolute } from 'node:path';
 
-/** The account part of the scope: --scope, `env` when the token comes from REPORTING_TOKEN, else the profile's name. */
-export const accountOf = (load: LoadPlan, f: Pick<Factory, 'env' | 'profileName'>) => load.account ?? (f.env.REPORTING_TOKEN ? 'env' : f.profileName);
+/** The account part of the scope: --scope, `env` when the token comes from REPORTING_TOKEN (which
+ * stands for any account), else the profile's name (its own REPORTING_TOKEN_<PROFILE> included). */
+export const accountOf = (load: LoadPlan, f: Pick<Factory, 'env' | 'profileName'>) =>
+  load.account ?? (environmentToken(f.env, f.profileName)?.source === 'REPORTING_TOKEN' ? 'env' : f.profileName);
 
 export function tableSpecOf(job: Job, load: LoadPlan, f: Factory, period: Window, windows: readonly Window[], state: RunState | undefined, warn?: (message: string) => void): TableSpec {
   const { target } = load;
