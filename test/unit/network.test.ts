@@ -5,7 +5,7 @@ import { describeNetworkError, loopbackOnly, NotLoopbackError, readCapped } from
 import { stallGuarded } from '../../src/export/export.js';
 import { errors } from 'undici';
 import type { Socket } from 'node:net';
-import { checkBaseUrl, isLoopbackAddress, resolveBaseUrl, resolveToken } from '../../src/auth/resolve.js';
+import { checkBaseUrl, environmentLogin, environmentSecrets, isLoopbackAddress, profileVariable, resolveBaseUrl, resolveToken } from '../../src/auth/resolve.js';
 import { pollDelayMs } from '../../src/report/poll.js';
 import { parseDuration } from '../../src/duration.js';
 import { UsageError } from '../../src/errors.js';
@@ -78,6 +78,19 @@ describe('token and base URL resolution', () => {
     expect(resolveToken({ REPORTING_TOKEN: 'env-token' }, profile)).toEqual({ token: 'env-token', source: 'REPORTING_TOKEN' });
     expect(resolveToken({}, profile)).toEqual({ token: 'stored-token', source: 'profile' });
     expect(resolveToken({ REPORTING_TOKEN: '  ' }, undefined)).toBeUndefined();
+  });
+  it("a profile's own variable wins over REPORTING_TOKEN and the store; its name is the profile's upper-cased, other characters _", () => {
+    expect(profileVariable('REPORTING_TOKEN', 'acme-fr.eu')).toBe('REPORTING_TOKEN_ACME_FR_EU');
+    expect(profileVariable('REPORTING_PASSWORD', 'default')).toBe('REPORTING_PASSWORD_DEFAULT');
+    const env = { REPORTING_TOKEN: 'generic', REPORTING_TOKEN_ACME_FR: 'own' };
+    expect(resolveToken(env, profile, 'acme-fr')).toEqual({ token: 'own', source: 'REPORTING_TOKEN_ACME_FR' });
+    expect(resolveToken(env, profile, 'globex')).toEqual({ token: 'generic', source: 'REPORTING_TOKEN' });
+    expect(resolveToken({ REPORTING_TOKEN_ACME_FR: ' ' }, profile, 'acme-fr')).toEqual({ token: 'stored-token', source: 'profile' });
+    // a login needs both halves of one pair: the profile's own, else the generic one
+    expect(environmentLogin({ REPORTING_EMAIL_ACME: 'a@x', REPORTING_PASSWORD: 'p' }, 'acme')).toBeUndefined();
+    expect(environmentLogin({ REPORTING_EMAIL_ACME: 'a@x', REPORTING_PASSWORD_ACME: 'pa', REPORTING_EMAIL: 'g@x', REPORTING_PASSWORD: 'pg' }, 'acme')).toEqual({ email: 'a@x', password: 'pa' });
+    expect(environmentLogin({ REPORTING_EMAIL: 'g@x', REPORTING_PASSWORD: 'pg' }, 'acme')).toEqual({ email: 'g@x', password: 'pg' });
+    expect(environmentSecrets({ REPORTING_TOKEN_ACME: ' t1 ', REPORTING_PASSWORD: 'p', REPORTING_TOKENS: 'x', REPORTING_EMAIL: 'e', OTHER: 'o' }).sort()).toEqual([' t1 ', 'p', 'p', 't1'].sort());
   });
   it('--base-url, then REPORTING_BASE_URL, then the profile\'s; none is a usage error saying how to set one', () => {
     expect(resolveBaseUrl('https://flag.example.com/', { REPORTING_BASE_URL: 'https://env.example.com' }, profile, 'p'))
