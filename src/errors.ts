@@ -15,6 +15,9 @@ export const EXIT = {
 } as const;
 
 export class CliError extends Error {
+  /** the command's log is JSON (a job file's `log-format: json`): this error, its last line, too */
+  jsonLog = false;
+
   constructor(
     message: string,
     readonly exitCode: number,

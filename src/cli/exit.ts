@@ -40,7 +40,7 @@ export function exitCodeFor(error: unknown, ctx: Context, options: ExitOptions):
   }
   if (error instanceof CliError) {
     if (error.exitCode === EXIT.ok) return EXIT.ok; // a closed output pipe: nothing to say
-    writeError(ctx, options, error.message, error.hint, error.exitCode);
+    writeError(ctx, error.jsonLog ? { ...options, jsonLog: true } : options, error.message, error.hint, error.exitCode);
     return error.exitCode;
   }
   const message = error instanceof Error ? error.message : String(error);

@@ -139,7 +139,12 @@ export function addJobOptions(command: Command): Command {
       .argParser((text: string) => parseLookback(text)))
     .option('--full-refresh', 'with --state: ignore what the state file says and start it over')
     .option('--no-resume', 'submit a new report even if an interrupted run of the same request left one')
-    .addOption(choiceOption('--log-format <format>', 'text, or json: one JSON object per event on stderr', LOG_FORMATS, 'log format').default('text'));
+    .addOption(logFormatOption());
+}
+
+/** --log-format, for `run` and `jobs run`: not given, REPORTING_LOG_FORMAT decides, else text. */
+export function logFormatOption() {
+  return choiceOption('--log-format <format>', 'text (the default, or REPORTING_LOG_FORMAT), or json: one JSON object per event on stderr, the last line included', LOG_FORMATS, 'log format');
 }
 
 /** --on-schema-change (load/load.ts's ON_SCHEMA_CHANGE, repeated here so that help loads nothing more) */
@@ -187,6 +192,6 @@ export function jobFlagsOf(parsed: Parsed): JobFlags {
     lookbackDays: (parsed.lookback as number | undefined) ?? 0,
     fullRefresh: Boolean(parsed.fullRefresh),
     resume: parsed.resume !== false,
-    logFormat: parsed.logFormat as LogFormat,
+    logFormat: parsed.logFormat as LogFormat | undefined,
   };
 }

@@ -25,7 +25,7 @@ function buildProgram(ctx: Context, settings: { runF?: RunF; made?: (f: Factory)
 
     override createHelp() {
       // help is drawn once the command line is parsed: --no-color anywhere in it holds
-      return Object.assign(new GroupedHelp(wantsColor(ctx.env, ctx.stdout, parsedFlags(program).noColor)), this.configureHelp());
+      return Object.assign(new GroupedHelp(wantsColor(ctx.env, ctx.stdout, parsedFlags(program, ctx.env).noColor)), this.configureHelp());
     }
   }
   const output = {
@@ -108,7 +108,7 @@ function addCommand(parent: Command, entry: AnyEntry | Group, ctx: Context, runF
     const f = createFactory(ctx, globalsOf(command, ctx));
     made?.(f);
     // the sandbox has its own clock (--now): REPORTING_NOW moves the CLI's calendar only
-    if (entry.name !== 'sandbox') warnMovedCalendar(f, parsedFlags(command).jsonLog);
+    if (entry.name !== 'sandbox') warnMovedCalendar(f, parsedFlags(command, ctx.env).jsonLog);
     try {
       if (module) await module.run(opts, f);
       else await runF?.(`${path}${entry.name}`, opts, f);
@@ -150,7 +150,7 @@ function globalsOf(command: Command, ctx: Context): GlobalFlags {
  * the command it went on to (which alone has values from the command line). A flag after the word
  * that failed to parse was not read, and does not apply.
  */
-function parsedFlags(program: Command | undefined): { verbose: boolean; noColor: boolean; jsonLog: boolean } {
+function parsedFlags(program: Command | undefined, env: Record<string, string | undefined>): { verbose: boolean; noColor: boolean; jsonLog: boolean } {
   const all = (command: Command): Command[] => [command, ...command.commands.flatMap(all)];
   const given = (key: string) => (program ? all(program) : [])
     .filter((command) => command.getOptionValueSource(key) === 'cli')
@@ -158,8 +158,9 @@ function parsedFlags(program: Command | undefined): { verbose: boolean; noColor:
   return {
     verbose: given('verbose').includes(true),
     noColor: given('color').includes(false),
-    // with --log-format json even the last word, an error, is a JSON line (docs/exit-codes-and-logs.md, "JSON logs")
-    jsonLog: given('logFormat').includes('json'),
+    // with --log-format json (else REPORTING_LOG_FORMAT=json) even the last word, an error, is a
+    // JSON line (docs/exit-codes-and-logs.md, "JSON logs")
+    jsonLog: given('logFormat').length > 0 ? given('logFormat').includes('json') : env.REPORTING_LOG_FORMAT?.trim().toLowerCase() === 'json',
   };
 }
 
@@ -194,14 +195,14 @@ export async function runCli(argv: string[], ctx: Context, runF?: RunF): Promise
       code = EXIT.ok;
     }
   } catch (error) {
-    code = exitCodeFor(error, ctx, { ...parsedFlags(program), clock });
+    code = exitCodeFor(error, ctx, { ...parsedFlags(program, ctx.env), clock });
   }
   try {
     if (code === EXIT.ok) {
       await flushed(ctx.stdout);
       if (outputFailure) {
         const { stdoutWriteError } = await import('../export/sink.js');
-        code = exitCodeFor(stdoutWriteError(outputFailure), ctx, { ...parsedFlags(program), clock });
+        code = exitCodeFor(stdoutWriteError(outputFailure), ctx, { ...parsedFlags(program, ctx.env), clock });
       }
     }
   } finally {

@@ -32,7 +32,7 @@ import { choiceArgument, choiceOption, count, duration, list, path } from './fla
 import { runParser } from './run-words.js';
 import { parseShard } from '../fleet/select.js';
 import {
-  addChunkOptions, addJobOptions, addLoadOptions, loadFlagsOf, addOutputOptions, addReportOptions, addWaitOptions, chunkFlagsOf, jobFlagsOf, outputFlagsOf, reportFlagsOf, waitFlagsOf, type Parsed,
+  addChunkOptions, addJobOptions, addLoadOptions, loadFlagsOf, addOutputOptions, addReportOptions, addWaitOptions, chunkFlagsOf, jobFlagsOf, logFormatOption, outputFlagsOf, reportFlagsOf, waitFlagsOf, type Parsed,
 } from './options.js';
 
 export interface CommandModule<O> {
@@ -107,6 +107,8 @@ function jobsEntry(action: JobsOptions['action'], summary: string, selects: bool
           .option('--exclude <name>', 'leave out these jobs (names or globs, comma-separated, repeatable)', list)
           .option('--shard <K/N>', "only shard K of N (a stable hash of each job's name; else JOB_COMPLETION_INDEX + 1 of REPORTING_SHARDS)", (text: string) => parseShard(text));
       }
+      // the run's own lines (its summary, the retry commands, its error), and each job's unless it sets its own
+      if (action === 'run') command.addOption(logFormatOption());
     },
     options: (args, parsed, command) => ({
       action,
@@ -114,6 +116,7 @@ function jobsEntry(action: JobsOptions['action'], summary: string, selects: bool
       names: selects ? ((command.processedArgs[0] as string[] | undefined) ?? []) : [],
       exclude: (parsed.exclude as string[] | undefined) ?? [],
       shard: parsed.shard as JobsOptions['shard'],
+      logFormat: parsed.logFormat as JobsOptions['logFormat'],
       parser: runParser(REGISTRY.find((e) => e.name === 'run') as AnyEntry),
     }),
     load: () => import('../commands/jobs.js'),

@@ -19,9 +19,9 @@ import { shellCommand } from '../io/shell.js';
 import { table } from '../io/table.js';
 import { runJob } from '../jobs/engine.js';
 import type { LogEvent } from '../jobs/events.js';
-import type { Job } from '../jobs/job.js';
+import { DEFAULT_JOB_FLAGS, type Job } from '../jobs/job.js';
 import { previewJob, previewLines } from '../jobs/preview.js';
-import { DEFAULT_CONCURRENCY } from '../jobs/limits.js';
+import { DEFAULT_CONCURRENCY, logFormatFrom, type LogFormat } from '../jobs/limits.js';
 import { checkChunk, parseChunk } from '../report/windows.js';
 import { accountOf } from '../jobs/load.js';
 import { scopeOf } from '../load/load.js';
@@ -45,6 +45,8 @@ export interface JobsOptions {
   names: string[];
   exclude: string[];
   shard?: Shard;
+  /** `jobs run --log-format`: the run's own lines, and each job's that sets none */
+  logFormat?: LogFormat;
   parser: RunWordsParser;
 }
 
@@ -65,7 +67,11 @@ export async function run(opts: JobsOptions, f: Factory): Promise<void> {
     for (const release of releases) release();
   }
   // each job's words parsed again (checked above; a parse is a few microseconds), not kept for every job
-  await runJobs(checked.selected.map((job) => ({ job, opts: opts.parser.parse(job.words) })), checked.file, f);
+  const jobs = checked.selected.map((job) => ({ job, opts: opts.parser.parse(job.words) }));
+  // the run's log: --log-format, else REPORTING_LOG_FORMAT, else JSON when every job's is (a file's
+  // `log-format: json`); a job that sets none logs as the run does
+  const format = opts.logFormat ?? logFormatFrom(f.env) ?? (jobs.every(({ opts: one }) => one.jobs?.logFormat === 'json') ? 'json' : 'text');
+  await runJobs(jobs.map(({ job, opts: one }) => ({ job, opts: { ...one, jobs: { ...(one.jobs ?? DEFAULT_JOB_FLAGS), logFormat: one.jobs?.logFormat ?? format } } })), checked.file, format, f);
 }
 
 /** The job file read and every job of it checked; the selected jobs, with their options when they
@@ -395,7 +401,7 @@ class Tally {
   }
 }
 
-async function runJobs(jobs: readonly { job: FileJob; opts: RunOptions }[], file: JobFile, f: Factory): Promise<void> {
+async function runJobs(jobs: readonly { job: FileJob; opts: RunOptions }[], file: JobFile, format: LogFormat, f: Factory): Promise<void> {
   const concurrency = file.concurrency ?? DEFAULT_CONCURRENCY;
   const budget = new Budget(concurrency, Math.min(file.perProfile ?? concurrency, concurrency));
   const outcomes = await Promise.all(jobs.map(({ job, opts }) => runOne(job, opts, file, budget, f)));
@@ -403,7 +409,12 @@ async function runJobs(jobs: readonly { job: FileJob; opts: RunOptions }[], file
   if (f.globals.json) {
     f.stdout.write(`${JSON.stringify({ file: file.file, concurrency, perProfile: budget.perProfile, peak: budget.peak, jobs: outcomes })}\n`);
   }
-  if (!f.globals.quiet) {
+  const json = format === 'json';
+  if (json) {
+    // the summary as events, one a job (its retry command with it): stderr stays JSON to the end
+    const ts = new Date(f.calendar.now()).toISOString();
+    f.stderr.write(outcomes.map((outcome) => `${jsonLine({ v: 1, ts, event: 'job', ...outcome })}\n`).join(''));
+  } else if (!f.globals.quiet) {
     const rows = outcomes.map((o) => [
       o.job, o.exitCode === EXIT.ok ? 'ok' : `exit ${o.exitCode}`, String(o.fetched), String(o.skipped), String(o.failed),
       o.rows.toLocaleString('en-US'), o.files.length === 1 ? (o.files[0] as string) : String(o.files.length), formatDuration(o.durationMs),
@@ -411,15 +422,21 @@ async function runJobs(jobs: readonly { job: FileJob; opts: RunOptions }[], file
     f.stderr.write(`${table(['JOB', 'RESULT', 'FETCHED', 'SKIPPED', 'FAILED', 'ROWS', 'FILES', 'TIME'], rows, f.stderr.isTTY ? f.stderr.columns : undefined)}\n`);
   }
   if (failed.length === 0) return;
-  if (!f.globals.json) for (const outcome of failed) f.stderr.write(`retry: ${outcome.retry}\n`);
+  if (!f.globals.json && !json) for (const outcome of failed) f.stderr.write(`retry: ${outcome.retry}\n`);
   if (f.signal.aborted) {
     // Ctrl-C (or SIGTERM): the run's exit code; each job said above which of its reports go on
-    throw new InterruptedError(String(f.signal.reason ?? 'SIGINT'), `${failed.length} of ${outcomes.length} job${outcomes.length === 1 ? '' : 's'} did not finish (${failed.map((o) => o.job).join(', ')}); ${failed.length === 1 ? `run it again with: ${failed[0]?.retry}` : 'the retry commands above run only those'}`);
+    throw logged(json, new InterruptedError(String(f.signal.reason ?? 'SIGINT'), `${failed.length} of ${outcomes.length} job${outcomes.length === 1 ? '' : 's'} did not finish (${failed.map((o) => o.job).join(', ')}); ${failed.length === 1 ? `run it again with: ${failed[0]?.retry}` : 'the retry commands above run only those'}`));
   }
   const codes = new Set(failed.map((outcome) => outcome.exitCode));
   const code = codes.size === 1 ? [...codes][0] as number : EXIT.report;
-  throw new CliError(`${failed.length} of ${outcomes.length} job${outcomes.length === 1 ? '' : 's'} failed: ${failed.map((o) => o.job).join(', ')}`, code,
-    failed.length === 1 ? `retry it with: ${failed[0]?.retry}` : 'the retry commands above run only the jobs that failed');
+  throw logged(json, new CliError(`${failed.length} of ${outcomes.length} job${outcomes.length === 1 ? '' : 's'} failed: ${failed.map((o) => o.job).join(', ')}`, code,
+    failed.length === 1 ? `retry it with: ${failed[0]?.retry}` : json ? 'the `retry` of each failed job above runs only that job' : 'the retry commands above run only the jobs that failed'));
+}
+
+/** `error`, said as a JSON line when the run's log is JSON (cli/exit.ts writes it). */
+function logged<E extends CliError>(json: boolean, error: E): E {
+  error.jsonLog = json;
+  return error;
 }
 
 async function runOne(fileJob: FileJob, opts: RunOptions, file: JobFile, budget: Budget, f: Factory): Promise<Outcome> {

@@ -20,7 +20,7 @@ import { endOfParisDay, parisDate } from '../report/time.js';
 import { timeDimensionOf } from '../report/catalog.js';
 import { parseLoadTarget, tableName, withoutPassword, type LoadFlags } from '../load/target.js';
 import type { LoadPlan } from '../jobs/job.js';
-import { DEFAULT_CONCURRENCY } from '../jobs/limits.js';
+import { DEFAULT_CONCURRENCY, logFormatFrom } from '../jobs/limits.js';
 
 export interface RunOptions {
   side: Side;
@@ -64,7 +64,9 @@ export async function checkObjectOutput(job: Job, f: Factory): Promise<void> {
  * `check`: how -o's place is checked (`look`: creating nothing, for `jobs list|plan|validate`). */
 export function prepareRun(opts: RunOptions, f: Factory, check: WriteCheck = 'probe'): Job {
   const { side } = opts;
-  const flags = opts.jobs ?? DEFAULT_JOB_FLAGS;
+  const typed = opts.jobs ?? DEFAULT_JOB_FLAGS;
+  // --log-format, else REPORTING_LOG_FORMAT, else text
+  const flags: JobFlags = { ...typed, logFormat: typed.logFormat ?? logFormatFrom(f.env) ?? 'text' };
   // everything the user typed is checked before the first request; `--since auto` is resolved
   // from the state file (src/jobs/engine.ts), the period is checked with its end meanwhile
   const request = buildReportRequest(side, flags.sinceAuto ? { ...opts.report, since: opts.report.until ?? 'now' } : opts.report, f.calendar.now());

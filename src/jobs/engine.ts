@@ -76,7 +76,7 @@ export function stateRequestOfJob(job: Job, f: Factory, output: string | undefin
 export const outputShapeOf = ({ output: { csv } }: Job) => ({ columns: csv.columns ?? null, delimiter: csv.delimiter, bom: csv.bom, excel: csv.excel });
 
 async function nothingToFetch(job: Job, f: Factory, startedAt: number): Promise<void> {
-  const view = observed(job, await createView(f, { shape: 'windows', format: job.flags.logFormat, quiet: f.globals.quiet, side: job.side, total: 0, secrets: f.secrets, retries: f.globals.retries }));
+  const view = observed(job, await createView(f, { shape: 'windows', format: job.flags.logFormat ?? 'text', quiet: f.globals.quiet, side: job.side, total: 0, secrets: f.secrets, retries: f.globals.retries }));
   view.note(`${job.side}: nothing to fetch: every window up to ${parisDate(job.request.until)} is done (${job.flags.state})`);
   view.emit(doneEvent({ since: job.request.until, until: job.request.until }, { fetched: 0, skipped: 0, committed: [] }, f.now() - startedAt));
   if (f.globals.json) f.stdout.write(`${JSON.stringify(upToDate(job, false))}\n`);
@@ -92,7 +92,7 @@ async function runPlanned(job: Job, f: Factory, where: Where): Promise<void> {
   const { side, metrics, breakdowns } = job.request;
   const journal = where.state ? undefined : { journal: new Journal(where.configDir, f.now), keyOf: journalKeyOf(job, f), about: { side, metrics: [...metrics], breakdowns: [...breakdowns] } };
   const plan = planRun(job, { ...where, recall: (w) => recall(journal, w) });
-  const view = observed(job, await createView(f, { shape: plan.shape, format: job.flags.logFormat, quiet: f.globals.quiet, verbose: f.globals.verbose, perWindow: plan.perWindow, side: job.side, total: plan.windows.length, secrets: f.secrets, retries: f.globals.retries }));
+  const view = observed(job, await createView(f, { shape: plan.shape, format: job.flags.logFormat ?? 'text', quiet: f.globals.quiet, verbose: f.globals.verbose, perWindow: plan.perWindow, side: job.side, total: plan.windows.length, secrets: f.secrets, retries: f.globals.retries }));
   const recorder = new Recorder(view, where.state, journal, (line) => f.trace?.(line), f.signal);
   if (plan.period.until > endOfParisDay(f.calendar.now())) {
     view.emit({ event: 'warning', window: plan.period, message: `the period ends on ${parisDate(plan.period.until)}, after today (${parisDate(f.calendar.now() / 1000)}): the days after today have no numbers yet` });

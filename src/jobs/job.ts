@@ -41,7 +41,8 @@ export interface JobFlags {
   fullRefresh: boolean;
   /** false with --no-resume */
   resume: boolean;
-  logFormat: LogFormat;
+  /** --log-format; not given: REPORTING_LOG_FORMAT, else text (run.ts prepareRun decides) */
+  logFormat?: LogFormat;
 }
 
 export const DEFAULT_JOB_FLAGS: JobFlags = { sinceAuto: false, lookbackDays: 0, fullRefresh: false, resume: true, logFormat: 'text' };

@@ -16,6 +16,15 @@ export const DEFAULT_CONCURRENCY = 8;
 export const LOG_FORMATS = ['text', 'json'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
+/** REPORTING_LOG_FORMAT: the log's format where --log-format is not given (a pod's environment
+ * makes every command's stderr JSON); undefined when unset. */
+export function logFormatFrom(env: Record<string, string | undefined>): LogFormat | undefined {
+  const value = env.REPORTING_LOG_FORMAT?.trim().toLowerCase();
+  if (!value) return undefined;
+  if ((LOG_FORMATS as readonly string[]).includes(value)) return value as LogFormat;
+  throw new UsageError(`REPORTING_LOG_FORMAT=${JSON.stringify(env.REPORTING_LOG_FORMAT)} is not a log format`, `set it to ${LOG_FORMATS.join(' or ')}, or unset it`);
+}
+
 /** `--lookback 3d` or `3`: a number of Paris calendar days, 0 to 366. */
 export function parseLookback(text: string): number {
   const match = /^\s*(\d+)\s*d?\s*$/i.exec(text);

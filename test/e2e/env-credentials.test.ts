@@ -124,4 +124,52 @@ describe('credentials from the environment, per profile', () => {
       expect(scopes.some((scope) => /\benv\b/.test(scope))).toBe(false);
     });
   });
+
+});
+
+/** Every line of `stderr` as JSON (a line that is not JSON fails the test, naming it). */
+const jsonLines = (stderr: string) => stderr.split('\n').filter((line) => line !== '').map((line) => {
+  try {
+    return JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    throw new Error(`not a JSON line: ${line}`);
+  }
+});
+
+describe('logs that stay JSON (issue 31, item 5)', () => {
+  it.each([
+    ['jobs run --log-format json', ['jobs', 'run', '--log-format', 'json'], {}, JOBS],
+    ['REPORTING_LOG_FORMAT=json', ['jobs', 'run'], { REPORTING_LOG_FORMAT: 'json' }, JOBS],
+    ["the file's log-format: json", ['jobs', 'run'], {}, JOBS.replace('  chunk: day\n', '  chunk: day\n  log-format: json\n')],
+  ])('%s: every stderr line is JSON, the summary a `job` event per job with its retry, the error last', async (_, args, extra, file) => {
+    await withSandbox({}, async (sandbox, dir) => {
+      writeFileSync(join(dir, 'reporting.yaml'), file as string);
+      const result = await runCli(args as string[], { env: podEnv(sandbox, dir, { REPORTING_TOKEN_GLOBEX_FR: 'wrong-token-0000000000000000000000', ...(extra as Record<string, string>) }), cwd: dir });
+      expect(result.code).toBe(3);
+      const lines = jsonLines(result.stderr);
+      const jobs = lines.filter((line) => line.event === 'job');
+      expect(jobs.map((line) => [line.job, line.exitCode])).toEqual([['daily@acme', 0], ['daily@globex-fr', 3]]);
+      expect(jobs[1]?.retry).toBe('reporting jobs run -f reporting.yaml daily@globex-fr');
+      expect(jobs[0]).not.toHaveProperty('retry');
+      expect(lines.at(-1)).toMatchObject({ event: 'error', exitCode: 3, message: '1 of 2 jobs failed: daily@globex-fr' });
+      // the jobs' own lines are JSON too, each naming its job
+      expect(lines.filter((line) => line.event === 'written' && line.job === 'daily@acme')).toHaveLength(3);
+    });
+  });
+
+  it('REPORTING_LOG_FORMAT=json makes `run` log JSON to its last line; --log-format text wins over it; a bad value is refused', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const env = { REPORTING_CONFIG_DIR: join(dir, 'config'), REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: 'wrong-token-0000000000000000000000', REPORTING_LOG_FORMAT: 'json' };
+      const args = ['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-01', '-o', join(dir, 'r.csv')];
+      const json = await runCli(args, { env });
+      expect(json.code).toBe(3);
+      expect(jsonLines(json.stderr).at(-1)).toMatchObject({ event: 'error', exitCode: 3 });
+      const text = await runCli([...args, '--log-format', 'text'], { env });
+      expect(text.code).toBe(3);
+      expect(text.stderr).toMatch(/^error: the API rejected the token/m);
+      const bad = await runCli(args, { env: { ...env, REPORTING_TOKEN: sandbox.token, REPORTING_LOG_FORMAT: 'yaml' } });
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toMatch(/REPORTING_LOG_FORMAT="yaml" is not a log format/);
+    });
+  });
 });

@@ -90,7 +90,8 @@ describe('jobs run against three accounts', () => {
 
       // a second run: every window done, skipped, nothing submitted
       const before = sandbox.stats().submitted;
-      const again = await runCli(['jobs', 'run'], { env, cwd: dir });
+      // (the file's `log-format: json` makes the run's own lines JSON too: --log-format text asks for the table)
+      const again = await runCli(['jobs', 'run', '--log-format', 'text'], { env, cwd: dir });
       expect(again.code, again.stderr).toBe(0);
       expect(sandbox.stats().submitted).toBe(before);
       expect(again.stderr).toMatch(/^JOB +RESULT +FETCHED +SKIPPED +FAILED +ROWS +FILES +TIME$/m);
@@ -411,7 +412,8 @@ jobs:
     load: ${url('PG_WRONG')}
     table: other
 `);
-        for (const args of [['jobs', 'run', '-v'], ['jobs', 'run', '--json', '-v'], ['jobs', 'validate', '--json'], ['jobs', 'plan', '--json']]) {
+        // (--log-format text: the run's summary and retry lines as text; the jobs' own lines stay JSON)
+        for (const args of [['jobs', 'run', '-v', '--log-format', 'text'], ['jobs', 'run', '--json', '-v'], ['jobs', 'validate', '--json'], ['jobs', 'plan', '--json']]) {
           const result = await runCli(args, { env, cwd: dir });
           const everything = result.stdout + result.stderr + readdirSync(join(dir, 'state')).map((name) => readFileSync(join(dir, 'state', name), 'utf8')).join('');
           expect(everything).not.toContain(cluster.password);
