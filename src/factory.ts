@@ -176,12 +176,17 @@ export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
           ? `the token comes from ${resolved.source}${stored?.token ? ', which overrides the stored one' : ''}: check that it is a valid token for ${url}, or unset it ${stored?.token ? 'to use the profile\'s stored token' : `and run \`${shellCommand(['reporting', 'login', '--profile', profileName])}\``}`
           : `run \`${shellCommand(['reporting', 'login', ...(profileName === 'default' ? [] : ['--profile', profileName])])}\` again (or set REPORTING_EMAIL and REPORTING_PASSWORD for unattended jobs)`,
         relogin: login
-          ? async () => {
+          ? async (tell) => {
             current = await created.login(login.email, login.password);
             if (resolved?.source === profileVariable('REPORTING_TOKEN', profileName)) {
               // the profile's credentials live in the environment (a pod's Secret): no token store
               // is made or touched (it may be read-only, or absent); the new token lasts this process
-              if (!globals.quiet) tellOnce(ctx.stderr, `${profileName}\0memory`, `note: logged in again for profile "${profileName}" (${resolved.source} was refused); the new token is kept in memory for this run, not stored`);
+              // (once a process; the run's event when it has a log of its own, a text line otherwise)
+              once(`${profileName}\0memory`, () => {
+                const note = `logged in again for profile "${profileName}" (${resolved.source} was refused); the new token is kept in memory for this run, not stored`;
+                if (tell) tell(note);
+                else if (!globals.quiet) ctx.stderr.write(`note: ${note}\n`);
+              });
               return current;
             }
             // a token for a one-off base URL (--base-url, REPORTING_BASE_URL) other than the
@@ -190,7 +195,11 @@ export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
               await factory.saveToken(current, 'login', url, login.email).catch((error: unknown) => {
                 // the job has its token: a store it cannot write costs the next run a login, no more
                 if (!(error instanceof StoreError)) throw error;
-                tellOnce(ctx.stderr, `${profileName}\0unstored`, `warning: the new token is kept in memory for this run, not stored: ${safeText(error.message)}`);
+                once(`${profileName}\0unstored`, () => {
+                  const note = `the new token is kept in memory for this run, not stored: ${error.message}`;
+                  if (tell) tell(note);
+                  else ctx.stderr.write(`warning: ${safeText(note)}\n`);
+                });
               });
             } else {
               trace?.(`  the new token is for ${url}, not the profile's ${stored?.baseUrl ?? '(none)'}: kept for this command only`);
@@ -236,10 +245,10 @@ export function warnMovedCalendar(f: Factory, jsonLog: boolean): void {
 
 /** What a process says once however many of its jobs meet it (a re-login per job of one profile). */
 const told = new Set<string>();
-function tellOnce(stderr: Output, key: string, line: string): void {
+function once(key: string, say: () => void): void {
   if (told.has(key)) return;
   told.add(key);
-  stderr.write(`${line}\n`);
+  say();
 }
 
 /** The same base URL, whatever the spelling (a trailing slash, the case of the host, a default port). */

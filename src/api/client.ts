@@ -12,7 +12,7 @@ export interface Credentials {
   token(): string | undefined;
   /** logs in again with stored or environment credentials and returns the new token; absent when
    * there are none (then a rejected token is an error with a hint to log in) */
-  relogin?: () => Promise<string>;
+  relogin?: (tell?: (note: string) => void) => Promise<string>;
   /** what to tell a user who has no token at all */
   missingHint: string;
   /** what to tell a user whose token was rejected (without re-login): where that token came from
@@ -20,12 +20,18 @@ export interface Credentials {
   rejectedHint?: string;
 }
 
+/** A client's listeners: its requests' retries and throttles, and what it says of a re-login
+ * (a run's event; else the factory's own line). */
+export interface ClientHooks extends HttpHooks {
+  onNote?: (note: string) => void;
+}
+
 export class ReportingClient {
-  constructor(readonly http: Http, private readonly credentials: Credentials, private readonly hooks?: HttpHooks) {}
+  constructor(readonly http: Http, private readonly credentials: Credentials, private readonly hooks?: ClientHooks) {}
 
   /** The same client, whose requests tell `hooks` of their retries and throttles instead of the
    * client-wide listeners (a window's task in a chunked run). */
-  scoped(hooks: HttpHooks): ReportingClient {
+  scoped(hooks: ClientHooks): ReportingClient {
     return new ReportingClient(this.http, this.credentials, hooks);
   }
 
@@ -103,6 +109,6 @@ export class ReportingClient {
 
   private async relogin(): Promise<string> {
     this.http.trace('  token rejected or missing: logging in again with REPORTING_EMAIL/REPORTING_PASSWORD');
-    return (this.credentials.relogin as () => Promise<string>)();
+    return (this.credentials.relogin as (tell?: (note: string) => void) => Promise<string>)(this.hooks?.onNote);
   }
 }

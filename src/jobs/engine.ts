@@ -277,6 +277,7 @@ class PlannedRun {
       onRetry: json
         ? (line, retry) => this.view.emit({ event: 'retried', window, reportId: this.recorder.reportIdOf(window), attempt: retry.attempt, message: line, delayMs: retry.delayMs })
         : textRetry,
+      onNote: json ? (note) => this.view.emit({ event: 'relogin', window, message: note }) : undefined,
     });
   }
 

@@ -17,6 +17,8 @@ export type LogEvent =
   | { event: 'split'; window: Window; reportId?: string; into: readonly [Window, Window]; message: string }
   | { event: 'done'; window: Window; fetched: number; skipped: number; unchanged: number; rows: number; files: readonly string[]; exitCode: 0; durationMs: number }
   | { event: 'warning'; window: Window; reportId?: string; message: string }
+  /** the token was refused and a new one got from the environment's login (said once a process) */
+  | { event: 'relogin'; window: Window; message: string }
   | { event: 'retried'; window: Window; reportId?: string; attempt: number; message: string; delayMs?: number }
   | { event: 'download_started'; window: Window; reportId: string; attempt: number; file?: string }
   | { event: 'download_done'; window: Window; reportId: string; rows: number; bytes: number; durationMs: number }

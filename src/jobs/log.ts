@@ -90,6 +90,8 @@ export function eventText(event: LogEvent, options: TextOptions = {}): string | 
       return undefined; // the closing line says it
     case 'warning':
       return `${at}warning: ${serverText_(event.message)}`;
+    case 'relogin':
+      return `note: ${event.message}`;
     case 'retried':
       return `${at}${serverText_(event.message)}; retrying (attempt ${event.attempt})`;
     case 'download_started':

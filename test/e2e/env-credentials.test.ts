@@ -157,6 +157,25 @@ describe('logs that stay JSON (issue 31, item 5)', () => {
     });
   });
 
+  it('a re-login is a `relogin` event, once for the process, in a stream that stays JSON', async () => {
+    await withSandbox({ faults: { tokenUses: 3 } }, async (sandbox, dir) => {
+      writeFileSync(join(dir, 'reporting.yaml'), JOBS.replace('profiles: [acme, globex-fr]', 'profile: acme') + `  - name: again
+    side: buyer
+    profile: acme
+    output: out/{job}/{since}.csv
+`);
+      const env = podEnv(sandbox, dir, { REPORTING_EMAIL_ACME: sandbox.email, REPORTING_PASSWORD_ACME: sandbox.password });
+      const result = await runCli(['jobs', 'run', '--log-format', 'json'], { env, cwd: dir });
+      expect(result.code, result.stderr).toBe(0);
+      const lines = jsonLines(result.stderr);
+      const relogins = lines.filter((line) => line.event === 'relogin');
+      expect(relogins).toHaveLength(1);
+      expect(relogins[0]?.message).toMatch(/^logged in again for profile "acme" \(REPORTING_TOKEN_ACME was refused\)/);
+      expect(relogins[0]?.profile).toBe('acme');
+      expect(result.stderr).not.toContain(sandbox.password);
+    });
+  });
+
   it('REPORTING_LOG_FORMAT=json makes `run` log JSON to its last line; --log-format text wins over it; a bad value is refused', async () => {
     await withSandbox({}, async (sandbox, dir) => {
       const env = { REPORTING_CONFIG_DIR: join(dir, 'config'), REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: 'wrong-token-0000000000000000000000', REPORTING_LOG_FORMAT: 'json' };
