@@ -14,6 +14,8 @@ export const GROUPS = {
 /** Commands that send no request (the sandbox, schema, state, completion): their help leaves out
  * the program's credentials and network options, which would mean nothing there. */
 export const LOCAL_COMMANDS = new WeakSet<Command>();
+/** The program's flags a command refuses (`jobs run --profile`): its help does not offer them. */
+export const REFUSED_FLAGS = new WeakMap<Command, ReadonlySet<string>>();
 const CLIENT_GROUPS: ReadonlySet<string | undefined> = new Set([GROUPS.credentials, GROUPS.network]);
 
 export class GroupedHelp extends Help {
@@ -28,7 +30,8 @@ export class GroupedHelp extends Help {
     const inherited: Option[] = [];
     for (let ancestor: Command | null = cmd.parent; ancestor; ancestor = ancestor.parent) {
       inherited.push(...ancestor.options.filter((option) => !option.hidden && option.long !== '--version'
-        && !(LOCAL_COMMANDS.has(cmd) && CLIENT_GROUPS.has(option.helpGroupHeading))));
+        && !(LOCAL_COMMANDS.has(cmd) && CLIENT_GROUPS.has(option.helpGroupHeading))
+        && !(option.long !== undefined && REFUSED_FLAGS.get(cmd)?.has(option.long))));
     }
     // --help comes last, in the messages group
     const help = own.filter((option) => option.long === '--help').map((option) => option.helpGroup(GROUPS.messages));

@@ -10,7 +10,7 @@ import { wantsColor } from '../io/color.js';
 import { flushed } from '../io/flush.js';
 import { exitCodeFor, type ExitOptions } from './exit.js';
 import { choiceOption, count, duration } from './flags.js';
-import { GROUPS, GroupedHelp, LOCAL_COMMANDS } from './help.js';
+import { GROUPS, GroupedHelp, LOCAL_COMMANDS, REFUSED_FLAGS } from './help.js';
 import { REGISTRY, type AnyEntry, type Group } from './registry.js';
 import type { Parsed } from './options.js';
 
@@ -83,6 +83,7 @@ function globalOptions(): Option[] {
 function addCommand(parent: Command, entry: AnyEntry | Group, ctx: Context, runF: RunF | undefined, path = '', made?: (f: Factory) => void, local = false): void {
   const command = parent.command(entry.name, { hidden: 'hidden' in entry ? entry.hidden : undefined }).description(entry.summary);
   if (local || entry.local) LOCAL_COMMANDS.add(command);
+  if (entry.refuses) REFUSED_FLAGS.set(command, new Set(entry.refuses));
   command.exitOverride().configureOutput(parent.configureOutput());
   // the program's options after the command's name (help shows them once, from the program)
   const addGlobals = () => {

@@ -45,6 +45,8 @@ export interface Entry<O> {
   hidden?: boolean;
   /** sends no request: its help leaves out the credentials and network options */
   local?: boolean;
+  /** the program's flags it refuses (`jobs run --profile`): its help leaves them out */
+  refuses?: readonly string[];
   /** arguments, options and help text */
   define(command: Command): void;
   /** the command's typed options from commander's parse: its arguments and its own flags */
@@ -62,6 +64,8 @@ export interface Group {
   summary: string;
   /** as an entry's: for the group and every subcommand */
   local?: boolean;
+  /** the program's flags the group's help leaves out (its subcommands say their own) */
+  refuses?: readonly string[];
   /** help text of the group */
   define?(command: Command): void;
   subcommands: AnyEntry[];
@@ -99,6 +103,8 @@ function jobsEntry(action: JobsOptions['action'], summary: string, selects: bool
     name: action,
     summary,
     local: action !== 'run' && action !== 'plan',
+    // each job names its profile in the file: --profile is refused (run, plan) or means nothing
+    refuses: ['--profile'],
     define(command) {
       command.option('-f, --file <file>', 'the job file (else REPORTING_JOBS, else reporting.yaml)', path);
       if (selects) {
@@ -246,6 +252,7 @@ ${examples(
   {
     name: 'jobs',
     summary: 'run many reports of many accounts from a job file (reporting.yaml): run, plan, list, validate',
+    refuses: ['--profile'],
     define(command) {
       command.addHelpText('after', examples(
         'reporting jobs validate',

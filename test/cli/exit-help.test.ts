@@ -54,4 +54,16 @@ describe('help lists what a command takes (issue 21, item 8)', () => {
       expect(await help(...command), command.join(' ')).toMatch(/--base-url <url>[\s\S]*--timeout <duration>/);
     }
   });
+
+  it('jobs does not offer --profile, which jobs run and plan refuse (each job names its profile); run does; jobs run offers --log-format', async () => {
+    for (const command of [['jobs'], ['jobs', 'run'], ['jobs', 'plan'], ['jobs', 'list'], ['jobs', 'validate']]) {
+      expect(await help(...command), command.join(' ')).not.toMatch(/--profile/);
+    }
+    expect(await help('jobs', 'run')).toMatch(/--base-url <url>[\s\S]*--timeout <duration>/);
+    expect(await help('jobs', 'run')).toMatch(/^ {2}--log-format <format> /m);
+    expect(await help('run')).toMatch(/^ {2}--profile <name> /m);
+    const { ctx, stderr } = fakeContext();
+    expect(await runCli(argv('jobs', 'run', '--profile', 'acme'), ctx)).toBe(2);
+    expect(stderr.text).toMatch(/^error: --profile acme \(or REPORTING_PROFILE\) does not apply to jobs/);
+  });
 });
