@@ -58,6 +58,8 @@ _reporting() {
       esac ;;
     --delimiter) values="comma semicolon tab pipe" ;;
     --body) values="form json" ;;
+    --since) values="now today yesterday this-week last-week this-month last-month month-to-date" ;;
+    --until) values="now today yesterday this-week last-week this-month last-month month-to-date" ;;
     --log-format) values="text json" ;;
     --on-schema-change) values="fail add-columns allow-missing" ;;
     --as) values="table json-schema postgres bigquery duckdb" ;;

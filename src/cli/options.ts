@@ -30,8 +30,8 @@ export function addReportOptions(command: Command, sides: readonly Side[]): Comm
     : 'breakdowns, comma-separated, repeatable: DAILY, HOURLY, MONTHLY or RANGE, and dimensions of the side';
   command
     .optionsGroup('Report options:')
-    .option('--since <time>', 'start of the period (Europe/Paris): 2026-11-01, yesterday, -7d, now, Unix seconds, ISO')
-    .option('--until <time>', 'end of the period; a date means its last second (23:59:59)')
+    .option('--since <time>', 'start of the period (Europe/Paris): 2026-11-01, yesterday, last-week, this-month, -7d, -2w, -3m, now, Unix seconds, ISO')
+    .option('--until <time>', 'end of the period; a date means its last second (23:59:59), a week or a month its last day')
     .option('--metrics <list>', metricsHelp, list)
     .option('--breakdowns <list>', breakdownsHelp, list)
     .option('--param <name=value>', 'send a parameter the CLI does not model (repeatable)', repeat)

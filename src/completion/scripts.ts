@@ -4,6 +4,7 @@
 // at Tab time) and file paths for -o. Only builtins of each shell are used (bash works without
 // the bash-completion package).
 
+import { CALENDAR_WORDS } from '../report/time.js';
 import type { Command, Option } from 'commander';
 import { DELIMITER_NAMES } from '../export/output.js';
 import { DEFAULT_METRICS, SIDES, dimensionsOf, metricsOf, metricsWithField } from '../report/catalog.js';
@@ -35,13 +36,20 @@ export interface CompletionSpec {
   globals: OptionSpec[];
 }
 
+/** Values offered for options that take any value but have words of their own (the calendar's). */
+const SUGGESTED: Record<string, readonly string[]> = {
+  '--since': ['now', ...CALENDAR_WORDS],
+  '--until': ['now', ...CALENDAR_WORDS],
+};
+
 function optionSpec(option: Option): OptionSpec {
+  const suggested = option.long ? SUGGESTED[option.long] : undefined;
   return {
     short: option.short,
     long: option.long,
     takesValue: option.required || option.optional,
     description: option.description.replace(/\s+/g, ' '),
-    choices: option.argChoices ? [...option.argChoices] : undefined,
+    choices: option.argChoices ? [...option.argChoices] : suggested ? [...suggested] : undefined,
   };
 }
 

@@ -10,7 +10,20 @@ export type Role = 'since' | 'until';
 /** `-Nd` goes back at most about 100 years: further is a typo (and past what dates can hold). */
 const MAX_DAYS_AGO = 36_500;
 
-const FORMS = 'Unix seconds, 2026-11-01, 2026-11-01T08:30[:00] (Paris time), an ISO time with Z or an offset, now, today, yesterday or -7d';
+const FORMS = 'Unix seconds, 2026-11-01, 2026-11-01T08:30[:00] (Paris time), an ISO time with Z or an offset, now, today, yesterday, this-week, last-week, this-month, last-month, month-to-date, -7d, -2w or -3m';
+
+/** The calendar's periods by name (weeks Monday to Sunday, on the Paris calendar): as --since its
+ * first second, as --until its last. `month-to-date` ends today. */
+export const CALENDAR_WORDS = ['today', 'yesterday', 'this-week', 'last-week', 'this-month', 'last-month', 'month-to-date'] as const;
+/** `-2w` and `-3m` go back at most about 100 years, as `-Nd` does */
+const MAX_WEEKS_AGO = 5_200;
+const MAX_MONTHS_AGO = 1_200;
+
+/** A period of the Paris calendar holding `date`: its day, week (Monday first) or month. */
+function period(date: DateTime, unit: 'day' | 'week' | 'month', role: Role): number {
+  const bound = role === 'since' ? date.startOf(unit) : date.endOf(unit);
+  return Math.floor(bound.toSeconds());
+}
 
 function usage(option: string, text: string, why: string): UsageError {
   return new UsageError(`--${option} ${JSON.stringify(text)}: ${why}`, `accepted: ${FORMS}`);
@@ -40,7 +53,7 @@ function remembered<K, V>(compute: (key: K) => V): (key: K) => V {
 /** Paris offsets are whole hours (since 1945): the Paris day is one all through a UTC hour. */
 const HOUR_MS = 3_600_000;
 /** a date, or a day counted from today: the same second whenever read (that hour, for today's) */
-const DAY_WORD = /^\s*(?:\d{4}-\d{2}-\d{2}|today|yesterday|-\d+d)\s*$/i;
+const DAY_WORD = /^\s*(?:\d{4}-\d{2}-\d{2}|today|yesterday|this-week|last-week|this-month|last-month|month-to-date|-\d+[dwm])\s*$/i;
 const dayWord = remembered((key: string) => {
   const [role, hour, input] = key.split('\0') as [Role, string, string];
   return parseTimeNow(input, role, Number(hour));
@@ -69,6 +82,19 @@ function parseTimeNow(input: string, role: Role, nowMs: number): number {
   if (lower === 'now') return Math.floor(nowMs / 1000);
   if (lower === 'today') return day(today, role);
   if (lower === 'yesterday') return day(today.minus({ days: 1 }), role);
+  // (luxon's weeks start on Monday, as ISO 8601's and the French calendar's)
+  if (lower === 'this-week') return period(today, 'week', role);
+  if (lower === 'last-week') return period(today.minus({ weeks: 1 }), 'week', role);
+  if (lower === 'this-month') return period(today, 'month', role);
+  if (lower === 'last-month') return period(today.minus({ months: 1 }), 'month', role);
+  if (lower === 'month-to-date') return role === 'since' ? period(today, 'month', role) : day(today, role);
+  const unitsAgo = /^-(\d+)([wm])$/.exec(lower);
+  if (unitsAgo) {
+    const count = Number(unitsAgo[1]);
+    const weeks = unitsAgo[2] === 'w';
+    if (count > (weeks ? MAX_WEEKS_AGO : MAX_MONTHS_AGO)) throw usage(role, text, `goes back more than ${weeks ? `${MAX_WEEKS_AGO} weeks` : `${MAX_MONTHS_AGO} months`}; give a date instead`);
+    return weeks ? period(today.minus({ weeks: count }), 'week', role) : period(today.minus({ months: count }), 'month', role);
+  }
   const ago = /^-(\d+)d$/.exec(lower);
   if (ago) {
     const days = Number(ago[1]);
@@ -134,10 +160,16 @@ function timeSuggestion(text: string, lower: string): string {
     const date = DateTime.fromObject({ year: Number(yearFirst[1]), month: Number(yearFirst[2]), day: Number(yearFirst[3]) }, { zone: PARIS_ZONE });
     return date.isValid ? `; did you mean ${date.toFormat('yyyy-MM-dd')}?` : '';
   }
-  if (/^(last|past|previous)[\s_-]?week$|^a[\s_-]?week[\s_-]?ago$/.test(lower)) return '; did you mean -7d?';
+  // the calendar's words as people spell them: `last week`, `previous_month`, `this month`, `mtd`
+  const calendar = /^(this|current|last|past|previous)[\s_]*(week|month)$/.exec(lower);
+  if (calendar) return `; did you mean ${calendar[1] === 'this' || calendar[1] === 'current' ? 'this' : 'last'}-${calendar[2]}?`;
+  if (/^a[\s_-]?week[\s_-]?ago$/.test(lower)) return '; did you mean last-week (or -7d)?';
+  if (/^(mtd|month[\s_]*to[\s_]*date)$/.test(lower)) return '; did you mean month-to-date?';
+  const units = /^-?(\d+)\s*(w|weeks?|m|months?)(\s*ago)?$/.exec(lower);
+  if (units) return `; did you mean -${Number(units[1])}${(units[2] as string).startsWith('w') ? 'w' : 'm'}?`;
   const days = /^-?(\d+)\s*(d|days?)?(\s*ago)?$/.exec(lower);
   if (days) return `; did you mean -${Number(days[1])}d?`;
-  return /^[a-z]+$/i.test(text) ? didYouMean(lower, ['now', 'today', 'yesterday']) : '';
+  return /^[a-z-]+$/i.test(text) ? didYouMean(lower, ['now', ...CALENDAR_WORDS]) : '';
 }
 
 /** The last second of the Paris day holding `nowMs`. */

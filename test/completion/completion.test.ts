@@ -74,6 +74,9 @@ _reporting; printf '%s\\n' "\${COMPREPLY[@]}"`;
     expect(complete('reporting', 'run', 'seller', '--metrics', 'displays,eye')).toEqual(['displays,eyesTrackings']);
     expect(complete('reporting', 'download', 'x', '--format', '')).toEqual(['csv', 'json', 'ndjson', 'parquet', 'xlsx']);
     expect(complete('reporting', 'campaigns', '--format', '')).toEqual(['table', 'json', 'csv']);
+    // the calendar's words (issue 33, item 1); any other value is still the user's to type
+    expect(complete('reporting', 'run', 'buyer', '--since', 'last')).toEqual(['last-week', 'last-month']);
+    expect(complete('reporting', 'buyer', '--until', 'this')).toEqual(['this-week', 'this-month']);
     expect(complete('reporting', 'completion', '')).toEqual(['bash', 'zsh', 'fish']);
     expect(complete('reporting', 'state', '')).toEqual(['show', 'forget', 'unlock']);
     expect(complete('reporting', 'state', 'unlock', '--fo')).toEqual(['--force']);

@@ -47,6 +47,32 @@ describe('time expressions, in Europe/Paris', () => {
     expect(parseTime('yesterday', 'until', monday) - parseTime('yesterday', 'since', monday) + 1).toBe(25 * 3600);
   });
 
+  it('calendar words: weeks Monday to Sunday and months of the Paris calendar, first second as --since, last as --until', () => {
+    // NOW: Saturday 21 November 2026, 12:00 in Paris
+    const both = (word: string, now = NOW) => [parseTime(word, 'since', now), parseTime(word, 'until', now)];
+    expect(both('this-week')).toEqual([paris('2026-11-16T00:00:00'), paris('2026-11-22T23:59:59')]);
+    expect(both('last-week')).toEqual([paris('2026-11-09T00:00:00'), paris('2026-11-15T23:59:59')]);
+    expect(both('this-month')).toEqual([paris('2026-11-01T00:00:00'), paris('2026-11-30T23:59:59')]);
+    expect(both('last-month')).toEqual([paris('2026-10-01T00:00:00'), paris('2026-10-31T23:59:59')]);
+    expect(both('month-to-date')).toEqual([paris('2026-11-01T00:00:00'), paris('2026-11-21T23:59:59')]);
+    expect(both('-1w')).toEqual(both('last-week'));
+    expect(both('-0w')).toEqual(both('this-week'));
+    expect(both('-2w')).toEqual([paris('2026-11-02T00:00:00'), paris('2026-11-08T23:59:59')]);
+    expect(both('-1m')).toEqual(both('last-month'));
+    expect(both('-11m')).toEqual([paris('2025-12-01T00:00:00'), paris('2025-12-31T23:59:59')]);
+    expect(both('LAST-MONTH')).toEqual(both('last-month'));
+    // the month of the autumn change holds an hour more; a week across it, too
+    const [since, until] = both('last-month');
+    expect((until as number) - (since as number) + 1).toBe(31 * 86_400 + 3600);
+    const afterChange = at('2026-10-27T10:00:00Z'); // Tuesday
+    const [weekSince, weekUntil] = both('last-week', afterChange);
+    expect((weekUntil as number) - (weekSince as number) + 1).toBe(7 * 86_400 + 3600);
+    // Monday 00:30 in Paris is still Sunday in UTC: this week starts that Monday
+    expect(parseTime('this-week', 'since', at('2026-11-22T23:30:00Z'))).toBe(paris('2026-11-23T00:00:00'));
+    // January's last month is December of the year before
+    expect(both('last-month', at('2027-01-15T12:00:00Z'))).toEqual([paris('2026-12-01T00:00:00'), paris('2026-12-31T23:59:59')]);
+  });
+
   it('reads Paris wall times, with or without seconds, and ISO instants with offsets', () => {
     expect(parseTime('2026-11-01T08:30', 'since', NOW)).toBe(paris('2026-11-01T08:30:00'));
     expect(parseTime('2026-07-01 08:30:15', 'since', NOW)).toBe(Date.parse('2026-07-01T06:30:15Z') / 1000);
@@ -70,8 +96,16 @@ describe('time expressions, in Europe/Paris', () => {
     ['25.11.2026', /understands; did you mean 2026-11-25\?$/],
     ['2026/11/25', /understands; did you mean 2026-11-25\?$/],
     ['31/02/2026', /understands$/],
-    ['last-week', /understands; did you mean -7d\?$/],
-    ['last week', /understands; did you mean -7d\?$/],
+    ['last week', /understands; did you mean last-week\?$/],
+    ['previous_month', /understands; did you mean last-month\?$/],
+    ['this month', /understands; did you mean this-month\?$/],
+    ['lastweek', /understands; did you mean last-week\?$/],
+    ['a week ago', /understands; did you mean last-week \(or -7d\)\?$/],
+    ['mtd', /understands; did you mean month-to-date\?$/],
+    ['2 weeks ago', /understands; did you mean -2w\?$/],
+    ['3 months', /understands; did you mean -3m\?$/],
+    ['this-weak', /understands; did you mean this-week\?$/],
+    ['-5201w', /more than 5200 weeks/],
     ['7d', /understands; did you mean -7d\?$/],
     ['-7', /understands; did you mean -7d\?$/],
     ['3 days ago', /understands; did you mean -3d\?$/],
