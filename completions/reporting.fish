@@ -7,7 +7,7 @@ function __reporting_state --description "print the subcommand and the side bein
     set -l side
     set -l arg
     set -l skip 0
-    set -l value_options --ad-network-id --adunit-id --advertiser-id --app-id --as --base-url --body --breakdowns --buyer-id --campaign-id --carrier --chunk --city-id --columns --concurrency --country-id --deal-id --delay --delimiter --department-id --device-brand-id --device-model --device-type-id --dmp-id --dmp-source-id --email --error --exclude --fail-over-days --file --format --format-id --host --latency --layout --load --log-format --lookback --malformed --max-running --max-wait --metrics --now --on-schema-change --os-id --output --param --placement-id --platform-id --poll-interval --port --postalcode --profile --publisher-id --region-id --report-status --report-ttl --reset-download --restate --retries --scale --scope --seed --shard --since --stall-download --state --sub-publisher-id --sub-sub-publisher-id --table --timeout --token-uses --until --work -f -o
+    set -l value_options --ad-network-id --adunit-id --advertiser-id --app-id --as --base-url --body --breakdowns --buyer-id --campaign-id --carrier --chunk --city-id --columns --concurrency --country-id --deal-id --delay --delimiter --department-id --device-brand-id --device-model --device-type-id --dmp-id --dmp-source-id --email --error --exclude --fail-over-days --file --format --format-id --host --latency --layout --load --log-format --lookback --malformed --max-running --max-wait --metrics --now --on-schema-change --os-id --output --param --placement-id --platform-id --poll-interval --port --postalcode --profile --publisher-id --region-id --report-status --report-ttl --reset-download --restate --retries --scale --scope --seed --shard --since --stall-download --start --state --sub-publisher-id --sub-sub-publisher-id --table --timeout --token-uses --until --work -f -o
     for word in $tokens[2..-1]
         if test $skip = 1
             set skip 0
@@ -198,6 +198,7 @@ complete -c reporting -n '__reporting_using run' -l concurrency -r -d 'with --ch
 complete -c reporting -n '__reporting_using run' -l no-split -d 'with --chunk: do not halve a window whose report fails or is too large'
 complete -c reporting -n '__reporting_using run' -l state -r -d 'the run\'s manifest: skip windows done, resume submitted reports by ID, retry failed ones'
 complete -c reporting -n '__reporting_using run' -l lookback -r -d 'with --state: Nd: fetch again the N days up to the end of the last run\'s period, its last day included (late numbers)'
+complete -c reporting -n '__reporting_using run' -l start -r -d 'with --since auto: where the first run starts, while the state file records no run; later runs go on from the state'
 complete -c reporting -n '__reporting_using run' -l full-refresh -d 'with --state: ignore what the state file says and start it over'
 complete -c reporting -n '__reporting_using run' -l no-resume -d 'submit a new report even if an interrupted run of the same request left one'
 complete -c reporting -n '__reporting_using run' -l log-format -r -d 'text (the default, or REPORTING_LOG_FORMAT), or json: one JSON object per event on stderr, the last line included'

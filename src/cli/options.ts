@@ -137,6 +137,7 @@ export function addJobOptions(command: Command): Command {
     .option('--state <file>', 'the run\'s manifest: skip windows done, resume submitted reports by ID, retry failed ones')
     .addOption(new Option('--lookback <days>', 'with --state: Nd: fetch again the N days up to the end of the last run\'s period, its last day included (late numbers)')
       .argParser((text: string) => parseLookback(text)))
+    .option('--start <time>', 'with --since auto: where the first run starts, while the state file records no run; later runs go on from the state')
     .option('--full-refresh', 'with --state: ignore what the state file says and start it over')
     .option('--no-resume', 'submit a new report even if an interrupted run of the same request left one')
     .addOption(logFormatOption());
@@ -177,6 +178,7 @@ export function jobFlagsOf(parsed: Parsed): JobFlags {
     const given = [
       ...(sinceAuto ? ['--since auto'] : []),
       ...(parsed.lookback !== undefined ? ['--lookback'] : []),
+      ...(parsed.start !== undefined ? ['--start'] : []),
       // --load replaces the period's rows whole with --full-refresh, with or without a state file
       ...(parsed.fullRefresh && parsed.load === undefined ? ['--full-refresh'] : []),
     ];
@@ -186,12 +188,16 @@ export function jobFlagsOf(parsed: Parsed): JobFlags {
   } else if (state.trim() === '') {
     throw new UsageError('--state wants a file name', 'for example --state buyer.state.json');
   }
+  if (parsed.start !== undefined && !sinceAuto) {
+    throw new UsageError('--start only applies with --since auto (it is where the first run starts)', 'write --since auto --start DATE, or give the date as --since');
+  }
   return {
     state,
     sinceAuto,
     lookbackDays: (parsed.lookback as number | undefined) ?? 0,
     fullRefresh: Boolean(parsed.fullRefresh),
     resume: parsed.resume !== false,
+    start: parsed.start as string | undefined,
     logFormat: parsed.logFormat as LogFormat | undefined,
   };
 }

@@ -16,7 +16,7 @@ import { DEFAULT_JOB_FLAGS, type ChunkFlags, type Job, type JobFlags } from '../
 import { columnNames, type Side } from '../report/catalog.js';
 import type { WaitFlags } from '../report/poll.js';
 import { buildReportRequest, type ReportFlags } from '../report/request.js';
-import { endOfParisDay, parisDate } from '../report/time.js';
+import { endOfParisDay, parisDate, parseTime } from '../report/time.js';
 import { timeDimensionOf } from '../report/catalog.js';
 import { parseLoadTarget, tableName, withoutPassword, type LoadFlags } from '../load/target.js';
 import type { LoadPlan } from '../jobs/job.js';
@@ -71,6 +71,11 @@ export function prepareRun(opts: RunOptions, f: Factory, check: WriteCheck = 'pr
   // from the state file (src/jobs/engine.ts), the period is checked with its end meanwhile
   const request = buildReportRequest(side, flags.sinceAuto ? { ...opts.report, since: opts.report.until ?? 'now' } : opts.report, f.calendar.now());
   const named = { side, since: parisDate(request.since), until: parisDate(request.until) };
+  if (flags.start !== undefined) {
+    // --since auto --start: the first run's period starts there (checked now, used while the state records no run)
+    flags.startAt = parseTime(flags.start, 'since', f.calendar.now());
+    if (flags.startAt > request.until) throw new UsageError(`--start ${flags.start} is after --until ${named.until}`, 'start the first run on or before the period\'s end');
+  }
   if (flags.state && request.until > endOfParisDay(f.calendar.now())) {
     // the state would record days with no numbers yet as done, and later runs would skip them
     throw new UsageError(`--until ${named.until} is after today (${parisDate(f.calendar.now() / 1000)}): with --state, days that have not happened would be recorded done`,

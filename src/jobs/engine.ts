@@ -44,7 +44,7 @@ export async function runJob(job: Job, f: Factory): Promise<void> {
   // a symbolic link is followed: the file it names is read, locked and replaced; the link stays
   const state = RunState.open(realTarget(job.flags.state, f.cwd), stateRequestOfJob(job, f, output, chunk), { now: f.calendar.now, host: f.host, fullRefresh: job.flags.fullRefresh, lock: { now: f.now } });
   try {
-    const start = state.start(job.flags.sinceAuto ? 'auto' : job.request.since, job.request.until, job.flags.lookbackDays);
+    const start = state.start(job.flags.sinceAuto ? 'auto' : job.request.since, job.request.until, job.flags.lookbackDays, job.flags.startAt);
     // a start inside a recorded window (the lookback's days, a --since in mid-week) starts at that
     // window, so that windows stay on the grid they were recorded on: no day in two files
     const since = state.windowStartOf(start.since);

@@ -41,6 +41,9 @@ export interface JobFlags {
   fullRefresh: boolean;
   /** false with --no-resume */
   resume: boolean;
+  /** --start with --since auto, as given; `startAt` its second (run.ts prepareRun reads it) */
+  start?: string;
+  startAt?: number;
   /** --log-format; not given: REPORTING_LOG_FORMAT, else text (run.ts prepareRun decides) */
   logFormat?: LogFormat;
 }

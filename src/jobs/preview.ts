@@ -37,7 +37,7 @@ export function previewJob(job: Job, f: Factory): PreviewWindow[] {
   precheck(job, { ...where, since: job.request.since });
   const output = recordedOutput(job, f);
   const state = RunState.peek(realTarget(job.flags.state, f.cwd), stateRequestOfJob(job, f, output, chunk), { now: f.calendar.now, fullRefresh: job.flags.fullRefresh });
-  const start = state.start(job.flags.sinceAuto ? 'auto' : job.request.since, job.request.until, job.flags.lookbackDays);
+  const start = state.start(job.flags.sinceAuto ? 'auto' : job.request.since, job.request.until, job.flags.lookbackDays, job.flags.startAt);
   if (start.upToDate) return [];
   return render(planRun(job, { ...where, since: state.windowStartOf(start.since), state, lookbackFrom: start.lookbackFrom, recall: () => undefined }).windows);
 }

@@ -364,19 +364,21 @@ export function resolveStart(
   since: number | 'auto',
   until: number,
   doc: StateDoc | undefined,
-  options: { lookbackDays: number; fullRefresh: boolean },
+  options: { lookbackDays: number; fullRefresh: boolean; start?: number },
 ): Start {
   const state = doc && !options.fullRefresh ? doc : undefined;
   const afterLast = state && afterLastRun(state);
   const lookbackFrom = afterLast !== undefined && options.lookbackDays > 0 ? daysBefore(afterLast, options.lookbackDays) : undefined;
   if (since !== 'auto') return { since, lookbackFrom, upToDate: false };
   const auto = state && autoSince(state);
+  // --start: the first run's (no run recorded yet, or --full-refresh) start
+  if (auto === undefined && options.start !== undefined) return { since: options.start, lookbackFrom: undefined, upToDate: options.start > until };
   if (auto === undefined) {
     throw new UsageError(
       options.fullRefresh
         ? '--since auto continues from the state file, which --full-refresh ignores'
         : `--since auto continues after the period the last run planned, and ${doc ? 'the state file records no run yet' : 'there is no state file yet'}`,
-      'give the first day once, e.g. --since 2026-11-01 --state FILE; later runs can use --since auto',
+      'add --start DATE for the first run (--since auto --start 2026-11-01: one command line for every night), or give the first day once as --since',
     );
   }
   const start = Math.min(auto, lookbackFrom ?? auto);
@@ -601,8 +603,8 @@ export class RunState {
   }
 
   /** See resolveStart: with --full-refresh, the state's windows are not consulted. */
-  start(since: number | 'auto', until: number, lookbackDays: number): Start {
-    return resolveStart(since, until, this.existed ? this.current : undefined, { lookbackDays, fullRefresh: this.fullRefresh });
+  start(since: number | 'auto', until: number, lookbackDays: number, first?: number): Start {
+    return resolveStart(since, until, this.existed ? this.current : undefined, { lookbackDays, fullRefresh: this.fullRefresh, start: first });
   }
 
   plan(windows: readonly Window[], options: Omit<PlanOptions, 'fullRefresh'> = {}): Step[] {

@@ -212,7 +212,29 @@ describe('--state: stale report IDs and one run at a time', () => {
       const first = await runCli(['run', 'buyer', '--since', 'auto', '--until', 'yesterday', '--state', join(dir, 's.json')], { env: env(sandbox, dir) });
       expect(first.code).toBe(2);
       expect(first.stderr).toMatch(/--since auto continues after the period the last run planned, and there is no state file yet/);
+      expect(first.stderr).toMatch(/^hint: add --start DATE for the first run/m);
+      const start = await runCli(['run', 'buyer', '--since', '2026-11-01', '--start', '2026-11-01', '--until', 'yesterday', '--state', join(dir, 's.json')], { env: env(sandbox, dir) });
+      expect(start.code).toBe(2);
+      expect(start.stderr).toMatch(/^error: --start only applies with --since auto/m);
       expect(sandbox.reports()).toHaveLength(0);
+    });
+  });
+
+  it('--since auto --start DATE: one command line for every night; the first night starts at DATE, the next go on from the state (issue 33, item 2)', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const state = join(dir, 'n.state.json');
+      const night = (now: string) => runCli(['run', 'buyer', '--since', 'auto', '--start', '2026-11-18', '--until', 'yesterday', '--chunk', 'day', '--breakdowns', 'DAILY',
+        '--state', state, '-o', join(dir, 'out', '{since}.csv'), '--poll-interval', '20ms', '-q'], { env: { ...env(sandbox, dir), REPORTING_NOW: now } });
+      const first = await night('2026-11-21T05:00');
+      expect(first.code, first.stderr).toBe(0);
+      expect(readdirSync(join(dir, 'out')).sort()).toEqual(['2026-11-18.csv', '2026-11-19.csv', '2026-11-20.csv']);
+      const submitted = sandbox.reports().length;
+      expect(submitted).toBe(3);
+      const second = await night('2026-11-22T05:00');
+      expect(second.code, second.stderr).toBe(0);
+      expect(readdirSync(join(dir, 'out')).sort()).toEqual(['2026-11-18.csv', '2026-11-19.csv', '2026-11-20.csv', '2026-11-21.csv']);
+      // the second night fetched its own day only
+      expect(sandbox.reports().length).toBe(submitted + 1);
     });
   });
 });
