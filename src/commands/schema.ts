@@ -42,7 +42,8 @@ export async function run(opts: SchemaOptions, f: Factory): Promise<void> {
     exportedColumns(columns, undefined, undefined); // a field named like a metadata column is refused, as run --load refuses it
     text = loadDdl(columns, as, tableName(opts.table, side, as), true);
   } else if (as === 'json-schema') text = `${JSON.stringify(jsonSchema(columns, title), null, 2)}\n`;
-  else if ((DIALECTS as readonly string[]).includes(as)) text = createTable(columns, as as (typeof DIALECTS)[number], opts.table ?? `${side}_report`);
+  // IF NOT EXISTS: a recipe that creates its table and loads it can run twice
+  else if ((DIALECTS as readonly string[]).includes(as)) text = createTable(columns, as as (typeof DIALECTS)[number], opts.table ?? `${side}_report`, { ifNotExists: true });
   else if (f.globals.json) text = `${JSON.stringify({ side, metrics, breakdowns, key: columns.filter((c) => c.key).map((c) => c.name), columns })}\n`;
   else {
     const width = Math.max(6, ...columns.map((c) => c.name.length));

@@ -345,7 +345,9 @@ describe('stdout, and the schema command', () => {
     const columns = ['--columns', 'CLICKS,date', '--columns', 'city'];
     await export_(dir, 'c.parquet', ['buyer', '--since', '2026-11-01', '--until', '2026-11-02', '--breakdowns', 'DAILY,CITY', ...columns]);
     const ddl = await runCli(['schema', 'buyer', '--breakdowns', 'DAILY,CITY', ...columns, '--as', 'duckdb', '--table', 'named']);
-    expect(ddl.stdout).toBe('-- row key: date, city\nCREATE TABLE "named" (\n  "clicks" BIGINT,\n  "date"   DATE,\n  "city"   VARCHAR\n);\n');
+    expect(ddl.stdout).toBe('-- row key: date, city\nCREATE TABLE IF NOT EXISTS "named" (\n  "clicks" BIGINT,\n  "date"   DATE,\n  "city"   VARCHAR\n);\n');
+    await duck.run(ddl.stdout);
+    // run twice (a recipe run again): the table is there, nothing fails
     await duck.run(ddl.stdout);
     await duck.run(`INSERT INTO named SELECT * FROM ${sql(join(dir, 'c.parquet'))}`);
     expect(await parquetTypes(join(dir, 'c.parquet'))).toEqual({ clicks: 'BIGINT', date: 'DATE', city: 'VARCHAR' });
