@@ -50,6 +50,11 @@ export function queryError(error: unknown, shown: string): unknown {
 function connectError(error: unknown, shown: string): CliError {
   const code = (error as { code?: string }).code;
   const message = error instanceof Error ? error.message.split('\n')[0] ?? '' : String(error);
+  // the client's own words when the server asks for a password it was not given (SCRAM: "client
+  // password must be a string"): said as what happened
+  if (code === undefined && /client password must be a string|password must be a string|no password/i.test(message)) {
+    return new AuthError(`Postgres at ${shown} asks for a password, and none was given`, 'put it in the URL (postgres://USER:PASSWORD@HOST/DB; ${VAR} in a job file), in PGPASSWORD or in ~/.pgpass');
+  }
   if (code === '28P01' || code === '28000' || /password/i.test(message)) {
     return new AuthError(`Postgres refused the login to ${shown}: ${message}`, 'check the user and the password (in the URL, PGPASSWORD or ~/.pgpass)');
   }

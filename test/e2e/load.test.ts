@@ -167,6 +167,11 @@ describe('--load postgres: passwords and servers', () => {
       expect(bad.code).toBe(3);
       expect(bad.stderr + bad.stdout).not.toContain(wrong);
       expect(bad.stderr).toMatch(/password authentication failed/);
+      // no password at all (none in the URL, no PGPASSWORD): said as such, not in the driver's words
+      const none = await runCli(['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-01', '--breakdowns', 'DAILY', '--load', c.url('postgres', false)], { env: env(sandbox, dir, { HOME: dir }), cwd: dir });
+      expect(none.code).toBe(3);
+      expect(none.stderr).toMatch(/^error: Postgres at postgres:\/\/loader@[^ ]+ asks for a password, and none was given\nhint: put it in the URL/m);
+      expect(none.stderr).not.toMatch(/SASL|SCRAM/);
       const good = await runCli(['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-01', '--breakdowns', 'DAILY', '--load', c.url('postgres', false),
         '--state', 's.json', '--log-format', 'json', '-v', '--json'], { env: env(sandbox, dir, { PGPASSWORD: c.password }), cwd: dir });
       expect(good.code, good.stderr).toBe(0);
