@@ -42,7 +42,7 @@ export interface Call {
 }
 
 export interface HttpHooks {
-  /** told of every 429 about to be retried, so a chunked run slows down at once (src/jobs/pool.ts) */
+  /** told of every 429 about to be retried, so a chunked run slows down at once (src/engine/pool.ts) */
   onThrottle?: (retryAfterMs?: number) => void;
   /** told of every retry in one line for the user ("HTTP 503 (POST /buyer-reporting); retrying in
    * 1.2s (retry 1 of 4)") */

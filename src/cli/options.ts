@@ -8,9 +8,9 @@ import type { WaitFlags } from '../report/poll.js';
 import type { ReportFlags } from '../report/request.js';
 import { BOUNDS } from '../duration.js';
 import { UsageError } from '../errors.js';
-import type { ChunkFlags, JobFlags } from '../jobs/job.js';
+import type { ChunkFlags, JobFlags } from '../engine/job.js';
 import type { LoadFlags } from '../load/target.js';
-import { DEFAULT_CONCURRENCY, LOG_FORMATS, MAX_CONCURRENCY, parseLookback, type LogFormat } from '../jobs/limits.js';
+import { DEFAULT_CONCURRENCY, LOG_FORMATS, MAX_CONCURRENCY, parseLookback, type LogFormat } from '../engine/limits.js';
 import { choiceOption, count, duration, list, path, repeat } from './flags.js';
 
 /** What commander hands over: flag name (camelCase) -> parsed value. Typed per group below. */

@@ -5,15 +5,15 @@ import { checkReportIdArgument } from '../api/schemas.js';
 import { configDir, refuseTokenStore } from '../auth/store.js';
 import { ReportError, UsageError } from '../errors.js';
 import { droppedWarning, expandTemplate, isTabular, planOutput, refuseBinaryOnTerminal, resolveRequestedColumns, type OutputOptions, type OutputPlan } from '../export/output.js';
-import { Journal, type ReportAbout } from '../jobs/journal.js';
-import { readState } from '../jobs/state.js';
+import { Journal, type ReportAbout } from '../engine/journal.js';
+import { readState } from '../engine/state.js';
 import { checkWritableTarget } from '../export/sink.js';
 import { checkObjectTarget, isObjectUrl } from '../destinations/objects.js';
 import type { Factory } from '../factory.js';
 import { SIDES, columnNames } from '../report/catalog.js';
 import { createReporter } from '../io/progress.js';
 import { shellCommand } from '../io/shell.js';
-import { describeSaved, saveReport, targetOf } from '../jobs/download.js';
+import { describeSaved, saveReport, targetOf } from '../engine/download.js';
 import { isFailed, reportFailed, pollOptionsFrom, waitUntilReady, type WaitFlags } from '../report/poll.js';
 
 export interface DownloadOptions {

@@ -1,6 +1,6 @@
 // `run`: submit, wait, download and write — the main job. One report, a chunked backfill or a
 // nightly run against a state file: the flags are checked here, the run is the engine's
-// (src/jobs/engine.ts).
+// (src/engine/engine.ts).
 
 import { configDir } from '../auth/store.js';
 import { refuseSharedPaths, runFiles } from '../paths.js';
@@ -10,17 +10,17 @@ import { checkWritableTarget, type WriteCheck } from '../export/sink.js';
 import { checkObjectTarget, isObjectUrl } from '../destinations/objects.js';
 import { UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
-import { runJob } from '../jobs/engine.js';
-import { previewJob, previewLines } from '../jobs/preview.js';
-import { DEFAULT_JOB_FLAGS, type ChunkFlags, type Job, type JobFlags } from '../jobs/job.js';
+import { runJob } from '../engine/engine.js';
+import { previewJob, previewLines } from '../engine/preview.js';
+import { DEFAULT_JOB_FLAGS, type ChunkFlags, type Job, type JobFlags } from '../engine/job.js';
 import { columnNames, type Side } from '../report/catalog.js';
 import type { WaitFlags } from '../report/poll.js';
 import { buildReportRequest, type ReportFlags } from '../report/request.js';
 import { endOfParisDay, parisDate, parseTime } from '../report/time.js';
 import { timeDimensionOf } from '../report/catalog.js';
 import { parseLoadTarget, tableName, withoutPassword, type LoadFlags } from '../load/target.js';
-import type { LoadPlan } from '../jobs/job.js';
-import { DEFAULT_CONCURRENCY, logFormatFrom } from '../jobs/limits.js';
+import type { LoadPlan } from '../engine/job.js';
+import { DEFAULT_CONCURRENCY, logFormatFrom } from '../engine/limits.js';
 
 export interface RunOptions {
   side: Side;
@@ -68,7 +68,7 @@ export function prepareRun(opts: RunOptions, f: Factory, check: WriteCheck = 'pr
   // --log-format, else REPORTING_LOG_FORMAT, else text
   const flags: JobFlags = { ...typed, logFormat: typed.logFormat ?? logFormatFrom(f.env) ?? 'text' };
   // everything the user typed is checked before the first request; `--since auto` is resolved
-  // from the state file (src/jobs/engine.ts), the period is checked with its end meanwhile
+  // from the state file (src/engine/engine.ts), the period is checked with its end meanwhile
   const request = buildReportRequest(side, flags.sinceAuto ? { ...opts.report, since: opts.report.until ?? 'now' } : opts.report, f.calendar.now());
   const named = { side, since: parisDate(request.since), until: parisDate(request.until) };
   if (flags.start !== undefined) {

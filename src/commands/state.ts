@@ -9,7 +9,7 @@ import type { Factory } from '../factory.js';
 import { inspectLock, LockedError, removeLock, type LockState } from '../fs/lock.js';
 import { safeLine } from '../io/safe-text.js';
 import { table } from '../io/table.js';
-import { RunState, readState, type StateDoc, type StateEntry } from '../jobs/state.js';
+import { RunState, readState, type StateDoc, type StateEntry } from '../engine/state.js';
 import { parisDate } from '../report/time.js';
 import { describeWindow } from '../report/windows.js';
 import { didYouMean } from '../suggest.js';

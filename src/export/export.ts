@@ -1,6 +1,6 @@
 // Streaming a downloaded report into its output: from the socket, through the scanner, into the
 // writer, into the sink, chunk by chunk. A body that breaks off is a BodyBrokenError, which the
-// download job (src/jobs/download.ts) retries from the start.
+// download job (src/engine/download.ts) retries from the start.
 
 import { describeNetworkError, NetworkFailure } from '../api/http.js';
 import { formatDuration } from '../duration.js';

@@ -3,8 +3,8 @@
 // profile's slot first, then one of the whole budget: waiting for a busy profile holds nothing
 // another profile could use.
 
-import { Slots } from '../jobs/fetch.js';
-import type { Gate } from '../jobs/job.js';
+import { Slots } from '../engine/fetch.js';
+import type { Gate } from '../engine/job.js';
 
 export class Budget {
   private readonly all: Slots;

@@ -1,5 +1,5 @@
 // A file written by appending only, each append made durable before it is acknowledged: the state
-// file's log of changes (jobs/state-log.ts). A crash can leave the last append in part; readers
+// file's log of changes (engine/state-log.ts). A crash can leave the last append in part; readers
 // drop a last line without its newline.
 
 import { open, unlink, type FileHandle } from 'node:fs/promises';

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/program.js';
 import type { StateOptions } from '../../src/commands/state.js';
 import { lockFile } from '../../src/fs/lock.js';
-import type { StateDoc } from '../../src/jobs/state.js';
+import type { StateDoc } from '../../src/engine/state.js';
 import type { Sandbox } from '../../src/sandbox/server.js';
 import { argv, fakeContext, FIXED_NOW, parseOptions } from '../helpers/ctx.js';
 import { HOST } from '../helpers/host.js';

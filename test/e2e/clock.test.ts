@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { DateTime } from 'luxon';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { readState } from '../../src/jobs/state.js';
+import { readState } from '../../src/engine/state.js';
 import { clockFrom } from '../../src/sandbox/options.js';
 import { collect, firstLine, runCli, startCli, type Result, type RunOptions } from '../helpers/cli.js';
 import { withSandbox } from '../helpers/http.js';

@@ -8,7 +8,7 @@ import { parse } from 'csv-parse/sync';
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
 import { runCli as runInProcess } from '../../src/cli/program.js';
-import { readState } from '../../src/jobs/state.js';
+import { readState } from '../../src/engine/state.js';
 import type { Sandbox } from '../../src/sandbox/server.js';
 import { collect, runCli, startCli } from '../helpers/cli.js';
 import { argv, fakeContext } from '../helpers/ctx.js';

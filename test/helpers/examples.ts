@@ -11,7 +11,7 @@
 // - A marker that is not followed by a fence, or gives no reason, is an error; so is a command
 //   that names an absolute path (it would write outside the test's folder): use a relative path.
 // - JSON blocks and blocks that show no command are data, not examples (the state file and log
-//   examples are checked by test/jobs/state.test.ts and test/jobs/log.test.ts).
+//   examples are checked by test/engine/state.test.ts and test/engine/log.test.ts).
 
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { scopeOf } from '../../src/load/load.js';
 import { parseLoadTarget, tableName, withoutPassword } from '../../src/load/target.js';
-import { retryCommand } from '../../src/jobs/outcome.js';
+import { retryCommand } from '../../src/engine/outcome.js';
 
 describe('--load TARGET', () => {
   it('duckdb:PATH and postgres:// URLs; the password is kept apart from what is shown', () => {

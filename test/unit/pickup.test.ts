@@ -1,7 +1,7 @@
 // The command a run prints to pick its report up later writes the same file from the same server.
 
 import { describe, expect, it } from 'vitest';
-import { pickUpFlags } from '../../src/jobs/outcome.js';
+import { pickUpFlags } from '../../src/engine/outcome.js';
 import { columnsOf, planOutput, resolveRequestedColumns, PLACEHOLDERS } from '../../src/export/output.js';
 import { columnNames } from '../../src/report/catalog.js';
 import { DEFAULT_GLOBALS } from '../../src/factory.js';

@@ -12,7 +12,7 @@ export const MAX_CONCURRENCY = 16;
  */
 export const DEFAULT_CONCURRENCY = 8;
 
-/** --log-format's values (src/jobs/log.ts writes them). */
+/** --log-format's values (src/engine/log.ts writes them). */
 export const LOG_FORMATS = ['text', 'json'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
 

@@ -1,7 +1,7 @@
-// The live view's counts (src/jobs/view.ts): what a run with windows done already shows.
+// The live view's counts (src/engine/view.ts): what a run with windows done already shows.
 
 import { describe, expect, it } from 'vitest';
-import { Tally } from '../../src/jobs/view.js';
+import { Tally } from '../../src/engine/view.js';
 
 const day = (n: number) => ({ since: n * 86_400, until: n * 86_400 + 86_399 });
 

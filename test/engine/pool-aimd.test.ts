@@ -6,7 +6,7 @@
 // Fake tasks that finish when the test says so; what is observed is how many run at once.
 
 import { describe, expect, it } from 'vitest';
-import { WindowFailure, runWindows, type PoolEvent } from '../../src/jobs/pool.js';
+import { WindowFailure, runWindows, type PoolEvent } from '../../src/engine/pool.js';
 import type { Window } from '../../src/report/windows.js';
 
 const DAY = 86_400;

@@ -7,7 +7,7 @@ import { EXIT, UsageError } from '../../src/errors.js';
 import {
   RunState, autoSince, daysBefore, parseLookback, planSteps, readState, resolveStart, requestDifferences,
   STATE_VERSION, type StateDoc, type StateEntry, type StateRequest, type Step,
-} from '../../src/jobs/state.js';
+} from '../../src/engine/state.js';
 import type { Window } from '../../src/report/windows.js';
 import { HOST } from '../helpers/host.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -217,8 +217,18 @@ describe('--since auto and --lookback', () => {
       const error = (() => { try { resolveStart('auto', 0, state, { lookbackDays: 0, fullRefresh }); } catch (e) { return e; } })();
       expect(error).toBeInstanceOf(UsageError);
       expect((error as UsageError).exitCode).toBe(EXIT.usage);
-      expect((error as UsageError).hint).toMatch(/--since 2026-11-01 --state/);
+      expect((error as UsageError).hint).toMatch(/--since auto --start 2026-11-01/);
     }
+  });
+
+  it('--start is the first run\'s start (no run recorded, or --full-refresh), and nothing once a run is recorded', () => {
+    const first = day('2026-11-05').since;
+    const until = day('2026-11-12').until;
+    expect(resolveStart('auto', until, undefined, { lookbackDays: 3, fullRefresh: false, start: first })).toEqual({ since: first, lookbackFrom: undefined, upToDate: false });
+    const done = doc(nightly('2026-11-01', '2026-11-03'));
+    expect(resolveStart('auto', until, done, { lookbackDays: 0, fullRefresh: false, start: first }).since).toBe(resolveStart('auto', until, done, { lookbackDays: 0, fullRefresh: false }).since);
+    expect(resolveStart('auto', until, done, { lookbackDays: 0, fullRefresh: true, start: first }).since).toBe(first);
+    expect(resolveStart('auto', day('2026-11-04').until, undefined, { lookbackDays: 0, fullRefresh: false, start: first }).upToDate).toBe(true);
   });
 
   it('--full-refresh submits every window', () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { configDir } from '../../src/auth/store.js';
 import { HOST } from '../helpers/host.js';
-import { JOURNAL_TTL_MS, Journal, journalKey, journalRequestOf, type JournalRequest } from '../../src/jobs/journal.js';
+import { JOURNAL_TTL_MS, Journal, journalKey, journalRequestOf, type JournalRequest } from '../../src/engine/journal.js';
 import { buildReportRequest } from '../../src/report/request.js';
 import { bundleForChild } from '../helpers/bundle.js';
 import { FIXED_NOW } from '../helpers/ctx.js';
@@ -97,7 +97,7 @@ describe('the resume journal', () => {
   it('is safe under parallel processes: 6 runs of one request writing at once, the entry always whole', async () => {
     const dir = tempDir();
     const bundleDir = tempDir('reporting-bundle-');
-    const bundled = await bundleForChild('src/jobs/journal.ts', bundleDir);
+    const bundled = await bundleForChild('src/engine/journal.ts', bundleDir);
     const key = journalKey(REQUEST);
     const script = `
       const { Journal } = await import(process.argv[1]);

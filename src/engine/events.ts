@@ -1,5 +1,5 @@
-// What a run tells about itself: one typed union, consumed by the views (src/jobs/view.ts: the
-// terminal's live line, plain text lines, the JSON log of src/jobs/log.ts). Stages emit events;
+// What a run tells about itself: one typed union, consumed by the views (src/engine/view.ts: the
+// terminal's live line, plain text lines, the JSON log of src/engine/log.ts). Stages emit events;
 // they never format a line themselves.
 
 import type { Window } from '../report/windows.js';

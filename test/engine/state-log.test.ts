@@ -1,4 +1,4 @@
-// A large state's changes go to FILE.log (src/jobs/state-log.ts): what is on disk during a run,
+// A large state's changes go to FILE.log (src/engine/state-log.ts): what is on disk during a run,
 // at its end, and after a crash at any moment (a torn last line, a log left beside a document
 // that already holds it, a damaged log).
 
@@ -6,8 +6,8 @@ import { appendFileSync, copyFileSync, existsSync, readFileSync, statSync, write
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/errors.js';
-import { SMALL_WINDOWS } from '../../src/jobs/state-log.js';
-import { RunState, readState, type StateRequest } from '../../src/jobs/state.js';
+import { SMALL_WINDOWS } from '../../src/engine/state-log.js';
+import { RunState, readState, type StateRequest } from '../../src/engine/state.js';
 import type { Window } from '../../src/report/windows.js';
 import { HOST } from '../helpers/host.js';
 import { tempDir } from '../helpers/tmp.js';

@@ -7,7 +7,7 @@ import { CsvWriter } from '../../src/export/writers.js';
 import { DEFAULT_METRICS } from '../../src/report/catalog.js';
 import { ReportFailedError } from '../../src/errors.js';
 import { WindowMerger, mergePlan } from '../../src/destinations/merge.js';
-import { runWindows, type PoolEvent } from '../../src/jobs/pool.js';
+import { runWindows, type PoolEvent } from '../../src/engine/pool.js';
 import { checkChunk, parseChunk, planWindows, splitWindow, type Window } from '../../src/report/windows.js';
 import type { RowHandler } from '../../src/export/scanner.js';
 import { FakeClock } from '../helpers/clock.js';
@@ -96,7 +96,7 @@ describe('a chunked run, windows to merged rows', () => {
 
 describe('retryCommand: the command line that requests only a failed window', () => {
   it('keeps every other word, drops --since/--until in both spellings, and quotes for the shell', async () => {
-    const { retryCommand } = await import('../../src/jobs/outcome.js');
+    const { retryCommand } = await import('../../src/engine/outcome.js');
     const window = { since: 1793487600, until: 1793660399 }; // 2026-11-01..2026-11-02, Paris
     expect(retryCommand(['run', 'buyer', '--since=2026-10-01', '--chunk', 'day', '--until', 'yesterday', '-o', 'out/{since} x.csv'], window))
       .toBe("reporting run buyer --chunk day -o 'out/{since} x.csv' --since 2026-11-01 --until 2026-11-02");

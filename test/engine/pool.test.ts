@@ -4,7 +4,7 @@ import { parseTime } from '../../src/report/time.js';
 import {
   WindowFailure, classifyFailure, describeFailure, interruptedHint, isLastPiece, parseConcurrency, runWindows,
   type PoolEvent, type PoolOptions, type TaskContext,
-} from '../../src/jobs/pool.js';
+} from '../../src/engine/pool.js';
 import { describeWindow, parseChunk, planWindows, splitWindow, type Window } from '../../src/report/windows.js';
 import { FakeClock } from '../helpers/clock.js';
 

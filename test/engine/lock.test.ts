@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EXIT } from '../../src/errors.js';
 import { FOREIGN_STALE_MS, lockFile, LockedError } from '../../src/fs/lock.js';
-import { RunState, readState, type StateRequest } from '../../src/jobs/state.js';
+import { RunState, readState, type StateRequest } from '../../src/engine/state.js';
 import { bundleForChild } from '../helpers/bundle.js';
 import { HOST } from '../helpers/host.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -43,7 +43,7 @@ let bundleDir = '';
 beforeAll(async () => {
   // not a tempDir(): those go after each test, this serves them all
   bundleDir = mkdtempSync(join(tmpdir(), 'reporting-bundle-'));
-  bundled = await bundleForChild('src/jobs/state.ts', bundleDir);
+  bundled = await bundleForChild('src/engine/state.ts', bundleDir);
   bundledHost = await bundleForChild('test/helpers/host.ts', bundleDir);
 });
 afterAll(() => rmSync(bundleDir, { recursive: true, force: true }));
