@@ -1,22 +1,20 @@
 // From the `reporting sandbox` command's flags (typed at the edge) to the server's settings.
 
 import { parseInstant } from '../clock.js';
-import type { BodyFault, ErrorFault, Faults, Malformed } from './faults.js';
+import type { Faults } from './faults.js';
 import type { Layout, SandboxOptions } from './state.js';
 
-/** The `reporting sandbox` flags, parsed at the edge (src/cli/registry.ts). */
-export interface SandboxFlags {
+/** The faults a flag of `reporting sandbox` sets, each named as in Faults (faults.ts). */
+const FAULT_FLAGS = ['errors', 'resetDownload', 'stallDownload', 'latencyMs', 'tokenUses', 'reportStatus', 'malformed'] as const;
+type FaultFlag = (typeof FAULT_FLAGS)[number];
+
+/** The `reporting sandbox` flags, parsed at the edge (src/cli/registry.ts): the faults as Faults
+ * names them, and the server's settings. */
+export type SandboxFlags = Partial<Pick<Faults, FaultFlag>> & Pick<Faults, 'errors'> & {
   port: number;
   host: string;
   seed: number;
   delayMs?: number;
-  latencyMs?: number;
-  errors: ErrorFault[];
-  resetDownload?: BodyFault;
-  stallDownload?: BodyFault;
-  tokenUses?: number;
-  reportStatus?: string;
-  malformed?: Malformed;
   scaleRows?: number;
   layout: Layout;
   workMsPerDay?: number;
@@ -26,17 +24,12 @@ export interface SandboxFlags {
   reportTtlMs?: number;
   /** an ISO time or Unix seconds: the sandbox clock starts there */
   now?: string;
-}
+};
 
 /** The server's settings from the command's flags. */
 export function sandboxOptionsFrom(flags: SandboxFlags): SandboxOptions & { host: string; port: number } {
-  const faults: Partial<Faults> = { errors: flags.errors };
-  if (flags.resetDownload !== undefined) faults.resetDownload = flags.resetDownload;
-  if (flags.stallDownload !== undefined) faults.stallDownload = flags.stallDownload;
-  if (flags.latencyMs !== undefined) faults.latencyMs = flags.latencyMs;
-  if (flags.tokenUses !== undefined) faults.tokenUses = flags.tokenUses;
-  if (flags.reportStatus !== undefined) faults.reportStatus = flags.reportStatus;
-  if (flags.malformed !== undefined) faults.malformed = flags.malformed;
+  const faults: Partial<Faults> = {};
+  for (const key of FAULT_FLAGS) if (flags[key] !== undefined) Object.assign(faults, { [key]: flags[key] });
   return {
     host: flags.host,
     port: flags.port,
