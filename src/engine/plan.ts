@@ -5,7 +5,8 @@
 import { mergePlan, type MergePlan } from '../destinations/merge.js';
 import { UsageError } from '../errors.js';
 import { expandTemplate } from '../export/output.js';
-import { refuseSharedPaths, runFiles } from '../paths.js';
+import { dirname, basename } from 'node:path';
+import { isObjectUrl, refuseSharedPaths, runFiles } from '../paths.js';
 import { parisDate } from '../report/time.js';
 import { checkDistinctTargets, parseChunk, planWindows, timeBreakdown, type Chunk, type Window } from '../report/windows.js';
 import { shapeOf, type Job, type Shape } from './job.js';
@@ -120,9 +121,11 @@ export function targetFolders(job: Job): Map<string, readonly string[]> {
   const perWindow = shapeOf(job) === 'windows' && PER_WINDOW.test(template);
   const windows = perWindow ? windowsOf(period, job.chunk?.chunk) : [period];
   const fileOf = (part: string) => (w: Window) => expandTemplate(part, { side: job.side, since: parisDate(w.since), until: parisDate(w.until), reportId: '' });
-  const cut = Math.max(template.lastIndexOf('/'), template.lastIndexOf('\\'));
-  if (cut > 0 && !template.slice(0, cut).includes('{')) {
-    const name = template.slice(cut + 1);
+  // (the folder and the name as the file system reads the path: node's dirname and basename, as
+  // the run's own writer: a trailing `/` is no name, a `\` is a character of the name on POSIX)
+  const folder = dirname(template);
+  if (folder !== '.' && !folder.includes('{') && !isObjectUrl(template)) {
+    const name = basename(template);
     const key = `${name}\0${job.side}\0${windows.map((w) => `${w.since}:${w.until}`).join(',')}`;
     let names = knownNames.get(key);
     if (!names) {
@@ -130,13 +133,14 @@ export function targetFolders(job: Job): Map<string, readonly string[]> {
       if (knownNames.size >= 256) knownNames.clear();
       knownNames.set(key, names);
     }
-    return folders.set(template.slice(0, cut), names);
+    return folders.set(folder, names);
   }
   const byFolder = new Map<string, string[]>();
   for (const path of windows.map(fileOf(template))) {
-    const at = Math.max(path.lastIndexOf('/'), path.lastIndexOf('\\'));
-    const folder = at >= 0 ? path.slice(0, at) || '/' : '.';
-    byFolder.set(folder, [...byFolder.get(folder) ?? [], path.slice(at + 1)]);
+    // an object's key is not a path: its "folder" is the key up to its last `/`, as written
+    const at = path.lastIndexOf('/');
+    const [where, name] = isObjectUrl(path) ? [path.slice(0, at), path.slice(at + 1)] : [dirname(path), basename(path)];
+    byFolder.set(where, [...byFolder.get(where) ?? [], name]);
   }
   return byFolder;
 }

@@ -75,6 +75,19 @@ describe('one identity per target', () => {
       '    load: postgres://loader@localhost/db\n    table: t\n    scope: other\n'));
     const result = await runCli(['jobs', 'validate'], { env: ENV(dir), cwd: dir });
     expect(result.code, result.stderr).toBe(0);
+    // (from a review: the folder and the name as the file system reads them) an absolute path with
+    // a trailing slash names the file without it, through a symlinked folder too
+    for (const [first, second] of [['db/new.csv/', 'db/new.csv'], ['linked/new/', 'db/new']]) {
+      const trailing = folder('');
+      writeFileSync(join(trailing, 'reporting.yaml'), jobsOf('', `    output: '${join(trailing, first as string)}/'\n`, `    output: ${second}\n`));
+      const clash = await runCli(['jobs', 'validate'], { env: ENV(trailing), cwd: trailing });
+      expect(clash.code, clash.stderr).toBe(2);
+      expect(refused(clash.stderr)).toContain('write the same file');
+    }
+    // on POSIX a `\` is a character of a file's name: out\2026-11-01.csv is not out/2026-11-01.csv
+    const slashes = folder(jobsOf('  chunk: day\n', "    output: 'out\\{since}.csv'\n", '    output: out/{since}.csv\n'));
+    const apart = await runCli(['jobs', 'validate'], { env: ENV(slashes), cwd: slashes });
+    expect(apart.code, apart.stderr).toBe(0);
   });
 });
 
