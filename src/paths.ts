@@ -45,7 +45,8 @@ export function withSettledPaths<T>(pass: () => T): T {
  * null when the folder holds no such name; undefined when the listing cannot say (the folder
  * cannot be listed, or no pass runs). */
 function entryOf(path: string): Dirent | null | undefined {
-  if (!settled) return undefined;
+  // (a listing's names are compared as written: not on file systems that fold case)
+  if (!settled || FOLDS_CASE) return undefined;
   const parent = dirname(path);
   if (parent === path) return undefined;
   const folder = realOf(parent);
@@ -53,6 +54,8 @@ function entryOf(path: string): Dirent | null | undefined {
   let entries = settled.listings.get(folder);
   if (entries === undefined) {
     try {
+      // a folder one may list but not search answers stat with EACCES: not from its listing
+      accessSync(folder, constants.X_OK);
       entries = new Map(readdirSync(folder, { withFileTypes: true }).map((entry) => [entry.name, entry]));
     } catch {
       entries = null;
@@ -89,6 +92,21 @@ export function writableFolder(folder: string): void {
   if (settled?.writable.has(folder)) return;
   accessSync(folder, constants.W_OK | constants.X_OK);
   settled?.writable.add(folder);
+}
+
+/** macOS's and Windows's usual file systems: `OUT` and `out` are one name there. */
+const FOLDS_CASE = process.platform === 'darwin' || process.platform === 'win32';
+
+/** What `path` is, following symbolic links (statSync), else why not: the error's code. */
+function statOf(path: string): FileKind | string {
+  const entry = entryOf(resolve(path));
+  if (entry === null) return 'ENOENT';
+  if (entry && !entry.isSymbolicLink()) return entry;
+  try {
+    return statSync(path);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code ?? 'EUNKNOWN';
+  }
 }
 
 /** What `path` is, following symbolic links (statSync), else undefined: nothing there. */
@@ -202,11 +220,12 @@ const KINDS: [(stats: FileKind) => boolean, string][] = [
 /** A file the user named must be a regular file, or not exist yet (a symbolic link to one is
  * followed: the file it names is read and replaced). */
 function refuseSpecialFile(use: PathUse, path: string): void {
-  const stats = kindOf(path);
-  if (!stats) {
-    // a link to a file not created yet is fine where the file can be created (its folder exists)
+  const stats = statOf(path);
+  if (typeof stats === 'string') {
+    // a link to a file not created yet is fine where the file can be created (its folder exists);
+    // another failure (ENOTDIR, EACCES) is reading the state's to say
     const target = linkTarget(path);
-    if (target !== path && !kindOf(dirname(target))?.isDirectory()) throw new UsageError(`${use.name} ${use.path} is a symbolic link into a folder that does not exist`, `give ${use.flag} the path of a file (or remove the link)`);
+    if (stats === 'ENOENT' && target !== path && !kindOf(dirname(target))?.isDirectory()) throw new UsageError(`${use.name} ${use.path} is a symbolic link into a folder that does not exist`, `give ${use.flag} the path of a file (or remove the link)`);
     return;
   }
   if (stats.isFile()) return;

@@ -63,10 +63,14 @@ describe('special files and links (issue 20, items 6 and 7)', () => {
       const env = { REPORTING_CONFIG_DIR: join(dir, '.config'), REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: sandbox.token };
       execFileSync('mkfifo', [join(dir, 'fifo')]);
       symlinkSync(join(dir, 'nowhere', 'state.json'), join(dir, 'dangling'));
+      // a link through a regular file: its own error (ENOTDIR), not "into a folder that does not exist"
+      writeFileSync(join(dir, 'file.txt'), 'hi\n');
+      symlinkSync(join(dir, 'file.txt', 'x'), join(dir, 'through-file'));
       for (const [args, message] of [
         [['--state', 'fifo', '-o', 'x.csv'], /^error: --state fifo is a named pipe \(FIFO\), not a regular file$/m],
         [['-o', 'fifo'], /^error: cannot write -o fifo: it is not a regular file$/m],
         [['--state', 'dangling', '-o', 'x.csv'], /^error: --state dangling is a symbolic link into a folder that does not exist$/m],
+        [['--state', 'through-file', '-o', 'x.csv', '--plan'], /^error: cannot read the state file \S+file\.txt\/x: ENOTDIR/m],
       ] as const) {
         const result = await runCli(['run', 'buyer', ...PERIOD, ...args], { env, cwd: dir, timeoutMs: 15_000 });
         expect(result.signal, args.join(' ')).toBeNull();
