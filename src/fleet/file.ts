@@ -4,7 +4,7 @@
 // Nothing here sends a request; the profiles are checked by the command (it has the token store).
 
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { CORE_SCHEMA, YAMLException, load as loadYaml } from 'js-yaml';
+import { FAILSAFE_SCHEMA, Type, load as loadYaml } from 'js-yaml';
 import { LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument, type Document, type Node, type Pair } from 'yaml';
 import { CliError, EXIT, UsageError } from '../errors.js';
 import { didYouMean } from '../suggest.js';
@@ -202,18 +202,37 @@ class Place implements At {
 
 const START: At = { line: 1, col: 1 };
 
-/** The file's values (js-yaml, YAML 1.2's core schema: `2026-11-01` stays text, as with `yaml`);
- * a file it refuses is described with yaml's words and place, which the tests and docs know. */
+/** A plain scalar of YAML 1.2's core schema, resolved as the `yaml` package resolves it (js-yaml's
+ * own core schema also reads `0b101`, `-0x10` and `+0b1` as numbers, which `yaml` keeps as text). */
+const plain = <T>(tag: string, pattern: RegExp, construct: (text: string) => T) =>
+  new Type(`tag:yaml.org,2002:${tag}`, { kind: 'scalar', resolve: (text: string | null) => text !== null && pattern.test(text), construct });
+const YAML_CORE = FAILSAFE_SCHEMA.extend({
+  implicit: [
+    new Type('tag:yaml.org,2002:null', { kind: 'scalar', resolve: (text: string | null) => text === null || /^(?:~|null|Null|NULL|)$/.test(text), construct: () => null }),
+    plain('bool', /^(?:true|True|TRUE|false|False|FALSE)$/, (text) => /^t/i.test(text)),
+    plain('int', /^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$/, (text) => (text.startsWith('0o') ? parseInt(text.slice(2), 8) : text.startsWith('0x') ? parseInt(text.slice(2), 16) : Number(text))),
+    plain('float', /^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$/,
+      (text) => (/\.(?:nan)$/i.test(text) ? Number.NaN : /inf$/i.test(text) ? (text.startsWith('-') ? -Infinity : Infinity) : Number(text))),
+  ],
+});
+
+/**
+ * The file's values: js-yaml with YAML 1.2's core schema as `yaml` reads it (`2026-11-01` stays
+ * text). What js-yaml does not take (a tag, a directive such as `%YAML 1.1`) is read by `yaml`,
+ * as before; a file neither takes is described with yaml's words and place.
+ */
 function valuesOf(text: string, file: string, places: Places): unknown {
-  try {
-    return loadYaml(text, { schema: CORE_SCHEMA, filename: file });
-  } catch (error) {
-    const { doc, atOf } = places.parsed();
-    const first = doc.errors[0];
-    if (first) throw new JobFileError(file, atOf(first.pos[0]), `not valid YAML: ${first.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '')}`);
-    const mark = error instanceof YAMLException ? error.mark : undefined;
-    throw new JobFileError(file, mark ? { line: mark.line + 1, col: mark.column + 1 } : undefined, `not valid YAML: ${error instanceof YAMLException ? error.reason : String(error)}`);
+  if (!/^%/m.test(text)) {
+    try {
+      return loadYaml(text, { schema: YAML_CORE, filename: file });
+    } catch {
+      // yaml's reading below: its value, or its words for the mistake
+    }
   }
+  const { doc, atOf } = places.parsed();
+  const first = doc.errors[0];
+  if (first) throw new JobFileError(file, atOf(first.pos[0]), `not valid YAML: ${first.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '')}`);
+  return doc.toJS();
 }
 
 /** Reads a job file's text: the file's structure and every key, each job's values as `run` words.

@@ -6,6 +6,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/program.js';
 import { shardOf } from '../../src/fleet/select.js';
+import { readJobFile } from '../../src/fleet/file.js';
+import { REGISTRY, type AnyEntry } from '../../src/cli/registry.js';
+import { runParser } from '../../src/cli/run-words.js';
 import { argv, fakeContext } from '../helpers/ctx.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -306,5 +309,27 @@ jobs:
     expect(commands.two).toContain('--breakdowns=DAILY --breakdowns=COUNTRY');
     expect(commands.two).toContain('--metrics=clicks');
     expect(commands.one).toContain('--metrics=displays --metrics=clicks');
+  });
+});
+
+describe('the job file read as YAML 1.2 (the `yaml` package\'s reading, from a review)', () => {
+  const flags = runParser(REGISTRY.find((e) => e.name === 'run') as AnyEntry).flags;
+  const wordsOf = (body: string) => readJobFile(`version: 1\njobs:\n  - name: j\n    side: buyer\n${body}`, 'reporting.yaml', '/tmp', {}, flags).jobs[0]?.words;
+  it.each([
+    ['carrier: 0b101', '--carrier=0b101'],
+    ['carrier: -0x10', '--carrier=-0x10'],
+    ['carrier: 0x10', '--carrier=16'],
+    ['carrier: 0o17', '--carrier=15'],
+    ['carrier: 1e3', '--carrier=1000'],
+    ['carrier: "0x10"', '--carrier=0x10'],
+    ['carrier: !foo SFR', '--carrier=SFR'],
+    ['carrier: yes', '--carrier=yes'],
+  ])('%s is %s, as `yaml` reads it', (body, word) => {
+    expect(wordsOf(`    ${body}\n`)).toContain(word);
+  });
+
+  it('a %YAML 1.1 file is read by its version\'s rules (yes is true)', () => {
+    const file = readJobFile('%YAML 1.1\n---\nversion: 1\njobs:\n  - name: j\n    side: buyer\n    bom: yes\n', 'reporting.yaml', '/tmp', {}, flags);
+    expect(file.jobs[0]?.words).toContain('--bom');
   });
 });
