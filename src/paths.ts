@@ -5,6 +5,7 @@
 // given as --state would block the run forever, deaf to Ctrl-C), and a symbolic link into nowhere.
 
 import { accessSync, constants, lstatSync, readdirSync, readlinkSync, realpathSync, statSync, type Dirent, type Stats } from 'node:fs';
+import { platform } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { UsageError } from './errors.js';
 
@@ -94,8 +95,9 @@ export function writableFolder(folder: string): void {
   settled?.writable.add(folder);
 }
 
-/** macOS's and Windows's usual file systems: `OUT` and `out` are one name there. */
-const FOLDS_CASE = process.platform === 'darwin' || process.platform === 'win32';
+/** macOS's and Windows's usual file systems: `OUT` and `out` are one name there. (The system's
+ * own: paths.ts asks the file system, which the process's host is.) */
+const FOLDS_CASE = platform() === 'darwin' || platform() === 'win32';
 
 /** What `path` is, following symbolic links (statSync), else why not: the error's code. */
 function statOf(path: string): FileKind | string {
