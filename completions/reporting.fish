@@ -196,7 +196,7 @@ complete -c reporting -n '__reporting_using run' -l excel -d 'CSV for spreadshee
 complete -c reporting -n '__reporting_using run' -l chunk -r -d 'one report per window of day, week, month, Nd or Nh (Paris calendar), merged in order'
 complete -c reporting -n '__reporting_using run' -l concurrency -r -d 'with --chunk: reports in progress at once, 1-16'
 complete -c reporting -n '__reporting_using run' -l no-split -d 'with --chunk: do not halve a window whose report fails or is too large'
-complete -c reporting -n '__reporting_using run' -l state -r -d 'the run\'s manifest: skip windows done, resume submitted reports by ID, retry failed ones'
+complete -c reporting -n '__reporting_using run' -l state -r -d 'the run\'s manifest (a file, or s3://BUCKET/KEY): skip windows done, resume submitted reports by ID, retry failed ones'
 complete -c reporting -n '__reporting_using run' -l lookback -r -d 'with --state: Nd: fetch again the N days up to the end of the last run\'s period, its last day included (late numbers)'
 complete -c reporting -n '__reporting_using run' -l start -r -d 'with --since auto: where the first run starts, while the state file records no run; later runs go on from the state'
 complete -c reporting -n '__reporting_using run' -l full-refresh -d 'with --state: ignore what the state file says and start it over'

@@ -42,6 +42,18 @@ export function withSettledPaths<T>(pass: () => T): T {
   }
 }
 
+/** withSettledPaths for a pass that waits (`jobs plan`, whose states may be in a bucket): nothing
+ * else may run meanwhile that expects the file system as it is now, not as the pass found it. */
+export async function withSettledPathsAsync<T>(pass: () => Promise<T>): Promise<T> {
+  const outer = settled;
+  settled ??= { listings: new Map(), real: new Map(), writable: new Set(), files: new Map() };
+  try {
+    return await pass();
+  } finally {
+    settled = outer;
+  }
+}
+
 /** In a settled pass, the entry that names `path` (absolute, without `..`) in its folder's listing:
  * null when the folder holds no such name; undefined when the listing cannot say (the folder
  * cannot be listed, or no pass runs). */
@@ -260,7 +272,8 @@ export function toolFiles(configDir: string): PathUse[] {
 /** What a run touches: its state file, that file's lock and log, its outputs, and the tool's own files. */
 export function runFiles(state: string | undefined, outputs: readonly string[], configDir: string): PathUse[] {
   return [
-    ...(state ? [
+    // (a state in a bucket is not a path of this machine either)
+    ...(state && !isObjectUrl(state) ? [
       { name: '--state', flag: '--state', path: state },
       { name: "the state's lock file", path: `${state}.lock` },
       { name: "the state's log", path: `${state}.log` },

@@ -134,7 +134,7 @@ export function chunkFlagsOf(parsed: Parsed, command: Command): ChunkFlags | und
 export function addJobOptions(command: Command): Command {
   return command
     .optionsGroup('Recurring runs (nightly exports):')
-    .option('--state <file>', 'the run\'s manifest: skip windows done, resume submitted reports by ID, retry failed ones')
+    .option('--state <file>', 'the run\'s manifest (a file, or s3://BUCKET/KEY): skip windows done, resume submitted reports by ID, retry failed ones')
     .addOption(new Option('--lookback <days>', 'with --state: Nd: fetch again the N days up to the end of the last run\'s period, its last day included (late numbers)')
       .argParser((text: string) => parseLookback(text)))
     .option('--start <time>', 'with --since auto: where the first run starts, while the state file records no run; later runs go on from the state')

@@ -1,12 +1,13 @@
 // `download <id>`: checks the status first (the contract forbids downloading before `ready`).
 
-import { resolve } from 'node:path';
 import { checkReportIdArgument } from '../api/schemas.js';
 import { configDir, refuseTokenStore } from '../auth/store.js';
 import { ReportError, UsageError } from '../errors.js';
 import { droppedWarning, expandTemplate, isTabular, planOutput, refuseBinaryOnTerminal, resolveRequestedColumns, type OutputOptions, type OutputPlan } from '../export/output.js';
 import { Journal, type ReportAbout } from '../engine/journal.js';
-import { readState } from '../engine/state.js';
+import { readStateOf } from '../engine/state.js';
+import { storeDeps } from '../engine/engine.js';
+import { stateStoreOf } from '../engine/stores/kinds.js';
 import { checkWritableTarget } from '../export/sink.js';
 import { checkObjectTarget, isObjectUrl } from '../destinations/objects.js';
 import type { Factory } from '../factory.js';
@@ -35,10 +36,10 @@ interface Known {
   columns?: string[] | null;
 }
 
-function knownRequest(opts: DownloadOptions, f: Factory): Known | undefined {
+async function knownRequest(opts: DownloadOptions, f: Factory): Promise<Known | undefined> {
   if (opts.state !== undefined) {
-    const path = resolve(f.cwd, opts.state);
-    const doc = readState(path);
+    // a file, or an object in a bucket (read, never locked nor written)
+    const doc = await readStateOf(stateStoreOf(opts.state, storeDeps(f)));
     if (!doc) throw new UsageError(`no state file ${opts.state}`, 'give --state the file of the run that submitted the report, or drop it');
     if (!doc.windows.some((window) => window.reportId === opts.id)) {
       throw new UsageError(`report ${opts.id} is not in the state file ${opts.state}`, 'give the state file of the run that submitted it, or drop --state (then the columns are every field unless named with --columns)');
@@ -73,7 +74,7 @@ export async function run(opts: DownloadOptions, f: Factory): Promise<void> {
     }
   }
   // the side of a report is not known before its download: --columns may name a field of either
-  const plan = planColumns(planOutput({ ...opts.output, json, validate: opts.validate }, ['reportId'], columnNames(SIDES)), knownRequest(opts, f));
+  const plan = planColumns(planOutput({ ...opts.output, json, validate: opts.validate }, ['reportId'], columnNames(SIDES)), await knownRequest(opts, f));
   refuseBinaryOnTerminal(plan, f.stdout);
   const poll = pollOptionsFrom(opts.wait, f);
   const target = targetOf(plan, { reportId: id });

@@ -26,7 +26,7 @@ import { checkChunk, parseChunk } from '../report/windows.js';
 import { accountOf } from '../engine/load.js';
 import { scopeOf } from '../load/load.js';
 import { databaseIdentity, tableIdentity } from '../load/target.js';
-import { isObjectUrl, realTarget, withSettledPaths } from '../paths.js';
+import { isObjectUrl, realTarget, withSettledPaths, withSettledPathsAsync } from '../paths.js';
 import { targetFolders } from '../engine/plan.js';
 import { checkObjectOutput, prepareRun, type RunOptions } from './run.js';
 import type { WriteCheck } from '../export/sink.js';
@@ -96,7 +96,7 @@ function checkFile(opts: JobsOptions, f: Factory) {
 }
 
 /** `jobs list`, `validate` and `plan`: what the file holds, and what each job would do. */
-function answer(action: Exclude<JobsOptions['action'], 'run'>, { file, selected }: ReturnType<typeof checkFile>, parser: RunWordsParser, f: Factory): void {
+function answer(action: Exclude<JobsOptions['action'], 'run'>, { file, selected }: ReturnType<typeof checkFile>, parser: RunWordsParser, f: Factory): Promise<void> | void {
   if (action === 'list') {
     const names = selected.map((job) => job.name);
     f.stdout.write(f.globals.json ? `${JSON.stringify(names)}\n` : names.map((name) => `${name}\n`).join(''));
@@ -108,7 +108,7 @@ function answer(action: Exclude<JobsOptions['action'], 'run'>, { file, selected 
     return;
   }
   // (the plan reads each job's state and paths, and writes nothing: one pass, each folder asked once)
-  withSettledPaths(() => planJobs(selected, parser, f));
+  return withSettledPathsAsync(() => planJobs(selected, parser, f));
 }
 
 function loadFile(opts: JobsOptions, f: Factory): JobFile {
@@ -210,7 +210,9 @@ class SharedTargets {
     const f = this.f;
     const job = this.file.jobs[index] as FileJob;
     const state = prepared.flags.state;
-    if (state) {
+    if (state && isObjectUrl(state)) {
+      this.take(index, `state\0${state}`, 'state', state);
+    } else if (state) {
       const real = realTarget(state, f.cwd);
       this.takeFiles(index, 'state', dirname(real), [basename(real)], () => state);
     }
@@ -358,19 +360,21 @@ interface Outcome {
 
 /** What each job would do now: the engine's plan, from its state file as it is (no lock taken, no
  * request sent, nothing written). */
-function planJobs(jobs: readonly FileJob[], parser: RunWordsParser, f: Factory): void {
+async function planJobs(jobs: readonly FileJob[], parser: RunWordsParser, f: Factory): Promise<void> {
   const factories = new Map<string, Factory>();
   // each job's plan kept as its text (a few hundred bytes, where its windows' records were some
   // kilobytes), all written once every job is planned: the output is whole or absent
-  const texts = jobs.map((job) => {
+  const texts: string[] = [];
+  for (const job of jobs) texts.push(await planText(job));
+  async function planText(job: FileJob): Promise<string> {
     const opts = parser.parse(job.words);
     let jf = factories.get(job.profile);
     if (!jf) factories.set(job.profile, jf = createFactory(f, { ...f.globals, profile: job.profile, json: false }));
-    const windows = previewJob(prepareRun(opts, jf, 'look'), jf);
+    const windows = await previewJob(prepareRun(opts, jf, 'look'), jf);
     if (f.globals.json) return JSON.stringify({ job: job.name, profile: job.profile, windows });
     const fetch = windows.filter((w) => w.action !== 'skip').length;
     return `${job.name}: ${fetch} window${fetch === 1 ? '' : 's'} to fetch, ${windows.length - fetch} to skip\n${previewLines(windows).map((line) => `  ${line}\n`).join('')}`;
-  });
+  }
   // (the JSON is the document {"jobs": [...]} as JSON.stringify writes it)
   f.stdout.write(f.globals.json ? `{"jobs":[${texts.join(',')}]}\n` : texts.join(''));
 }

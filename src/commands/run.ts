@@ -46,7 +46,7 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
     await checkObjectOutput(job, f);
     return runJob(job, f);
   }
-  const windows = previewJob(job, f);
+  const windows = await previewJob(job, f);
   f.stdout.write(f.globals.json ? `${JSON.stringify({ windows })}\n` : previewLines(windows).map((line) => `${line}\n`).join(''));
 }
 

@@ -2,14 +2,17 @@
 // windows forgotten so that the next run fetches them again, and a dead run's lock removed, so
 // that nobody needs to edit the file by hand (edits are what the state's checks guard against).
 
-import { resolve } from 'node:path';
 import { DateTime } from 'luxon';
 import { CliError, EXIT, UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
-import { inspectLock, LockedError, removeLock, type LockState } from '../fs/lock.js';
+import { LockedError } from '../fs/lock.js';
+import { isObjectUrl } from '../paths.js';
+import { storeDeps } from '../engine/engine.js';
+import { stateStoreOf } from '../engine/stores/kinds.js';
+import type { LockView, StateStore } from '../engine/stores/store.js';
 import { safeLine } from '../io/safe-text.js';
 import { table } from '../io/table.js';
-import { RunState, readState, type StateDoc, type StateEntry } from '../engine/state.js';
+import { RunState, readStateOf, type StateDoc, type StateEntry } from '../engine/state.js';
 import { parisDate } from '../report/time.js';
 import { describeWindow } from '../report/windows.js';
 import { didYouMean } from '../suggest.js';
@@ -21,20 +24,21 @@ export type StateOptions =
   | { action: 'unlock'; file: string; force: boolean };
 
 export async function run(opts: StateOptions, f: Factory): Promise<void> {
-  const path = resolve(f.cwd, opts.file);
+  // a local file by its real path (the one a run locks), or an object in a bucket
+  const store = stateStoreOf(opts.file, storeDeps(f));
   switch (opts.action) {
     case 'show':
-      return show(path, f);
+      return show(store, f);
     case 'forget':
-      return forget(path, opts.windows, f);
+      return forget(store, opts.windows, f);
     case 'unlock':
-      return unlock(path, opts.force, f);
+      return unlock(store, opts.force, f);
   }
 }
 
-function existing(path: string): StateDoc {
-  const doc = readState(path);
-  if (!doc) throw new UsageError(`there is no state file at ${path}`, 'a run with --state FILE creates it');
+async function existing(store: StateStore): Promise<StateDoc> {
+  const doc = await readStateOf(store);
+  if (!doc) throw new UsageError(`there is no state ${isObjectUrl(store.name) ? 'object' : 'file'} at ${store.name}`, 'a run with --state FILE creates it');
   return doc;
 }
 
@@ -43,9 +47,10 @@ const periodOf = (entry: StateEntry) => describeWindow({ since: entry.sinceUnix,
 // ---------------------------------------------------------------------------------------------
 // show
 
-function show(path: string, f: Factory): void {
-  const doc = existing(path);
-  const lock = inspectLock(path, f.host, { now: f.now });
+async function show(store: StateStore, f: Factory): Promise<void> {
+  const path = store.name;
+  const doc = await existing(store);
+  const lock = await store.inspectLock();
   if (lock && !f.globals.quiet) f.stderr.write(`note: ${safeLine(lockNote(path, lock))}\n`);
   if (f.globals.json) {
     f.stdout.write(`${JSON.stringify(doc.windows, null, f.stdout.isTTY ? 2 : undefined)}\n`);
@@ -86,7 +91,7 @@ function show(path: string, f: Factory): void {
   f.stdout.write(text);
 }
 
-function lockNote(path: string, lock: LockState): string {
+function lockNote(path: string, lock: LockView): string {
   if (!lock.holder) return `${lock.path} exists but was not written by reporting (or cannot be read)`;
   const who = `process ${lock.holder.pid}${lock.local ? '' : ` on ${lock.holder.host}`}`;
   if (lock.stale) {
@@ -143,11 +148,12 @@ function select(path: string, doc: StateDoc, selectors: readonly Selector[]): St
   return doc.windows.filter((entry) => chosen.has(entry));
 }
 
-async function forget(path: string, words: readonly string[], f: Factory): Promise<void> {
+async function forget(store: StateStore, words: readonly string[], f: Factory): Promise<void> {
+  const path = store.name;
   const selectors = words.map(parseSelector);
   // the request recorded, to open the file as a run would (locked; another run's: LockedError)
-  const { request } = existing(path);
-  const state = RunState.open(path, request, { now: f.calendar.now, host: f.host, lock: { now: f.now } });
+  const { request } = await existing(store);
+  const state = await RunState.open(store, request, { now: f.calendar.now });
   let forgotten: StateEntry[];
   try {
     // chosen under the lock: what the file holds now
@@ -180,8 +186,9 @@ async function forget(path: string, words: readonly string[], f: Factory): Promi
 
 const seconds = (ms: number) => `${Math.max(0, Math.round(ms / 1000))} s`;
 
-function unlock(path: string, force: boolean, f: Factory): void {
-  const lock = inspectLock(path, f.host, { now: f.now });
+async function unlock(store: StateStore, force: boolean, f: Factory): Promise<void> {
+  const path = store.name;
+  const lock = await store.inspectLock();
   if (!lock) {
     if (f.globals.json) f.stdout.write(`${JSON.stringify({ lock: `${path}.lock`, removed: false, holder: null })}\n`);
     else if (!f.globals.quiet) f.stderr.write(`${path} is not locked: nothing to remove\n`);
@@ -198,12 +205,12 @@ function unlock(path: string, force: boolean, f: Factory): void {
     // a process we can see running is never unlocked, --force or not: stop it instead
     throw new LockedError(path, holder, `unlock removes a lock only when its holder is gone: stop process ${holder.pid} first, or let it finish`);
   } else if (!force) {
-    throw new LockedError(path, holder, `its holder on ${holder.host} touched it ${seconds(lock.ageMs)} ago (a run touches it every 30 s); if no run is going there, add --force`);
+    throw new LockedError(path, holder, `its holder on ${holder.host} ${lock.path.startsWith('s3://') ? 'renewed' : 'touched'} it ${seconds(lock.ageMs)} ago (a run does every ${seconds(lock.renewEveryMs)}); if no run is going there, add --force`);
   } else {
     why = `on another host, touched ${seconds(lock.ageMs)} ago; --force`;
   }
-  if (!removeLock(lock, f.host, { now: f.now })) {
-    const now = inspectLock(path, f.host, { now: f.now });
+  if (!await store.removeLock(lock)) {
+    const now = await store.inspectLock();
     if (now?.holder) throw new LockedError(path, now.holder);
     throw new CliError(`${lock.path} changed while it was being removed`, EXIT.usage, 'look again: `reporting state show` says who holds it');
   }

@@ -69,7 +69,7 @@ function endpointOf(env: ObjectStoreConfig['env']): string | undefined {
   return env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || undefined;
 }
 
-async function clientFor(config: ObjectStoreConfig): Promise<S3Client> {
+export async function clientFor(config: ObjectStoreConfig): Promise<S3Client> {
   const endpoint = endpointOf(config.env);
   const key = endpoint ?? '';
   let client = clients.get(key);

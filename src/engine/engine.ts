@@ -31,6 +31,8 @@ import { Recorder } from './record.js';
 import { tableSpecOf } from './load.js';
 import { RunState, stateRequestOf, type StateRequest } from './state.js';
 import { createView, type RunView } from './view.js';
+import { stateStoreOf } from './stores/kinds.js';
+import type { StoreDeps } from './stores/store.js';
 
 /** Runs `job`: with --state, against its state file (locked for the run). */
 export async function runJob(job: Job, f: Factory): Promise<void> {
@@ -41,8 +43,7 @@ export async function runJob(job: Job, f: Factory): Promise<void> {
   // what can be checked is, before the state file is locked
   precheck(job, { ...where, since: job.request.since });
   const output = recordedOutput(job, f);
-  // a symbolic link is followed: the file it names is read, locked and replaced; the link stays
-  const state = RunState.open(realTarget(job.flags.state, f.cwd), stateRequestOfJob(job, f, output, chunk), { now: f.calendar.now, host: f.host, fullRefresh: job.flags.fullRefresh, lock: { now: f.now } });
+  const state = await RunState.open(stateStoreOf(job.flags.state, storeDeps(f)), stateRequestOfJob(job, f, output, chunk), { now: f.calendar.now, fullRefresh: job.flags.fullRefresh });
   try {
     const start = state.start(job.flags.sinceAuto ? 'auto' : job.request.since, job.request.until, job.flags.lookbackDays, job.flags.startAt);
     // a start inside a recorded window (the lookback's days, a --since in mid-week) starts at that
@@ -54,6 +55,10 @@ export async function runJob(job: Job, f: Factory): Promise<void> {
     await state.close();
   }
 }
+
+/** What a state's store needs of the run: the process, the clock its lock is judged by, where
+ * a bucket's client finds its settings. */
+export const storeDeps = (f: Factory): StoreDeps => ({ cwd: f.cwd, host: f.host, env: f.env, configDir: configDir(f.env, f.host.platform), now: f.now, trace: f.trace });
 
 /** A DuckDB file the state's windows were loaded into, removed since: every window of the period
  * is loaded again (a Postgres table is checked window by window, as each is loaded). */

@@ -5,13 +5,13 @@
 
 import { configDir } from '../auth/store.js';
 import type { Factory } from '../factory.js';
-import { realTarget } from '../paths.js';
 import { checkChunk, parseChunk, windowArgs } from '../report/windows.js';
-import { journalKeyOf, recall, recordedOutput, stateRequestOfJob } from './engine.js';
+import { journalKeyOf, recall, recordedOutput, stateRequestOfJob, storeDeps } from './engine.js';
 import type { Job } from './job.js';
 import { Journal } from './journal.js';
 import { planRun, precheck } from './plan.js';
 import { RunState } from './state.js';
+import { stateStoreOf } from './stores/kinds.js';
 
 export interface PreviewWindow {
   /** as `run --since/--until` take them: Paris dates (first and last day), or Unix seconds for a
@@ -26,7 +26,7 @@ export interface PreviewWindow {
 }
 
 /** The windows `job` would fetch, resume or skip now. Sends no request, writes nothing. */
-export function previewJob(job: Job, f: Factory): PreviewWindow[] {
+export async function previewJob(job: Job, f: Factory): Promise<PreviewWindow[]> {
   const chunk = job.chunk ? parseChunk(job.chunk.chunk) : undefined;
   if (chunk) checkChunk(chunk, job.request.breakdowns);
   const where = { chunk, configDir: configDir(f.env, f.host.platform), cwd: f.cwd, platform: f.host.platform };
@@ -36,7 +36,7 @@ export function previewJob(job: Job, f: Factory): PreviewWindow[] {
   }
   precheck(job, { ...where, since: job.request.since });
   const output = recordedOutput(job, f);
-  const state = RunState.peek(realTarget(job.flags.state, f.cwd), stateRequestOfJob(job, f, output, chunk), { now: f.calendar.now, fullRefresh: job.flags.fullRefresh });
+  const state = await RunState.peek(stateStoreOf(job.flags.state, storeDeps(f)), stateRequestOfJob(job, f, output, chunk), { now: f.calendar.now, fullRefresh: job.flags.fullRefresh });
   const start = state.start(job.flags.sinceAuto ? 'auto' : job.request.since, job.request.until, job.flags.lookbackDays, job.flags.startAt);
   if (start.upToDate) return [];
   return render(planRun(job, { ...where, since: state.windowStartOf(start.since), state, lookbackFrom: start.lookbackFrom, recall: () => undefined }).windows);

@@ -8,7 +8,7 @@
 // The file is only ever replaced whole (atomic write) and only by the run holding its lock; between
 // two such writes, a large state's changes go to a log beside it (state-log.ts).
 
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { DateTime } from 'luxon';
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
@@ -16,8 +16,10 @@ import { isObjectUrl } from '../paths.js';
 import { SIDES, metricsWithField } from '../report/catalog.js';
 import { storedReportId } from '../api/schemas.js';
 import type { ReportRequest } from '../report/request.js';
-import { lockFile, type FileLock, type LockHost, type LockOptions } from '../fs/lock.js';
-import { applyChange, byWindow, indexOfWindow, replayLog, StateWriter, type Change, type EntryShape, type WriterStart } from './state-log.js';
+import type { LockHost, LockOptions } from '../fs/lock.js';
+import { applyChange, byWindow, indexOfWindow, type Change, type EntryShape, type WriterStart } from './state-log.js';
+import { FileStore, readStateText } from './stores/file.js';
+import type { StateStore, StateWrites, StoredState, StoreLock } from './stores/store.js';
 import { parisIso } from '../report/time.js';
 import type { Window } from '../report/windows.js';
 import { PARIS_ZONE } from '../report/paris.js';
@@ -111,29 +113,35 @@ const instant = (ms: number) => new Date(ms).toISOString();
  * the changes of its log (FILE.log) when a run was stopped before it folded them in: the state as
  * the next run sees it. */
 export function readState(path: string): StateDoc | undefined {
-  return loadState(path)?.doc;
+  return withLog(path, readStateText(path))?.doc;
+}
+
+/** The state a store holds, as readState reads a file. */
+export async function readStateOf(store: StateStore): Promise<StateDoc | undefined> {
+  return withLog(store.name, await store.read())?.doc;
+}
+
+interface Loaded {
+  doc: StateDoc;
+  /** the document's own text, when no log applied to it */
+  text?: string;
+  /** the format version it was written in */
+  version: number;
 }
 
 /** The state as read (its log applied), the document's own text when no log applied to it, and the
  * format version the file was written in. */
-function loadState(path: string): { doc: StateDoc; text?: string; version: number } | undefined {
-  const read = readDocument(path);
-  if (!read) return undefined;
+function withLog(name: string, stored: StoredState | undefined): Loaded | undefined {
+  if (!stored) return undefined;
+  const read = parseDocument(name, stored.text);
   const windows = [...read.doc.windows].sort(byWindow);
-  const logged = replayLog(path, read.text, windows, ENTRY_SHAPE);
-  if (!logged) return { doc: { ...read.doc, windows }, text: read.text, version: read.version };
+  const logged = stored.replay?.(windows, ENTRY_SHAPE);
+  if (!logged) return { doc: { ...read.doc, windows }, text: stored.text, version: read.version };
   const planned = logged.planned ?? read.doc.planned;
   return { doc: { ...read.doc, updatedAt: logged.at ?? read.doc.updatedAt, ...(planned ? { planned } : {}), windows: logged.windows }, version: read.version };
 }
 
-function readDocument(path: string): { doc: StateDoc; text: string; version: number } | undefined {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new UsageError(`cannot read the state file ${path}: ${(error as Error).message}`, 'give --state the path of a file (it is created on the first run)');
-  }
+function parseDocument(path: string, text: string): { doc: StateDoc; version: number } {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -159,7 +167,7 @@ function readDocument(path: string): { doc: StateDoc; text: string; version: num
   // version 1: the output's shape as it then always was
   const { request } = parsed.data;
   const doc = { ...parsed.data, version: STATE_VERSION, request: { columns: null, delimiter: ',', bom: false, excel: false, ...request } };
-  return { doc, text, version: parsed.data.version };
+  return { doc, version: parsed.data.version };
 }
 
 /** The output's shape as recorded: the columns (null: every field) and the CSV settings. */
@@ -480,10 +488,19 @@ export function planSteps(doc: StateDoc | undefined, windows: readonly Window[],
 
 export interface OpenOptions {
   now: () => number;
-  /** the process holding the lock (the Context's host) */
-  host: LockHost;
+  /** the process holding the lock (the Context's host): a local file's */
+  host?: LockHost;
   fullRefresh?: boolean;
+  /** a local file's lock (tests pose as another process) */
   lock?: LockOptions;
+}
+
+/** The store a RunState is opened on: a store, or the path of a local file (tests, tools). */
+function storeOf(target: StateStore | string, options: Pick<OpenOptions, 'now' | 'host' | 'lock'>): StateStore {
+  if (typeof target !== 'string') return target;
+  // (peek takes no lock)
+  const host: LockHost = options.host ?? { pid: 0, isAlive: () => true, atExit: () => () => {} };
+  return new FileStore(target, { cwd: '/', host, now: options.lock?.now ?? options.now, lock: options.lock });
 }
 
 export type EntryPatch = Partial<Pick<StateEntry, 'status' | 'reportId' | 'submittedAt' | 'attempts' | 'rows' | 'bytes' | 'sha256' | 'file' | 'etag' | 'finishedAt' | 'error' | 'submitting' | 'loaded'>>;
@@ -542,12 +559,12 @@ function changed(entry: StateEntry, patch: EntryPatch): EntryPatch {
 }
 
 export class RunState {
-  private readonly writer: StateWriter;
+  private readonly writer: StateWrites;
 
   private constructor(
-    readonly path: string,
+    private readonly store: StateStore,
     private current: StateDoc,
-    private readonly lock: FileLock,
+    private readonly lock: StoreLock,
     private readonly now: () => number,
     readonly fullRefresh: boolean,
     /** the file existed when the run began */
@@ -555,20 +572,26 @@ export class RunState {
     start: Omit<WriterStart, 'opening'>,
   ) {
     const opened = current;
-    this.writer = new StateWriter(path, () => this.current, { ...start, opening: () => `${JSON.stringify(opened, null, 2)}\n` });
+    this.writer = store.writes(() => this.current, { ...start, opening: () => `${JSON.stringify(opened, null, 2)}\n` });
+  }
+
+  /** The state as messages name it: a real path, or s3://BUCKET/KEY. */
+  get path(): string {
+    return this.store.name;
   }
 
   /**
-   * Locks `path` (LockedError, exit 2, when another live run holds it), reads it (with the log a
+   * Locks the state (LockedError, exit 2, when another live run holds it), reads it (with the log a
    * stopped run left), and checks it was written for `request` (a usage error saying what differs,
    * unless --full-refresh, which starts the file over).
    */
-  static open(path: string, request: StateRequest, options: OpenOptions): RunState {
-    const lock = lockFile(path, options.host, { now: options.now, ...options.lock });
+  static async open(target: StateStore | string, request: StateRequest, options: OpenOptions): Promise<RunState> {
+    const store = storeOf(target, options);
+    const lock = await store.lock();
     try {
-      const loaded = options.fullRefresh ? undefined : loadState(path);
+      const loaded = options.fullRefresh ? undefined : withLog(store.name, await store.read());
       const read = loaded?.doc;
-      if (read && loaded) checkRequest(path, read.request, request, loaded.version);
+      if (read && loaded) checkRequest(store.name, read.request, request, loaded.version);
       // a file from before --chunk (or the server) was recorded learns it now
       const existing = read && { ...read, request: { ...read.request, chunk: read.request.chunk === undefined ? request.chunk : read.request.chunk, server: read.request.server ?? request.server } };
       const at = instant(options.now());
@@ -576,26 +599,27 @@ export class RunState {
       // this run's changes can be logged against the file as it is if it is the document opened
       const text = existing === read ? loaded?.text : undefined;
       const replayed = loaded !== undefined && loaded.text === undefined;
-      return new RunState(path, doc, lock, options.now, Boolean(options.fullRefresh), existing !== undefined, { text, replayed });
+      return new RunState(store, doc, lock, options.now, Boolean(options.fullRefresh), existing !== undefined, { text, replayed });
     } catch (error) {
-      lock.release();
+      await lock.release();
       throw error;
     }
   }
 
   /**
-   * Reads `path` as `open` does, without taking its lock or writing anything: what a run would find
-   * there (`run --plan`, `jobs plan`). A file written for another request is the same usage error.
-   * Its writes are never called: nothing is recorded.
+   * Reads the state as `open` does, without taking its lock or writing anything: what a run would
+   * find there (`run --plan`, `jobs plan`). A file written for another request is the same usage
+   * error. Its writes are never called: nothing is recorded.
    */
-  static peek(path: string, request: StateRequest, options: Pick<OpenOptions, 'now' | 'fullRefresh'>): RunState {
-    const loaded = options.fullRefresh ? undefined : loadState(path);
+  static async peek(target: StateStore | string, request: StateRequest, options: Pick<OpenOptions, 'now' | 'fullRefresh'>): Promise<RunState> {
+    const store = storeOf(target, options);
+    const loaded = options.fullRefresh ? undefined : withLog(store.name, await store.read());
     const read = loaded?.doc;
-    if (loaded) checkRequest(path, loaded.doc.request, request, loaded.version);
+    if (loaded) checkRequest(store.name, loaded.doc.request, request, loaded.version);
     const at = instant(options.now());
     const doc: StateDoc = read ?? { version: STATE_VERSION, createdAt: at, updatedAt: at, request, windows: [] };
-    const noLock = { path, release() {} } as unknown as FileLock;
-    return new RunState(path, doc, noLock, options.now, Boolean(options.fullRefresh), read !== undefined, { text: undefined, replayed: false });
+    const noLock: StoreLock = { release: async () => {} };
+    return new RunState(store, doc, noLock, options.now, Boolean(options.fullRefresh), read !== undefined, { text: undefined, replayed: false });
   }
 
   get doc(): StateDoc {
@@ -712,6 +736,6 @@ export class RunState {
    * error that stopped the run. */
   async close(): Promise<void> {
     await this.writer.close();
-    this.lock.release();
+    await this.lock.release();
   }
 }

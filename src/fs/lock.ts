@@ -26,7 +26,7 @@ import type { Host } from '../host.js';
 import { tempPathFor } from './atomic.js';
 
 /** how often a holder touches its lock, and how long a lock of another host may stay untouched */
-const HEARTBEAT_MS = 30_000;
+export const HEARTBEAT_MS = 30_000;
 export const FOREIGN_STALE_MS = 5 * 60_000;
 /** with maxHoldMs: a lock dated further ahead than this is taken over at once */
 const FUTURE_SLACK_MS = 2_000;

@@ -47,7 +47,7 @@ const first = 1767222000; // 2026-01-01T00:00:00+01:00
 const windows = Array.from({ length: Number(count) }, (_, i) => ({ since: first + i * 3600, until: first + i * 3600 + 3599 }));
 const before = wchar();
 const started = performance.now();
-const state = RunState.open(path, request, { now: Date.now, host });
+const state = await RunState.open(path, request, { now: Date.now, host });
 await state.pending(windows);
 let next = 0;
 async function worker() {

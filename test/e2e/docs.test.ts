@@ -3,7 +3,9 @@
 // anything an example writes under ~ stay there), logged in to one sandbox on 127.0.0.1 port 0.
 // The rules and the markers are in test/helpers/examples.ts. One substitution is made, and only
 // one: the sandbox's default address, http://127.0.0.1:8787 (what `reporting sandbox` listens on
-// in the README's "try it"), becomes the test sandbox's address. Nothing else is rewritten.
+// in the README's "try it"), becomes the test sandbox's address. Nothing else is rewritten. An
+// example naming s3:// runs against moto on 127.0.0.1 (its buckets created, its endpoint and keys
+// in the environment, as a user's shell would have them), or is skipped where moto is missing.
 
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,6 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { BIN, NODE, collect, runCli } from '../helpers/cli.js';
 import { extractAll, programsOf, type Block } from '../helpers/examples.js';
+import { MOTO, startMoto, type Moto } from '../helpers/moto.js';
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SANDBOX_DEFAULT = 'http://127.0.0.1:8787';
@@ -32,9 +36,13 @@ function have(program: string): boolean {
   if (!known.has(program)) known.set(program, spawnSync('bash', ['-c', `command -v ${program}`], { stdio: 'ignore' }).status === 0);
   return known.get(program) as boolean;
 }
+const usesBucket = (block: Block) => block.commands.some((command) => command.text.includes('s3://'));
 function missingTools(block: Block): string[] {
-  return [...new Set(block.commands.flatMap((command) => programsOf(command.text)).filter((program) => !have(program)))];
+  const bucket = usesBucket(block) && !MOTO ? ['moto_server'] : [];
+  return [...new Set([...block.commands.flatMap((command) => programsOf(command.text)).filter((program) => !have(program)), ...bucket])];
 }
+/** The buckets the examples that run name: created on moto before they run. */
+const BUCKETS = [...new Set(runnable.filter(usesBucket).flatMap((block) => block.commands.flatMap((command) => [...command.text.matchAll(/s3:\/\/([a-z0-9][a-z0-9.-]{2,62})\//g)].map((match) => match[1] as string))))];
 
 const skipped: string[] = [];
 for (const block of examples) {
@@ -49,12 +57,17 @@ describe('the examples of README.md and docs/', () => {
   });
 
   let sandbox: Sandbox;
+  let moto: Moto | undefined;
   let bin: string;
   const homes = new Map<string, string>();
   const made: string[] = [];
 
   beforeAll(async () => {
     sandbox = await startSandbox({ host: '127.0.0.1', port: 0, readyDelayMs: 0 });
+    if (MOTO && BUCKETS.length) {
+      moto = await startMoto();
+      for (const bucket of BUCKETS) await (moto as Moto).s3.send(new CreateBucketCommand({ Bucket: bucket }));
+    }
     // `reporting` on PATH, as `npm install -g .` would put it
     bin = mkdtempSync(join(tmpdir(), 'reporting-docs-bin-'));
     made.push(bin);
@@ -66,10 +79,11 @@ describe('the examples of README.md and docs/', () => {
       writeFileSync(duckdb, `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(join(ROOT, 'test', 'helpers', 'duckdb-cli.mjs'))} "$@"\n`);
       chmodSync(duckdb, 0o755);
     }
-  });
+  }, 60_000);
 
   afterAll(async () => {
     await sandbox?.close();
+    await moto?.close();
     for (const dir of made) rmSync(dir, { recursive: true, force: true });
     const ran = runnable.length - skipped.filter((line) => line.includes(': needs ')).length;
     const notes = DUCKDB_STANDIN ? ['  (duckdb: not installed; its examples ran on test/helpers/duckdb-cli.mjs, the same engine)'] : [];
@@ -107,7 +121,7 @@ describe('the examples of README.md and docs/', () => {
       });
       const child = spawn('bash', ['-c', script.join('\n')], {
         cwd: home,
-        env: { PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: home, NO_COLOR: '1', LANG: 'C.UTF-8' },
+        env: { PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: home, NO_COLOR: '1', LANG: 'C.UTF-8', ...(moto && usesBucket(block) ? moto.env : {}) },
         stdio: ['pipe', 'pipe', 'pipe'],
       });
       const result = await collect(child, { timeoutMs: 90_000 });

@@ -23,7 +23,7 @@ const { RunState } = await import(module);
 const { HOST } = await import(hostModule);
 let state;
 try {
-  state = RunState.open(path, JSON.parse(request), { now: Date.now, host: HOST });
+  state = await RunState.open(path, JSON.parse(request), { now: Date.now, host: HOST });
 } catch (error) {
   process.stdout.write(JSON.stringify({ won: false, code: error.exitCode, message: error.message, hint: error.hint }) + '\\n');
   process.exit(error.exitCode ?? 1);
@@ -87,7 +87,7 @@ describe('the state lock', () => {
     const win = runs[said.indexOf(winner)];
     win?.child.stdin?.end();
     expect(await win?.exited).toBe(0);
-    const third = RunState.open(path, REQUEST, { now: Date.now, host: HOST });
+    const third = await RunState.open(path, REQUEST, { now: Date.now, host: HOST });
     await third.close();
   });
 

@@ -59,7 +59,7 @@ async function nightlyRun(sandbox: Sandbox, dir: string, night: Night): Promise<
   }, f.now());
   const template = join(dir, 'out', 'buyer-{since}.csv');
   const shape = requestFor(0);
-  const state = RunState.open(join(dir, 'buyer.state.json'), stateRequestOf(shape, 'csv', template), { now: f.now, host: f.host });
+  const state = await RunState.open(join(dir, 'buyer.state.json'), stateRequestOf(shape, 'csv', template), { now: f.now, host: f.host });
   try {
     const start = state.start(night.since === 'auto' ? 'auto' : Math.floor(DateTime.fromISO(night.since, { zone: PARIS }).toSeconds()), shape.until, 3);
     if (start.upToDate) return events;

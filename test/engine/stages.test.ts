@@ -68,7 +68,7 @@ describe('plan: the windows, each with its step and why', () => {
   it('with a state file: done is skipped, submitted resumed by its ID, failed retried, the rest submitted', async () => {
     const dir = tempDir();
     const spec = job({ since: '2026-11-01', until: '2026-11-04', output: 'd-{since}.csv', chunk: 'day', state: 's.json' });
-    const state = RunState.open(join(dir, 's.json'), stateRequestOf(spec.request, 'csv', join(dir, 'd-{since}.csv'), 'day'), { now: () => NOW, host: HOST });
+    const state = await RunState.open(join(dir, 's.json'), stateRequestOf(spec.request, 'csv', join(dir, 'd-{since}.csv'), 'day'), { now: () => NOW, host: HOST });
     try {
       const file = join(dir, 'd-2026-11-01.csv');
       writeFileSync(file, 'x');
@@ -179,7 +179,7 @@ describe('record: what the state file says', () => {
     const dir = tempDir();
     const spec = job({ since: '2026-11-01', until: '2026-11-03', output: 'all.csv', chunk: 'day', state: 's.json' });
     const path = join(dir, 's.json');
-    const state = RunState.open(path, stateRequestOf(spec.request, 'csv', join(dir, 'all.csv'), 'day'), { now: () => NOW, host: HOST });
+    const state = await RunState.open(path, stateRequestOf(spec.request, 'csv', join(dir, 'all.csv'), 'day'), { now: () => NOW, host: HOST });
     const events: LogEvent[] = [];
     const recorder = new Recorder(silentView(events), state, undefined, () => undefined, new AbortController().signal);
     const [a, b, c] = [day('2026-11-01'), day('2026-11-02'), day('2026-11-03')];

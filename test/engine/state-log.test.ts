@@ -34,7 +34,7 @@ describe('the log of a large state (FILE.log)', () => {
     const path = join(tempDir(), 'planned.state.json');
     const windows = hours(100);
     const period = { since: (windows[0] as Window).since, until: (windows[99] as Window).until };
-    const state = RunState.open(path, REQUEST, { now, host: HOST });
+    const state = await RunState.open(path, REQUEST, { now, host: HOST });
     await state.pending(windows, period);
     await state.submitted(windows[0] as Window, 'r1');
     // on disk: the document as opened (no period), and the log that says it
@@ -52,7 +52,7 @@ describe('the log of a large state (FILE.log)', () => {
 
   it('a logged period that is not one is a damaged log', async () => {
     const path = join(tempDir(), 'bad-planned.state.json');
-    const state = RunState.open(path, REQUEST, { now, host: HOST });
+    const state = await RunState.open(path, REQUEST, { now, host: HOST });
     await state.pending(hours(40));
     const copy = crashCopy(path);
     appendFileSync(`${copy}.log`, '{"at":"2026-11-21T05:00:00.000Z","planned":{"sinceUnix":5,"untilUnix":1,"since":"x","until":"y","at":"2026-11-21T05:00:00.000Z"}}\n');
@@ -64,7 +64,7 @@ describe('the log of a large state (FILE.log)', () => {
     const path = join(tempDir(), 'year.state.json');
     const log = `${path}.log`;
     const windows = hours(200);
-    const state = RunState.open(path, REQUEST, { now, host: HOST });
+    const state = await RunState.open(path, REQUEST, { now, host: HOST });
     await state.pending(windows);
     const opened = readFileSync(path, 'utf8');
     expect(raw(path).windows).toEqual([]);
@@ -89,7 +89,7 @@ describe('the log of a large state (FILE.log)', () => {
 
   it(`a small state (up to ${SMALL_WINDOWS} windows) is rewritten whole at every change, as before: no log`, async () => {
     const path = join(tempDir(), 'small.state.json');
-    const state = RunState.open(path, REQUEST, { now, host: HOST });
+    const state = await RunState.open(path, REQUEST, { now, host: HOST });
     const [window] = hours(1) as [Window];
     await state.pending([window]);
     await state.submitted(window, 'r1');
@@ -101,7 +101,7 @@ describe('the log of a large state (FILE.log)', () => {
   it('after a crash, the next run sees every change acknowledged; a torn last line is ignored; its first write folds the log', async () => {
     const path = join(tempDir(), 'crash.state.json');
     const windows = hours(50);
-    const state = RunState.open(path, REQUEST, { now, host: HOST });
+    const state = await RunState.open(path, REQUEST, { now, host: HOST });
     await state.pending(windows);
     for (const window of windows.slice(0, 20)) {
       await state.submitted(window, `r${window.since}`);
@@ -112,7 +112,7 @@ describe('the log of a large state (FILE.log)', () => {
     await state.close();
     appendFileSync(`${crashed}.log`, '{"at":"2026-11-21T05:00:00.000Z","set":[[1767294000,1767297599,{"status":"do');
 
-    const next = RunState.open(crashed, REQUEST, { now, host: HOST });
+    const next = await RunState.open(crashed, REQUEST, { now, host: HOST });
     expect(next.doc.windows.map((w) => w.status)).toEqual([...Array(20).fill('done'), 'submitted', ...Array(29).fill('pending')]);
     expect(next.plan(windows.slice(19, 22)).map((step) => step.action)).toEqual(['skip', 'resume', 'submit']);
     await next.submitted(windows[21] as Window, 'r-twenty-one');
@@ -127,7 +127,7 @@ describe('the log of a large state (FILE.log)', () => {
   it('a log left beside a document that already holds it (a crash after the fold) is not applied again', async () => {
     const path = join(tempDir(), 'folded.state.json');
     const windows = hours(40);
-    const state = RunState.open(path, REQUEST, { now, host: HOST });
+    const state = await RunState.open(path, REQUEST, { now, host: HOST });
     await state.pending(windows);
     await state.submitted(windows[0] as Window, 'r0');
     const midRun = readFileSync(`${path}.log`);
@@ -146,7 +146,7 @@ describe('the log of a large state (FILE.log)', () => {
   it('a damaged line that is not the last is a usage error naming the line, and the lock is released', async () => {
     const path = join(tempDir(), 'damaged.state.json');
     const windows = hours(40);
-    const state = RunState.open(path, REQUEST, { now, host: HOST });
+    const state = await RunState.open(path, REQUEST, { now, host: HOST });
     await state.pending(windows);
     await state.submitted(windows[0] as Window, 'r0');
     const crashed = crashCopy(path);
@@ -159,7 +159,7 @@ describe('the log of a large state (FILE.log)', () => {
     ];
     for (const [line, message] of cases) {
       writeFileSync(`${crashed}.log`, [lines[0], line, ...lines.slice(1)].join('\n'));
-      expect(() => RunState.open(crashed, REQUEST, { now, host: HOST })).toThrowError(expect.objectContaining({
+      await expect(RunState.open(crashed, REQUEST, { now, host: HOST })).rejects.toThrowError(expect.objectContaining({
         exitCode: EXIT.usage,
         message: expect.stringMatching(message),
         hint: expect.stringContaining(`delete ${crashed}.log`),
@@ -167,7 +167,7 @@ describe('the log of a large state (FILE.log)', () => {
       expect(existsSync(`${crashed}.lock`)).toBe(false);
     }
     // --full-refresh starts over whatever the log says
-    const fresh = RunState.open(crashed, REQUEST, { now, host: HOST, fullRefresh: true });
+    const fresh = await RunState.open(crashed, REQUEST, { now, host: HOST, fullRefresh: true });
     await fresh.pending(hours(1));
     await fresh.close();
     expect(readState(crashed)?.windows).toHaveLength(1);

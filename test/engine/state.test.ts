@@ -295,7 +295,7 @@ describe('the state file', () => {
     const path = join(dir, 'nightly.state.json');
     const file = join(dir, 'buyer-2026-11-19.csv');
     writeFileSync(file, 'date,displays\n');
-    const state = RunState.open(path, REQUEST, { now, host: HOST });
+    const state = await RunState.open(path, REQUEST, { now, host: HOST });
     const [first, second] = days('2026-11-19', '2026-11-20') as [Window, Window];
     await state.pending([first, second]);
     await state.submitted(first, '5f0c01');
@@ -317,7 +317,7 @@ for w in doc["windows"]:
       `2026-11-20T00:00:00+01:00 2026-11-20T23:59:59+01:00 ${second.since} ${second.until} failed 5f0c02 1 None None None too much data True True`,
     ]);
     // the next run reads it back and plans from it
-    const next = RunState.open(path, REQUEST, { now, host: HOST });
+    const next = await RunState.open(path, REQUEST, { now, host: HOST });
     expect(summary(next.plan([first, second]))).toEqual(['2026-11-19 skip', '2026-11-20 retry']);
     await next.submitted(second, '5f0c03');
     expect(next.entry(second)).toMatchObject({ status: 'submitted', reportId: '5f0c03', attempts: 2, error: null });
@@ -326,7 +326,7 @@ for w in doc["windows"]:
 
   it('days inside a week recorded with another --chunk are not recorded again', async () => {
     const path = join(tempDir(), 'w.json');
-    const state = RunState.open(path, REQUEST, { now, host: HOST });
+    const state = await RunState.open(path, REQUEST, { now, host: HOST });
     const week: Window = { since: day('2026-11-09').since, until: day('2026-11-15').until };
     await state.submitted(week, 'w');
     await state.done(week, { rows: 1, bytes: 1, sha256: null, file: null });
@@ -340,7 +340,7 @@ for w in doc["windows"]:
 
   it('a split replaces the window by its two halves', async () => {
     const path = join(tempDir(), 's.json');
-    const state = RunState.open(path, REQUEST, { now, host: HOST });
+    const state = await RunState.open(path, REQUEST, { now, host: HOST });
     const week: Window = { since: day('2026-11-16').since, until: day('2026-11-22').until };
     const halves: [Window, Window] = [{ since: week.since, until: day('2026-11-19').until }, { since: day('2026-11-20').since, until: week.until }];
     await state.submitted(week, 'big');
@@ -353,11 +353,11 @@ for w in doc["windows"]:
 
   it('refuses a state file written for another request, saying what differs', async () => {
     const path = join(tempDir(), 'nightly.state.json');
-    const state = RunState.open(path, REQUEST, { now, host: HOST });
+    const state = await RunState.open(path, REQUEST, { now, host: HOST });
     await state.pending([day('2026-11-20')]);
     await state.close();
     const other: StateRequest = { ...REQUEST, metrics: ['displays'], filters: { campaignId: ['7', '42'] }, format: 'ndjson' };
-    expect(() => RunState.open(path, other, { now, host: HOST })).toThrowError(
+    await expect(RunState.open(path, other, { now, host: HOST })).rejects.toThrowError(
       expect.objectContaining({
         exitCode: EXIT.usage,
         message: `the state file ${path} was written for another request: metrics are displays here, displays,clicks in the state file; the format is ndjson here, csv in the state file`,
@@ -365,7 +365,7 @@ for w in doc["windows"]:
       }),
     );
     // the refusal released the lock, and --full-refresh starts the file over for the new request
-    const fresh = RunState.open(path, other, { now, host: HOST, fullRefresh: true });
+    const fresh = await RunState.open(path, other, { now, host: HOST, fullRefresh: true });
     expect(fresh.doc.windows).toEqual([]);
     await fresh.update(day('2026-11-20'), {});
     await fresh.close();
@@ -376,12 +376,12 @@ for w in doc["windows"]:
     const dir = tempDir();
     const notAFolder = join(dir, 'file');
     writeFileSync(notAFolder, '');
-    expect(() => RunState.open(join(notAFolder, 'state.json'), REQUEST, { now, host: HOST })).toThrowError(
+    await expect(RunState.open(join(notAFolder, 'state.json'), REQUEST, { now, host: HOST })).rejects.toThrowError(
       expect.objectContaining({ exitCode: EXIT.internal, message: expect.stringMatching(/^cannot lock .*state\.json: E/) }),
     );
     // its folder replaced by a file while the run goes on
     const folder = join(dir, 'states');
-    const state = RunState.open(join(folder, 'state.json'), REQUEST, { now, host: HOST });
+    const state = await RunState.open(join(folder, 'state.json'), REQUEST, { now, host: HOST });
     await state.pending([day('2026-11-20')]);
     rmSync(folder, { recursive: true });
     writeFileSync(folder, '');
@@ -428,10 +428,10 @@ for w in doc["windows"]:
       const path = join(dir, 'state.json');
       writeFileSync(path, text);
       expect(() => readState(path)).toThrowError(message);
-      expect(() => RunState.open(path, REQUEST, { now, host: HOST })).toThrowError(UsageError);
+      await expect(RunState.open(path, REQUEST, { now, host: HOST })).rejects.toThrowError(UsageError);
       // never left locked, nor rewritten
       expect(readFileSync(path, 'utf8')).toBe(text);
-      await RunState.open(path, REQUEST, { now, host: HOST, fullRefresh: true }).close();
+      await (await RunState.open(path, REQUEST, { now, host: HOST, fullRefresh: true })).close();
     }
   });
 });

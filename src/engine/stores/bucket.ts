@@ -1,0 +1,361 @@
+// The state in a bucket (`--state s3://BUCKET/KEY`): for pods with no disk of their own. The same
+// document as a local file, written whole at each change by a conditional PutObject: If-Match on
+// the ETag this run read or wrote last, If-None-Match: * when there was none. A write that finds
+// another ETag lost a race (someone changed the state since): it is refused, never overwritten.
+//
+// The lock is a lease, the object KEY.lock: created with If-None-Match: *, renewed by its holder
+// every third of its time (If-Match on its own ETag), released by a delete (If-Match). A lease not
+// renewed for its time (REPORTING_STATE_LEASE, 60 s by default) belongs to a run that is gone (a
+// killed pod): the next run takes it over, with If-Match on the ETag it judged, so that of two
+// takers one wins. Pods' clocks are taken to agree (NTP) within a fraction of the lease.
+
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { z } from 'zod';
+import { parseDuration, formatDuration } from '../../duration.js';
+import { CliError, EXIT, UsageError } from '../../errors.js';
+import { clientFor, objectError } from '../../destinations/objects.js';
+import { LockedError, type Holder } from '../../fs/lock.js';
+import { loadS3 } from '../../lazy.js';
+import { parseObjectUrl, type ObjectUrl } from '../../paths.js';
+import type { WriterStart } from '../state-log.js';
+import type { LockView, StateStore, StateWrites, StoreDeps, StoredState, StoreLock } from './store.js';
+
+export const DEFAULT_LEASE_MS = 60_000;
+const LEASE_BOUNDS = { min: 1000, max: 3_600_000 };
+/** a state document larger than this is not read (a state of 10 years of hourly windows is ~50 MB) */
+const MAX_STATE_BYTES = 256 << 20;
+
+const leaseSchema = z.object({
+  pid: z.number().int(),
+  host: z.string(),
+  nonce: z.string(),
+  since: z.string(),
+  renewedAt: z.string(),
+  leaseMs: z.number().int().positive(),
+});
+type Lease = z.infer<typeof leaseSchema>;
+
+interface SdkError { name?: string; $metadata?: { httpStatusCode?: number } }
+const statusOf = (error: unknown) => (error as SdkError | undefined)?.$metadata?.httpStatusCode;
+const nameOf = (error: unknown) => (error as SdkError | undefined)?.name;
+/** another writer got there first: 412, or 409 when two conditional writes overlap on S3 */
+const lostRace = (error: unknown) => statusOf(error) === 412 || statusOf(error) === 409 || nameOf(error) === 'PreconditionFailed';
+const missing = (error: unknown) => statusOf(error) === 404 || nameOf(error) === 'NoSuchKey' || nameOf(error) === 'NotFound';
+
+/** The state changed in the bucket since this run read it: another run, or a hand. Exit 2. */
+export class StateChangedError extends CliError {
+  constructor(url: string) {
+    super(
+      `the state ${url} was changed by someone else since this run read it: not overwritten`,
+      EXIT.usage,
+      'another run wrote it (two runs on one state, or a lease taken over after this run stalled); run again: the next run reads what is there',
+    );
+  }
+}
+
+/** REPORTING_STATE_LEASE: how long a lease lives unrenewed. */
+export function leaseMsOf(env: Readonly<Record<string, string | undefined>>): number {
+  const text = env.REPORTING_STATE_LEASE;
+  return text === undefined || text.trim() === '' ? DEFAULT_LEASE_MS : parseDuration(text, 'REPORTING_STATE_LEASE', LEASE_BOUNDS);
+}
+
+export class BucketStore implements StateStore {
+  readonly name: string;
+  private readonly url: ObjectUrl;
+  private readonly lockUrl: ObjectUrl;
+  /** the ETag of the document as this run last read or wrote it; null: there was none; undefined: not asked */
+  private etag: string | null | undefined;
+  private readonly leaseMs: number;
+  /** the lease this run holds: once lost, nothing it writes may land */
+  held: { lost: boolean } | undefined;
+
+  constructor(target: string, private readonly deps: Pick<StoreDeps, 'env' | 'configDir' | 'host' | 'now' | 'trace'>) {
+    this.url = parseObjectUrl(target);
+    if (this.url.key.endsWith('/')) throw new UsageError(`--state ${target} names a folder of the bucket, not an object`, `give the object's key, e.g. ${target}buyer.state.json`);
+    this.name = this.url.url;
+    this.lockUrl = { ...this.url, url: `${this.url.url}.lock`, key: `${this.url.key}.lock` };
+    this.leaseMs = leaseMsOf(deps.env);
+  }
+
+  private client(): Promise<S3Client> {
+    return clientFor({ env: this.deps.env, configDir: this.deps.configDir, host: this.deps.host, trace: this.deps.trace });
+  }
+
+  private trace(line: string): void {
+    this.deps.trace?.(`  s3 ${this.name}: ${line}`);
+  }
+
+  /** The object's text and ETag, or undefined when there is none. */
+  private async get(url: ObjectUrl, doing: string): Promise<{ text: string; etag: string; modified?: Date } | undefined> {
+    const s3 = await loadS3();
+    const client = await this.client();
+    try {
+      const got = await client.send(new s3.GetObjectCommand({ Bucket: url.bucket, Key: url.key }));
+      if ((got.ContentLength ?? 0) > MAX_STATE_BYTES) throw new UsageError(`the state ${url.url} is ${got.ContentLength} bytes, more than a state can be (${MAX_STATE_BYTES} bytes)`, 'use another --state');
+      const text = (await got.Body?.transformToString('utf8')) ?? '';
+      return { text, etag: got.ETag ?? '', modified: got.LastModified };
+    } catch (error) {
+      if (missing(error)) return undefined;
+      throw objectError(error, url.url, doing);
+    }
+  }
+
+  async read(): Promise<StoredState | undefined> {
+    const got = await this.get(this.url, 'read the state');
+    this.etag = got ? got.etag : null;
+    this.trace(got ? `read (${Buffer.byteLength(got.text)} bytes, ETag ${got.etag})` : 'no state yet');
+    return got && { text: got.text };
+  }
+
+  /** Replaces the document, if it is still the one this run knows (or still absent). */
+  async put(text: string): Promise<void> {
+    const s3 = await loadS3();
+    const client = await this.client();
+    if (this.etag === undefined) {
+      // --full-refresh did not read it: what is there now is what this run replaces
+      try {
+        const head = await client.send(new s3.HeadObjectCommand({ Bucket: this.url.bucket, Key: this.url.key }));
+        this.etag = head.ETag ?? null;
+      } catch (error) {
+        if (!missing(error)) throw objectError(error, this.name, 'read the state');
+        this.etag = null;
+      }
+    }
+    if (this.held?.lost) throw new CliError(`lost the lock of the state ${this.name}: its lease could not be renewed in time, or was taken over`, EXIT.usage, 'the run stalled for longer than its lease (REPORTING_STATE_LEASE): run again');
+    const condition = this.etag === null ? { IfNoneMatch: '*' } : { IfMatch: this.etag };
+    try {
+      const put = await client.send(new s3.PutObjectCommand({ Bucket: this.url.bucket, Key: this.url.key, Body: text, ContentType: 'application/json', ...condition }));
+      this.etag = put.ETag ?? null;
+      this.trace(`written (${Buffer.byteLength(text)} bytes, ${this.etag === null ? 'no ETag' : `ETag ${this.etag}`})`);
+    } catch (error) {
+      if (!lostRace(error)) throw objectError(error, this.name, 'write the state');
+      // a write retried after its answer was lost finds itself there: it is this run's
+      const now = await this.get(this.url, 'read the state');
+      if (now && now.text === text) {
+        this.etag = now.etag;
+        return;
+      }
+      throw new StateChangedError(this.name);
+    }
+  }
+
+  async lock(): Promise<StoreLock> {
+    const lease = new LeaseLock(this, this.lockUrl, this.leaseMs);
+    await lease.take();
+    this.held = lease;
+    return lease;
+  }
+
+  writes(document: () => { windows: readonly unknown[] }, start: WriterStart): StateWrites {
+    return new BucketWrites(this, document, start.text !== undefined || start.replayed);
+  }
+
+  /** The lease at KEY.lock, as read, or undefined. */
+  async readLease(): Promise<{ lease: Lease | undefined; etag: string; modified?: Date } | undefined> {
+    const got = await this.get(this.lockUrl, 'read the lock of');
+    if (!got) return undefined;
+    let lease: Lease | undefined;
+    try {
+      const parsed = leaseSchema.safeParse(JSON.parse(got.text));
+      lease = parsed.success ? parsed.data : undefined;
+    } catch {
+      lease = undefined;
+    }
+    return { lease, etag: got.etag, modified: got.modified };
+  }
+
+  /** Writes the lease: created (no ETag) or replacing the one of `etag`. Its new ETag, or
+   * undefined when another writer got there first. */
+  async writeLease(lease: Lease, etag: string | undefined): Promise<string | undefined> {
+    const s3 = await loadS3();
+    const client = await this.client();
+    try {
+      const put = await client.send(new s3.PutObjectCommand({
+        Bucket: this.lockUrl.bucket, Key: this.lockUrl.key, Body: `${JSON.stringify(lease)}\n`, ContentType: 'application/json',
+        ...(etag === undefined ? { IfNoneMatch: '*' } : { IfMatch: etag }),
+      }));
+      return put.ETag ?? '';
+    } catch (error) {
+      if (lostRace(error) || (etag !== undefined && missing(error))) return undefined;
+      throw objectError(error, this.lockUrl.url, 'lock');
+    }
+  }
+
+  /** Deletes the lease if it is still the one of `etag`. */
+  async deleteLease(etag: string): Promise<boolean> {
+    const s3 = await loadS3();
+    const client = await this.client();
+    try {
+      await client.send(new s3.DeleteObjectCommand({ Bucket: this.lockUrl.bucket, Key: this.lockUrl.key, IfMatch: etag }));
+      return true;
+    } catch (error) {
+      if (lostRace(error) || missing(error)) return false;
+      throw objectError(error, this.lockUrl.url, 'unlock');
+    }
+  }
+
+  /** When a lease read ends: its holder's renewal plus its time; a lease this tool did not write,
+   * its last change plus the default time. */
+  expiryOf(found: { lease: Lease | undefined; modified?: Date }): number {
+    if (found.lease) return Date.parse(found.lease.renewedAt) + found.lease.leaseMs;
+    return (found.modified?.getTime() ?? 0) + this.leaseMs;
+  }
+
+  async inspectLock(): Promise<LockView | undefined> {
+    const found = await this.readLease();
+    if (!found) return undefined;
+    const now = this.deps.now();
+    const renewed = found.lease ? Date.parse(found.lease.renewedAt) : found.modified?.getTime() ?? 0;
+    return {
+      path: this.lockUrl.url,
+      holder: found.lease && holderOf(found.lease),
+      local: false,
+      stale: now > this.expiryOf(found),
+      ageMs: now - renewed,
+      renewEveryMs: Math.round((found.lease?.leaseMs ?? this.leaseMs) / 3),
+      seen: found.etag,
+    };
+  }
+
+  async removeLock(found: LockView): Promise<boolean> {
+    return this.deleteLease(found.seen as string);
+  }
+
+  /** Makes the deps' clock and the process known to the lease. */
+  get host() {
+    return this.deps.host;
+  }
+
+  get now() {
+    return this.deps.now;
+  }
+}
+
+const holderOf = (lease: Lease): Holder => ({ pid: lease.pid, host: lease.host, nonce: lease.nonce, since: lease.since });
+
+/** The lock of a run on a state in a bucket: a lease renewed while the run lives. */
+class LeaseLock implements StoreLock {
+  private etag: string | undefined;
+  private lease: Lease | undefined;
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private renewing: Promise<void> | undefined;
+  /** the lease was taken over, or could not be renewed within its time */
+  lost = false;
+  private forget: () => void = () => {};
+
+  constructor(private readonly store: BucketStore, private readonly url: ObjectUrl, private readonly leaseMs: number) {}
+
+  async take(): Promise<void> {
+    const now = this.store.now();
+    const lease: Lease = { pid: this.store.host.pid, host: hostname(), nonce: randomBytes(8).toString('hex'), since: new Date(now).toISOString(), renewedAt: new Date(now).toISOString(), leaseMs: this.leaseMs };
+    // three rounds: a lease taken over by someone else meanwhile is judged again
+    for (let round = 0; round < 3; round++) {
+      let etag = await this.store.writeLease(lease, undefined);
+      if (etag === undefined) {
+        const found = await this.store.readLease();
+        if (!found) continue; // released meanwhile
+        const expiry = this.store.expiryOf(found);
+        if (this.store.now() <= expiry) {
+          throw new LockedError(this.store.name, found.lease && holderOf(found.lease),
+            `its lease runs until ${new Date(expiry).toISOString()} unless renewed; a killed run's lease frees itself ${formatDuration(found.lease?.leaseMs ?? this.leaseMs)} after its last renewal (REPORTING_STATE_LEASE)`);
+        }
+        // expired: taken over, if nobody else took it first
+        etag = await this.store.writeLease(lease, found.etag);
+        if (etag === undefined) continue;
+      }
+      this.etag = etag;
+      this.lease = lease;
+      this.timer = setInterval(() => { void this.renew(); }, Math.max(250, Math.round(this.leaseMs / 3)));
+      this.timer.unref?.();
+      this.forget = this.store.host.atExit(() => this.stop());
+      return;
+    }
+    const found = await this.store.readLease();
+    throw new LockedError(this.store.name, found?.lease && holderOf(found.lease));
+  }
+
+  private renew(): Promise<void> {
+    if (this.renewing || !this.lease || this.etag === undefined) return this.renewing ?? Promise.resolve();
+    const lease = { ...this.lease, renewedAt: new Date(this.store.now()).toISOString() };
+    const expiry = Date.parse(this.lease.renewedAt) + this.leaseMs;
+    this.renewing = this.store.writeLease(lease, this.etag).then((etag) => {
+      if (etag === undefined) {
+        this.lost = true;
+        this.stop();
+        return;
+      }
+      this.etag = etag;
+      this.lease = lease;
+    }, () => {
+      // the network: tried again at the next tick, lost once the lease has run out
+      if (this.store.now() > expiry) this.lost = true;
+    }).finally(() => {
+      this.renewing = undefined;
+    });
+    return this.renewing;
+  }
+
+  private stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  async release(): Promise<void> {
+    this.stop();
+    this.forget();
+    await this.renewing;
+    const etag = this.etag;
+    this.etag = undefined;
+    this.lease = undefined;
+    if (etag === undefined || this.lost) return;
+    await this.store.deleteLease(etag).catch(() => undefined);
+  }
+}
+
+/** Writes the whole document at each change, serialised; changes that wait share the next write. */
+class BucketWrites implements StateWrites {
+  private next: Promise<void> | undefined;
+  private last: Promise<void> = Promise.resolve();
+  /** the document in the bucket holds every change made so far */
+  private current: boolean;
+  private changed: StateChangedError | undefined;
+
+  constructor(private readonly store: BucketStore, private readonly document: () => { windows: readonly unknown[] }, existed: boolean) {
+    this.current = existed;
+  }
+
+  write(line?: string): Promise<void> {
+    if (line === undefined && this.current) return this.next ?? this.last;
+    this.current = false;
+    if (!this.next) {
+      const cycle = this.last.catch(() => undefined).then(() => {
+        this.next = undefined;
+        return this.put();
+      });
+      this.next = cycle;
+      this.last = cycle;
+    }
+    return this.next;
+  }
+
+  private async put(): Promise<void> {
+    // once the state changed under this run, nothing it writes may land
+    if (this.changed) throw this.changed;
+    this.current = true;
+    try {
+      await this.store.put(`${JSON.stringify(this.document(), null, 2)}\n`);
+    } catch (error) {
+      this.current = false;
+      if (error instanceof StateChangedError) this.changed = error;
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.last.catch(() => undefined);
+    // a change whose write failed (the network) is tried once more
+    if (!this.current && !this.changed) await this.write('').catch(() => undefined);
+  }
+}

@@ -1,0 +1,80 @@
+// Where a run's state lives: one interface (read, lock, write, release), one file per kind.
+// The engine (state.ts RunState) reads, checks and changes the document; a store only keeps its
+// text: a local file (file.ts, the default), an object in a bucket (bucket.ts, `--state s3://`).
+// A new kind of store is one new file and one line in kinds.ts.
+
+import type { Holder, LockOptions } from '../../fs/lock.js';
+import type { Host } from '../../host.js';
+import type { EntryShape, Keyed, Planned, WriterStart } from '../state-log.js';
+
+/** A document's windows with the changes logged beside it since it was written. */
+export interface Replayed<E> {
+  windows: E[];
+  at?: string;
+  planned?: Planned;
+}
+
+/** What a store holds: the document's text, and (a local file) the changes logged beside it. */
+export interface StoredState {
+  text: string;
+  replay?<E extends Keyed>(windows: readonly E[], shape: EntryShape<E>): Replayed<E> | undefined;
+}
+
+/** A run's writes: serialised; a change (a JSON line) or, with none, "make sure the document
+ * exists". close() waits for them and never throws. */
+export interface StateWrites {
+  write(line?: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The store's lock, held by one run at a time. release() is idempotent and never throws. */
+export interface StoreLock {
+  release(): Promise<void>;
+}
+
+/** A lock as found (`state show`, `state unlock`), judged by the rules a taker applies. */
+export interface LockView {
+  /** the lock as messages name it (FILE.lock, s3://BUCKET/KEY.lock) */
+  path: string;
+  /** undefined: a lock this tool did not write, or cannot read */
+  holder: Holder | undefined;
+  /** the holder is a process of this machine (its liveness can be asked) */
+  local: boolean;
+  /** a taker would take it over */
+  stale: boolean;
+  /** since its holder last showed it lives */
+  ageMs: number;
+  /** a live holder shows it lives this often (touches a file, renews a lease) */
+  renewEveryMs: number;
+  /** what removal must match (not a lock taken meanwhile) */
+  readonly seen: unknown;
+}
+
+export interface StateStore {
+  /** the state as messages name it: a real path, or s3://BUCKET/KEY */
+  readonly name: string;
+  /** the document, or undefined when there is none yet */
+  read(): Promise<StoredState | undefined>;
+  /** takes the lock for a run, or throws LockedError (exit 2) naming its holder */
+  lock(): Promise<StoreLock>;
+  /** the writer of a run holding the lock; `document` is the state as it is now */
+  writes(document: () => { windows: readonly unknown[] }, start: WriterStart): StateWrites;
+  inspectLock(): Promise<LockView | undefined>;
+  /** removes the lock found (true), unless it changed meanwhile (false) */
+  removeLock(found: LockView): Promise<boolean>;
+}
+
+/** What a store needs from the run. */
+export interface StoreDeps {
+  cwd: string;
+  host: Host;
+  env: Readonly<Record<string, string | undefined>>;
+  /** the configuration folder (the object store's records) */
+  configDir: string;
+  /** the clock locks are judged by */
+  now: () => number;
+  /** tests pose as another process, shorten heartbeats */
+  lock?: LockOptions;
+  /** -v: a line per request to a bucket */
+  trace?: (line: string) => void;
+}

@@ -1,0 +1,82 @@
+#!/usr/bin/env node
+// npm run bench:state-bucket (issue 31): what a state in a bucket adds to a chunked run. A run of
+// 30 day windows (--chunk day, --concurrency 4, -o s3://) against the sandbox (each report 300 ms
+// in progress), with `--state FILE` against `--state s3://bench/...` on moto (127.0.0.1), runs
+// interleaved, each with a fresh state (every window fetched), the load average read before each;
+// medians of --runs. The target: the bucket's state adds at most 10%.
+//
+//   node test/bench/state-bucket.mjs [--runs 3] [--days 30]
+
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BIN, measure, startSandbox } from './lib.mjs';
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+  const at = args.indexOf(`--${name}`);
+  return at >= 0 ? args[at + 1] : fallback;
+};
+const RUNS = Number(option('runs', '3'));
+const DAYS = Number(option('days', '30'));
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const load = () => loadavg()[0];
+
+const python = spawnSync('python3', ['-c', 'import moto.server, sys; print(sys.executable)'], { encoding: 'utf8' });
+if (python.status !== 0) {
+  console.error('moto is not installed (python3 -c "import moto.server" failed)');
+  process.exit(1);
+}
+const port = await new Promise((resolve) => {
+  const server = createServer().listen(0, '127.0.0.1', () => {
+    const { port: free } = server.address();
+    server.close(() => resolve(free));
+  });
+});
+const endpoint = `http://127.0.0.1:${port}`;
+const moto = spawn(python.stdout.trim(), ['-m', 'moto.server', '-H', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
+for (;;) {
+  try {
+    await fetch(`${endpoint}/moto-api/`);
+    break;
+  } catch {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+const { S3Client, CreateBucketCommand } = await import('@aws-sdk/client-s3');
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+const s3 = new S3Client({ endpoint, forcePathStyle: true, region: 'us-east-1', credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' } });
+await s3.send(new CreateBucketCommand({ Bucket: 'bench' }));
+
+const sandbox = await startSandbox(['--delay', '300ms']);
+const work = mkdtempSync(join(tmpdir(), 'reporting-state-bucket-'));
+const env = {
+  ...process.env, REPORTING_CONFIG_DIR: join(work, 'config'), REPORTING_BASE_URL: sandbox.info.baseUrl, REPORTING_TOKEN: sandbox.info.token,
+  AWS_ACCESS_KEY_ID: 'bench', AWS_SECRET_ACCESS_KEY: 'bench', AWS_ENDPOINT_URL_S3: endpoint, AWS_EC2_METADATA_DISABLED: 'true',
+};
+const until = new Date(Date.UTC(2026, 9, DAYS)).toISOString().slice(0, 10);
+const results = { file: [], bucket: [] };
+console.log(`${cpus().length} cores, Node ${process.version}; ${DAYS} windows; load average at the start ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+try {
+  for (let run = 0; run < RUNS; run++) {
+    const kinds = run % 2 === 0 ? ['file', 'bucket'] : ['bucket', 'file'];
+    for (const kind of kinds) {
+      const state = kind === 'file' ? join(work, `state-${run}.json`) : `s3://bench/state/${run}.json`;
+      const before = load();
+      const result = await measure(process.execPath, [BIN, 'run', 'buyer', '--since', '2026-10-01', '--until', until, '--breakdowns', 'DAILY', '--chunk', 'day', '--concurrency', '4',
+        '--poll-interval', '50ms', '--state', state, '-o', `s3://bench/${kind}-${run}/{since}.csv`, '-q'], { env });
+      results[kind].push(result.seconds);
+      console.log(`run ${run + 1}, --state ${kind === 'file' ? 'FILE' : 's3://'}: ${result.seconds.toFixed(2)} s, CPU ${result.cpu.toFixed(2)} s, peak RSS ${Math.round(result.peak / 2 ** 20)} MiB, load ${before.toFixed(2)}`);
+    }
+  }
+  const file = median(results.file);
+  const bucket = median(results.bucket);
+  console.log(`median: --state FILE ${file.toFixed(2)} s, --state s3:// ${bucket.toFixed(2)} s: ${((bucket / file - 1) * 100).toFixed(1)}% more (target <= 10%); load average after ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+} finally {
+  sandbox.child.kill();
+  moto.kill();
+  s3.destroy();
+  rmSync(work, { recursive: true, force: true });
+}
