@@ -35,6 +35,15 @@ export interface ObjectStoreConfig {
   host: Host;
   /** -v: a line per request to the bucket (no secret is in them) */
   trace?: (line: string) => void;
+  /** with a state: the uploads in flight are recorded there, wherever it is (a bucket), rather
+   * than under the configuration folder, so that a fresh pod aborts a killed one's */
+  ledger?: UploadLedger;
+}
+
+/** Where a run records its uploads in flight (the state: RunState.uploadStarted/uploadsEnded). */
+export interface UploadLedger {
+  started(upload: { bucket: string; key: string; uploadId: string; startedAt: string }): Promise<void>;
+  ended(uploadIds: readonly string[]): Promise<void>;
 }
 
 /** What the state file recorded of an object the last time it was written or found unchanged:
@@ -206,6 +215,26 @@ export async function abortLeftUploads(client: S3Client, config: ObjectStoreConf
   return aborted;
 }
 
+/** Aborts the uploads a state recorded (a killed run's: the run now holding the state is the
+ * only one writing with it). The IDs no longer in flight (aborted, or gone already); one that
+ * could not be asked about (the network) stays recorded for the next run. */
+export async function abortRecordedUploads(uploads: readonly { bucket: string; key: string; uploadId: string }[], config: ObjectStoreConfig): Promise<string[]> {
+  if (uploads.length === 0) return [];
+  const client = await clientFor(config);
+  const { AbortMultipartUploadCommand } = await loadS3();
+  const gone: string[] = [];
+  for (const upload of uploads) {
+    try {
+      await client.send(new AbortMultipartUploadCommand({ Bucket: upload.bucket, Key: upload.key, UploadId: upload.uploadId }));
+      config.trace?.(`  s3 s3://${upload.bucket}/${upload.key}: multipart upload ${upload.uploadId} of an earlier run aborted`);
+      gone.push(upload.uploadId);
+    } catch (error) {
+      if ((error as SdkError).name === 'NoSuchUpload' || (error as SdkError).$metadata?.httpStatusCode === 404) gone.push(upload.uploadId);
+    }
+  }
+  return gone;
+}
+
 /** Removes an upload's record, and its key's folder once empty. */
 function removeRecord(file: string): void {
   try {
@@ -260,6 +289,8 @@ export class ObjectSink implements Sink {
   readonly path: string;
   private uploadId?: string;
   private record?: string;
+  /** the upload recorded in the state (the ledger) */
+  private ledgered?: string;
   private heartbeat?: NodeJS.Timeout;
   /** the part being filled: one of a fixed set of buffers, so memory stays flat however long the run */
   private part?: Buffer;
@@ -299,6 +330,8 @@ export class ObjectSink implements Sink {
     } catch (error) {
       throw objectError(error, this.url.url, 'write');
     }
+    // with a state, the upload is recorded there before its first part (sendPart)
+    if (this.config.ledger) return;
     // recorded before the first part: a run killed from now on leaves a record the next run acts on
     const dir = recordsDir(this.config, this.url);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -343,6 +376,11 @@ export class ObjectSink implements Sink {
     const body = buffer.subarray(0, this.pendingBytes);
     this.part = undefined;
     this.pendingBytes = 0;
+    if (this.config.ledger && !this.ledgered && this.uploadId) {
+      // recorded in the state before the first part: an upload that never sends one holds no bytes
+      this.ledgered = this.uploadId;
+      await this.config.ledger.started({ bucket: this.url.bucket, key: this.url.key, uploadId: this.uploadId, startedAt: new Date().toISOString() });
+    }
     const number = ++this.partsStarted;
     const { UploadPartCommand } = await loadS3();
     const started = performance.now();
@@ -446,6 +484,11 @@ export class ObjectSink implements Sink {
 
   private forget(): void {
     clearInterval(this.heartbeat);
+    if (this.ledgered) {
+      // (the state's writes are serialised: the run's end waits for this one)
+      this.config.ledger?.ended([this.ledgered]).catch(() => undefined);
+      this.ledgered = undefined;
+    }
     if (!this.record) return;
     removeRecord(this.record);
     this.record = undefined;

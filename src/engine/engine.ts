@@ -13,7 +13,7 @@ import { sleepFor } from '../api/http.js';
 import { configDir } from '../auth/store.js';
 import { isObjectUrl, realTarget } from '../paths.js';
 import { chooseDestination, type Committed, type Destination } from '../destinations/index.js';
-import type { RecordedObject } from '../destinations/objects.js';
+import { abortRecordedUploads, type ObjectStoreConfig, type RecordedObject, type UploadLedger } from '../destinations/objects.js';
 import { droppedWarning } from '../export/output.js';
 import type { Factory } from '../factory.js';
 import { collectGarbage } from '../gc.js';
@@ -49,6 +49,8 @@ export async function runJob(job: Job, f: Factory): Promise<void> {
     // a start inside a recorded window (the lookback's days, a --since in mid-week) starts at that
     // window, so that windows stay on the grid they were recorded on: no day in two files
     const since = state.windowStartOf(start.since);
+    // the uploads a killed run left in flight (recorded in the state, wherever it is): aborted
+    if (state.uploads.length) await state.uploadsEnded(await abortRecordedUploads(state.uploads, objectsConfig(f, where.configDir)));
     if (start.upToDate) return await nothingToFetch(job, f, where.startedAt);
     await runPlanned(job, f, { ...where, since, state, lookbackFrom: start.lookbackFrom, tableGone: databaseGone(job, f) });
   } finally {
@@ -59,6 +61,12 @@ export async function runJob(job: Job, f: Factory): Promise<void> {
 /** What a state's store needs of the run: the process, the clock its lock is judged by, where
  * a bucket's client finds its settings. */
 export const storeDeps = (f: Factory): StoreDeps => ({ cwd: f.cwd, host: f.host, env: f.env, configDir: configDir(f.env, f.host.platform), now: f.now, trace: f.trace });
+
+/** What the object store needs of the run (-o s3://). */
+const objectsConfig = (f: Factory, dir: string): ObjectStoreConfig => ({ env: f.env, configDir: dir, host: f.host, trace: f.trace });
+
+/** The state as the record of the uploads in flight. */
+const ledgerOf = (state: RunState): UploadLedger => ({ started: (upload) => state.uploadStarted(upload), ended: (ids) => state.uploadsEnded(ids) });
 
 /** A DuckDB file the state's windows were loaded into, removed since: every window of the period
  * is loaded again (a Postgres table is checked window by window, as each is loaded). */
@@ -161,7 +169,7 @@ class PlannedRun {
     this.client = f.client();
     this.destination = chooseDestination({
       format: job.output.format, csv: job.output.csv, merge: plan.merge, cwd: f.cwd, host: f.host, stdout: f.stdout,
-      keepUnchanged: where.state !== undefined, objects: { env: f.env, configDir: where.configDir, host: f.host, trace: f.trace }, recorded: recordedObjects(plan), fileOf: plan.fileOf, perWindow: plan.perWindow, whole: plan.shape === 'report', period: plan.period,
+      keepUnchanged: where.state !== undefined, objects: { ...objectsConfig(f, where.configDir), ...(where.state ? { ledger: ledgerOf(where.state) } : {}) }, recorded: recordedObjects(plan), fileOf: plan.fileOf, perWindow: plan.perWindow, whole: plan.shape === 'report', period: plan.period,
       table: job.load ? tableSpecOf(job, job.load, f, plan.period, plan.windows.filter((p) => p.step !== 'skip').map((p) => p.window), where.state,
         (message) => view.emit({ event: 'warning', window: plan.period, message })) : undefined, stdoutToo: job.given.output === '-',
     });

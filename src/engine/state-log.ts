@@ -46,10 +46,21 @@ export interface Planned {
   at: string;
 }
 
+/** A multipart upload in flight (-o s3://), recorded before its first part: a run that holds the
+ * state next aborts the ones a killed run left. */
+export interface Upload {
+  bucket: string;
+  key: string;
+  uploadId: string;
+  startedAt: string;
+}
+
 export interface Change<E> {
   /** the document's updatedAt once changed */
   at: string;
   planned?: Planned;
+  /** the uploads in flight, all of them (the list replaces the one recorded) */
+  uploads?: Upload[];
   drop?: Key[];
   add?: Key[];
   set?: [since: number, until: number, fields: Partial<E>][];
@@ -116,6 +127,13 @@ export function isPlanned(value: unknown): value is Planned {
     && isKey([sinceUnix, untilUnix]);
 }
 
+/** An upload as the state and its log record it. */
+export function isUpload(value: unknown): value is Upload {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const { bucket, key, uploadId, startedAt, ...rest } = value as Record<string, unknown>;
+  return [bucket, key, uploadId, startedAt].every((field) => typeof field === 'string') && Object.keys(rest).length === 0;
+}
+
 /** The first line of a log extending the document whose SHA-256 is `base`. */
 const headerOf = (base: string) => JSON.stringify({ log: HEADER, version: LOG_VERSION, base });
 
@@ -130,10 +148,11 @@ function parseChange<E>(line: string, shape: EntryShape<E>): Change<E> | string 
     return 'not JSON';
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return 'not a change';
-  const { at, drop, add, set, planned, ...rest } = raw as Record<string, unknown>;
+  const { at, drop, add, set, planned, uploads, ...rest } = raw as Record<string, unknown>;
   if (Object.keys(rest).length) return `unknown field ${Object.keys(rest)[0]}`;
   if (typeof at !== 'string' || Number.isNaN(Date.parse(at))) return 'at is not a time';
   if (planned !== undefined && !isPlanned(planned)) return 'planned is not a period';
+  if (uploads !== undefined && !(Array.isArray(uploads) && uploads.every(isUpload))) return 'uploads is not a list of uploads';
   for (const [name, keys] of [['drop', drop], ['add', add]] as const) {
     if (keys !== undefined && !(Array.isArray(keys) && keys.every(isKey))) return `${name} is not a list of windows`;
   }
@@ -154,7 +173,7 @@ function parseChange<E>(line: string, shape: EntryShape<E>): Change<E> | string 
  * The windows of the document `text` (read from `path`) with its log applied, or undefined when
  * there is no log for this document. A complete line that is not a valid change is a usage error.
  */
-export function replayLog<E extends Keyed>(path: string, text: string, windows: readonly E[], shape: EntryShape<E>): { windows: E[]; at?: string; planned?: Planned } | undefined {
+export function replayLog<E extends Keyed>(path: string, text: string, windows: readonly E[], shape: EntryShape<E>): { windows: E[]; at?: string; planned?: Planned; uploads?: Upload[] } | undefined {
   const logPath = logPathOf(path);
   let log: string;
   try {
@@ -170,6 +189,7 @@ export function replayLog<E extends Keyed>(path: string, text: string, windows: 
   let out = [...windows];
   let at: string | undefined;
   let planned: Planned | undefined;
+  let uploads: Upload[] | undefined;
   const damaged = (line: number, why: string) => new UsageError(
     `the state file's log ${logPath} is damaged at line ${line}: ${why}`,
     `delete ${logPath} to use ${path} as it was last written (windows done since are fetched again), or start over with --full-refresh`,
@@ -184,8 +204,9 @@ export function replayLog<E extends Keyed>(path: string, text: string, windows: 
     }
     at = change.at;
     planned = change.planned ?? planned;
+    uploads = change.uploads ?? uploads;
   }
-  return { windows: out, at, planned };
+  return { windows: out, at, planned, uploads };
 }
 
 export interface WriterStart {

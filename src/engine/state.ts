@@ -17,7 +17,7 @@ import { SIDES, metricsWithField } from '../report/catalog.js';
 import { storedReportId } from '../api/schemas.js';
 import type { ReportRequest } from '../report/request.js';
 import type { LockHost, LockOptions } from '../fs/lock.js';
-import { applyChange, byWindow, indexOfWindow, type Change, type EntryShape, type WriterStart } from './state-log.js';
+import { applyChange, byWindow, indexOfWindow, type Change, type EntryShape, type Upload, type WriterStart } from './state-log.js';
 import { FileStore, readStateText } from './stores/file.js';
 import type { StateStore, StateWrites, StoredState, StoreLock } from './stores/store.js';
 import { parisIso } from '../report/time.js';
@@ -91,12 +91,18 @@ const plannedSchema = z.object({
   at: z.string(),
 }).refine((planned) => planned.sinceUnix <= planned.untilUnix, { message: 'sinceUnix is after untilUnix' });
 
+/** (version 2, since issue 31 item 3) a multipart upload in flight for -o s3://, recorded before
+ * its first part and dropped once completed or aborted: the next run holding the state aborts
+ * those a killed run left, from whatever machine it runs on. */
+const uploadSchema = z.object({ bucket: z.string(), key: z.string(), uploadId: z.string(), startedAt: z.string() }).strict();
+
 const stateSchema = z.object({
   version: z.number().int().min(OLDEST_READ).max(STATE_VERSION),
   createdAt: z.string(),
   updatedAt: z.string(),
   request: requestSchema,
   planned: plannedSchema.optional(),
+  uploads: z.array(uploadSchema).optional(),
   windows: z.array(entrySchema),
 });
 export type StateDoc = z.infer<typeof stateSchema>;
@@ -138,7 +144,8 @@ function withLog(name: string, stored: StoredState | undefined): Loaded | undefi
   const logged = stored.replay?.(windows, ENTRY_SHAPE);
   if (!logged) return { doc: { ...read.doc, windows }, text: stored.text, version: read.version };
   const planned = logged.planned ?? read.doc.planned;
-  return { doc: { ...read.doc, updatedAt: logged.at ?? read.doc.updatedAt, ...(planned ? { planned } : {}), windows: logged.windows }, version: read.version };
+  const uploads = logged.uploads ?? read.doc.uploads;
+  return { doc: { ...read.doc, updatedAt: logged.at ?? read.doc.updatedAt, ...(planned ? { planned } : {}), ...(uploads?.length ? { uploads } : {}), windows: logged.windows }, version: read.version };
 }
 
 function parseDocument(path: string, text: string): { doc: StateDoc; version: number } {
@@ -722,12 +729,30 @@ export class RunState {
     return this.change({ drop: [[window.since, window.until]], add: halves.map((half) => [half.since, half.until]) });
   }
 
+  /** The uploads in flight that a run recorded (a killed one's, when read at the start of a run). */
+  get uploads(): readonly Upload[] {
+    return this.current.uploads ?? [];
+  }
+
+  /** A multipart upload begins to send parts: recorded before the first. */
+  uploadStarted(upload: Upload): Promise<void> {
+    return this.change({ uploads: [...this.uploads.filter((u) => u.uploadId !== upload.uploadId), { ...upload }] });
+  }
+
+  /** Uploads completed or aborted: no longer recorded. */
+  uploadsEnded(uploadIds: readonly string[]): Promise<void> {
+    if (!this.uploads.some((u) => uploadIds.includes(u.uploadId))) return this.writer.write();
+    return this.change({ uploads: this.uploads.filter((u) => !uploadIds.includes(u.uploadId)) });
+  }
+
   /** Applies a change to the state in memory and hands it to the writer (whole file or log). */
   private change(change: Omit<Change<StateEntry>, 'at'>): Promise<void> {
     const logged: Change<StateEntry> = { at: instant(this.now()), ...change };
     if (!logged.drop?.length) delete logged.drop;
     const planned = logged.planned ?? this.current.planned;
-    this.current = { ...this.current, updatedAt: logged.at, ...(planned ? { planned } : {}), windows: applyChange(this.current.windows, logged, ENTRY_SHAPE.create) };
+    const { uploads: _previous, ...rest } = this.current;
+    const uploads = logged.uploads ?? this.current.uploads;
+    this.current = { ...rest, updatedAt: logged.at, ...(planned ? { planned } : {}), ...(uploads?.length ? { uploads } : {}), windows: applyChange(this.current.windows, logged, ENTRY_SHAPE.create) };
     return this.writer.write(JSON.stringify(logged));
   }
 

@@ -2,7 +2,7 @@
 // their own. Each process below is a pod: its own empty HOME and configuration folder, the bucket
 // (moto on 127.0.0.1, which enforces S3's conditional writes) the only thing they share.
 
-import { CreateBucketCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, GetObjectCommand, HeadObjectCommand, ListMultipartUploadsCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { join } from 'node:path';
 import { DateTime } from 'luxon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +16,7 @@ const BUCKET = 'fleet';
 const DAYS = ['2026-11-01', '2026-11-02', '2026-11-03'];
 const dayOf = (unix: number) => DateTime.fromSeconds(unix, { zone: 'Europe/Paris' }).toISODate();
 
-interface StateDoc { version: number; request: { output: string | null }; windows: { since: string; status: string; reportId: string | null; file: string | null; rows: number | null; sha256: string | null }[] }
+interface StateDoc { version: number; request: { output: string | null }; uploads?: { bucket: string; key: string; uploadId: string }[]; windows: { since: string; status: string; reportId: string | null; file: string | null; rows: number | null; sha256: string | null }[] }
 
 let moto: Moto;
 let sandbox: Sandbox;
@@ -154,6 +154,40 @@ describe.skipIf(!MOTO)('--state s3://: the state in a bucket', () => {
       expect(await exists(`${key}.lock`)).toBe(false);
     }, 120_000);
   }
+
+  it('a pod SIGKILLed in the middle of a multipart upload: the upload is in the state, and a fresh pod (empty HOME) aborts it', async () => {
+    const big = await startSandbox({ port: 0, readyDelayMs: 30, scaleRows: 70_000 });
+    try {
+      const key = 'upload/buyer.state.json';
+      const state = `s3://${BUCKET}/${key}`;
+      const env = () => ({ ...pod({ REPORTING_STATE_LEASE: '1s', REPORTING_S3_PART_SIZE: String(5 * 1024 * 1024) }), REPORTING_BASE_URL: big.baseUrl, REPORTING_TOKEN: big.token });
+      const args = ['run', 'buyer', '--since', DAYS[0] as string, '--until', DAYS[0] as string, '--breakdowns', 'DAILY', '--chunk', 'day', '--columns', 'all',
+        '--state', state, '-o', `s3://${BUCKET}/upload/{since}.csv`, '--poll-interval', '20ms', '--log-format', 'json'];
+      const inFlight = async () => (await moto.s3.send(new ListMultipartUploadsCommand({ Bucket: BUCKET, Prefix: 'upload/' }))).Uploads ?? [];
+      const first = startCli(args, { env: env() });
+      const firstDone = collect(first);
+      let recorded: StateDoc | undefined;
+      await until(async () => {
+        recorded = await stateOf(key);
+        return (recorded?.uploads?.length ?? 0) > 0;
+      }, 'an upload recorded in the state', 30_000);
+      first.kill('SIGKILL');
+      await firstDone;
+      const upload = recorded?.uploads?.[0];
+      expect(upload).toMatchObject({ bucket: BUCKET, key: `upload/${DAYS[0]}.csv` });
+      expect((await inFlight()).map((u) => u.UploadId)).toContain(upload?.uploadId);
+
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      const fresh = await runCli(args, { env: env(), timeoutMs: 120_000 });
+      expect(fresh.code, fresh.stderr).toBe(0);
+      expect(await inFlight(), 'no upload left in flight').toEqual([]);
+      const after = await stateOf(key);
+      expect(after?.uploads ?? []).toEqual([]);
+      expect(after?.windows.map((w) => w.status)).toEqual(['done']);
+    } finally {
+      await big.close();
+    }
+  }, 120_000);
 
   it('a state changed by someone else while a run goes: the run\'s next write is refused (exit 2), the other document stays as written', async () => {
     const key = 'changed/buyer.state.json';

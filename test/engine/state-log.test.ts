@@ -50,6 +50,36 @@ describe('the log of a large state (FILE.log)', () => {
     expect((raw(path) as { planned?: { untilUnix: number } }).planned?.untilUnix).toBe(FIRST + 110 * 3600 - 1);
   });
 
+  it('the uploads in flight (issue 31, item 3) are a logged change: a crash keeps them for the next run, their end drops them', async () => {
+    const path = join(tempDir(), 'uploads.state.json');
+    const state = await RunState.open(path, REQUEST, { now, host: HOST });
+    await state.pending(hours(40));
+    const upload = { bucket: 'b', key: 'k/2026-01-01.csv', uploadId: 'u-1', startedAt: '2026-11-21T05:00:00.000Z' };
+    await state.uploadStarted(upload);
+    await state.uploadStarted({ ...upload, uploadId: 'u-2' });
+    expect(readFileSync(`${path}.log`, 'utf8')).toContain('"uploads":');
+    // a run killed now: the next one reads both
+    const crashed = crashCopy(path);
+    expect(readState(crashed)?.uploads?.map((u) => u.uploadId)).toEqual(['u-1', 'u-2']);
+    const next = await RunState.open(crashed, REQUEST, { now, host: HOST });
+    expect(next.uploads.map((u) => u.uploadId)).toEqual(['u-1', 'u-2']);
+    await next.uploadsEnded(['u-1', 'u-2']);
+    await next.close();
+    expect(readState(crashed)?.uploads).toBeUndefined();
+    await state.uploadsEnded(['u-1']);
+    await state.close();
+    expect(readState(path)?.uploads?.map((u) => u.uploadId)).toEqual(['u-2']);
+    // a logged list that is not one is a damaged log
+    const copy = crashCopy(path);
+    writeFileSync(`${copy}.log`, '');
+    const fresh = await RunState.open(copy, REQUEST, { now, host: HOST });
+    await fresh.pending(hours(1, 40));
+    const damaged = crashCopy(copy);
+    appendFileSync(`${damaged}.log`, '{"at":"2026-11-21T05:00:00.000Z","uploads":[{"bucket":"b"}]}\n');
+    expect(() => readState(damaged)).toThrow(/damaged at line \d+: uploads is not a list of uploads/);
+    await fresh.close();
+  });
+
   it('a logged period that is not one is a damaged log', async () => {
     const path = join(tempDir(), 'bad-planned.state.json');
     const state = await RunState.open(path, REQUEST, { now, host: HOST });

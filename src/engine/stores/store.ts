@@ -5,13 +5,14 @@
 
 import type { Holder, LockOptions } from '../../fs/lock.js';
 import type { Host } from '../../host.js';
-import type { EntryShape, Keyed, Planned, WriterStart } from '../state-log.js';
+import type { EntryShape, Keyed, Planned, Upload, WriterStart } from '../state-log.js';
 
 /** A document's windows with the changes logged beside it since it was written. */
 export interface Replayed<E> {
   windows: E[];
   at?: string;
   planned?: Planned;
+  uploads?: Upload[];
 }
 
 /** What a store holds: the document's text, and (a local file) the changes logged beside it. */
