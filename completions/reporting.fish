@@ -7,7 +7,7 @@ function __reporting_state --description "print the subcommand and the side bein
     set -l side
     set -l arg
     set -l skip 0
-    set -l value_options --ad-network-id --adunit-id --advertiser-id --app-id --as --base-url --body --breakdowns --buyer-id --campaign-id --carrier --chunk --city-id --columns --concurrency --country-id --deal-id --delay --delimiter --department-id --device-brand-id --device-model --device-type-id --dmp-id --dmp-source-id --email --error --exclude --fail-over-days --file --format --format-id --host --latency --layout --load --log-format --lookback --malformed --max-running --max-wait --metrics --now --on-schema-change --os-id --output --param --placement-id --platform-id --poll-interval --port --postalcode --profile --publisher-id --region-id --report-status --report-ttl --reset-download --restate --retries --scale --scope --seed --shard --since --stall-download --start --state --sub-publisher-id --sub-sub-publisher-id --table --timeout --token-uses --until --work -f -o
+    set -l value_options --accounts --ad-network-id --adunit-id --advertiser-id --app-id --as --base-url --body --breakdowns --buyer-id --campaign-id --carrier --chunk --city-id --columns --concurrency --country-id --deal-id --delay --delimiter --department-id --device-brand-id --device-model --device-type-id --dmp-id --dmp-source-id --email --error --exclude --fail-over-days --file --format --format-id --host --latency --layout --load --log-format --lookback --malformed --max-running --max-wait --metrics --now --on-schema-change --os-id --output --param --placement-id --platform-id --poll-interval --port --postalcode --profile --publisher-id --region-id --report-status --report-ttl --reset-download --restate --retries --scale --scope --seed --shard --since --stall-download --start --state --sub-publisher-id --sub-sub-publisher-id --table --timeout --token-uses --until --work -f -o
     for word in $tokens[2..-1]
         if test $skip = 1
             set skip 0
@@ -225,6 +225,7 @@ complete -c reporting -n '__reporting_using schema' -l for-load -d 'with --as du
 complete -c reporting -n '__reporting_using sandbox' -l port -r -d 'port to listen on; 0 picks a free one'
 complete -c reporting -n '__reporting_using sandbox' -l host -r -d 'address to listen on'
 complete -c reporting -n '__reporting_using sandbox' -l seed -r -d 'seed of the synthetic data'
+complete -c reporting -n '__reporting_using sandbox' -l accounts -r -d 'N accounts, each its own login, token, reports and data (printed at start)'
 complete -c reporting -n '__reporting_using sandbox' -l delay -r -d 'how long a report stays in progress (default 1s; with --work, the least, 0 by default)'
 complete -c reporting -n '__reporting_using sandbox' -l work -r -d 'work model: time in progress per day of period (+10% per breakdown but RANGE, DAILY, MONTHLY)'
 complete -c reporting -n '__reporting_using sandbox' -l max-running -r -d 'answer 429 with Retry-After to submits beyond N reports in progress per token'

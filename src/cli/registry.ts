@@ -402,6 +402,7 @@ ${examples(
         .option('--port <port>', 'port to listen on; 0 picks a free one', count('--port', 0, 65535), 8787)
         .option('--host <host>', 'address to listen on', '127.0.0.1')
         .option('--seed <n>', 'seed of the synthetic data', count('--seed', 0, Number.MAX_SAFE_INTEGER), 42)
+        .option('--accounts <n>', 'N accounts, each its own login, token, reports and data (printed at start)', count('--accounts', 1, 100), 1)
         .option('--delay <duration>', 'how long a report stays in progress (default 1s; with --work, the least, 0 by default)', duration('--delay', BOUNDS.sandboxDelay))
         .option('--work <duration>', 'work model: time in progress per day of period (+10% per breakdown but RANGE, DAILY, MONTHLY)', duration('--work', BOUNDS.sandboxWork))
         .option('--max-running <n>', 'answer 429 with Retry-After to submits beyond N reports in progress per token', count('--max-running', 1, 10_000))
@@ -426,12 +427,14 @@ ${examples(
           'reporting sandbox --scale 1000000 --delay 200ms',
           'reporting sandbox --work 0.5s --max-running 8 --fail-over-days 31',
           'reporting sandbox --restate 3d --report-ttl 1h --now 2026-11-21T06:00:00+01:00',
+          'reporting sandbox --accounts 3 --port 0 --json',
         ));
     },
     options: (_args, parsed) => ({
       port: parsed.port as number,
       host: parsed.host as string,
       seed: parsed.seed as number,
+      accounts: parsed.accounts as number,
       delayMs: parsed.delay as number | undefined,
       latencyMs: parsed.latency as number | undefined,
       errors: (parsed.error as ErrorFault[] | undefined) ?? [],

@@ -21,14 +21,18 @@ export async function run(opts: SandboxCommandOptions, f: Factory): Promise<void
   });
   // the sandbox's clock, when --now moved it
   const now = opts.now === undefined ? undefined : parisTime(sandbox.now());
-  const info = { baseUrl: sandbox.baseUrl, email: sandbox.email, password: sandbox.password, token: sandbox.token, ...(now ? { now } : {}) };
+  // several accounts: each one's login and token (account 1's are also the top-level fields)
+  const accounts = sandbox.accounts.length > 1 ? sandbox.accounts.map(({ email, password, token }) => ({ email, password, token })) : undefined;
+  const info = { baseUrl: sandbox.baseUrl, email: sandbox.email, password: sandbox.password, token: sandbox.token, ...(now ? { now } : {}), ...(accounts ? { accounts } : {}) };
   if (f.globals.json) {
     f.stdout.write(`${JSON.stringify(info)}\n`);
   } else {
+    const others = (accounts ?? []).slice(1).map((account, i) => `  account ${i + 2}: ${account.email} / ${account.password}, token ${account.token}\n`).join('');
     f.stdout.write(
       `Sandbox listening on ${info.baseUrl}\n` +
-      `  email:    ${info.email}\n  password: ${info.password}\n  token:    ${info.token}\n` +
-      `${now ? `  now:      ${now} (--now; the CLI follows with REPORTING_NOW=${now})\n` : ''}\n` +
+      `  email:    ${info.email}\n  password: ${info.password}\n  token:    ${info.token}\n` + others +
+      `${now ? `  now:      ${now} (--now; the CLI follows with REPORTING_NOW=${now})\n` : ''}` +
+      `  clock:    POST ${info.baseUrl}/sandbox/clock {"now": "2026-11-22T05:15:00"} sets it while it runs\n\n` +
       `Try:\n  reporting login --base-url ${info.baseUrl} --email ${info.email}\n` +
       `  export REPORTING_BASE_URL=${info.baseUrl} REPORTING_TOKEN=${info.token}\n` +
       `Press Ctrl-C to stop.\n`,

@@ -30,6 +30,8 @@ export interface ReportLog {
   outcome: string;
   /** the submission's revision (1, 2, ...), which --restate folds into recent numbers */
   revision: number;
+  /** the account (1, 2, ...) whose token submitted it (--accounts) */
+  account: number;
   events: ReportEvent[];
 }
 

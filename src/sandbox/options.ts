@@ -14,6 +14,8 @@ export type SandboxFlags = Partial<Pick<Faults, FaultFlag>> & Pick<Faults, 'erro
   port: number;
   host: string;
   seed: number;
+  /** how many accounts (1 by default) */
+  accounts?: number;
   delayMs?: number;
   scaleRows?: number;
   layout: Layout;
@@ -34,6 +36,7 @@ export function sandboxOptionsFrom(flags: SandboxFlags): SandboxOptions & { host
     host: flags.host,
     port: flags.port,
     seed: flags.seed,
+    ...(flags.accounts === undefined || flags.accounts === 1 ? {} : { accounts: flags.accounts }),
     ...(flags.delayMs === undefined ? {} : { readyDelayMs: flags.delayMs }),
     faults,
     scaleRows: flags.scaleRows,

@@ -8,6 +8,7 @@ import { drain, HttpError, readParams, sendError, sleep } from './http.js';
 import type { ReportEventKind, ReportLog, SandboxStats } from './ledger.js';
 import { SandboxState, type RequestRecord, type SandboxOptions } from './state.js';
 import { login } from './handlers/auth.js';
+import { CLOCK_PATH, clockControl } from './handlers/clock.js';
 import { listCampaigns } from './handlers/campaigns.js';
 import { downloadReport } from './handlers/download.js';
 import type { Handler, Seen } from './handlers/handler.js';
@@ -21,8 +22,10 @@ export interface Sandbox {
   baseUrl: string;
   email: string;
   password: string;
-  /** a ready token, as a console would hand out */
+  /** a ready token, as a console would hand out (account 1's) */
   token: string;
+  /** every account (--accounts), account 1 first: its login and a ready token */
+  accounts: { number: number; email: string; password: string; token: string }[];
   /** every request answered, in order (the most recent 100,000) */
   requests: RequestRecord[];
   /** counts and peaks: how many reports were in progress at once, refused, expired */
@@ -34,6 +37,8 @@ export interface Sandbox {
   now(): number;
   /** moves the sandbox clock forward, e.g. past --report-ttl or into the next day */
   advance(ms: number): void;
+  /** sets the sandbox clock (ms since the epoch), as POST /sandbox/clock does; it runs on from there */
+  setNow(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -52,7 +57,8 @@ const EVENT_OF: Partial<Record<EndpointName, ReportEventKind>> = { buyer: 'submi
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const state = new SandboxState(options);
-  const readyToken = state.tokens.issue();
+  const tokens = state.accounts.map((account) => state.tokens.issue(account.number));
+  const readyToken = tokens[0] as string;
   const sockets = new Set<Socket>();
   const server = createServer((req, res) => serve(state, req, res));
   server.on('connection', (socket) => {
@@ -72,11 +78,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     email: state.email,
     password: state.password,
     token: readyToken,
+    accounts: state.accounts.map((account, i) => ({ number: account.number, email: account.email, password: account.password, token: tokens[i] as string })),
     requests: state.requests,
     stats: () => state.ledger.stats(state.now()),
     reports: () => state.ledger.reports(),
     now: state.now,
     advance: (ms: number) => state.advance(ms),
+    setNow: (ms: number) => state.setNow(ms),
     close: () => new Promise<void>((resolve) => {
       state.closing = true;
       for (const wake of state.pending) wake();
@@ -95,6 +103,13 @@ function serve(state: SandboxState, req: IncomingMessage, res: ServerResponse): 
   const endpoint = (Object.entries(ENDPOINTS).find(([, p]) => p === path)?.[0] ?? 'other') as EndpointName | 'other';
   const seen: Seen = {};
   res.on('close', () => record(state, { req, res, path, endpoint, seen, started, at }));
+  if (path === CLOCK_PATH) {
+    clockControl(state, { req, res }).catch((error: unknown) => {
+      if (error instanceof HttpError) sendError(res, error.status, error.errorId, error.message);
+      else if (!res.headersSent) sendError(res, 500, 'SYSTEM', 'internal sandbox error');
+    });
+    return;
+  }
   route(state, req, res, endpoint, seen).catch((error: unknown) => {
     if (error instanceof HttpError) sendError(res, error.status, error.errorId, error.message);
     else if (!res.headersSent) sendError(res, 500, 'SYSTEM', 'internal sandbox error');

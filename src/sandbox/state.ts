@@ -34,8 +34,11 @@ export interface SandboxOptions {
   /** the sandbox's clock in ms since the epoch (Date.now by default): progress, TTL and restate
    * follow it, so a frozen clock keeps reports in progress; see Sandbox.advance */
   now?: () => number;
+  /** account 1's email and password (the others': demoN@sandbox.test, sandbox-password-N) */
   email?: string;
   password?: string;
+  /** how many accounts (1 by default): each its own login, tokens, reports and seeded data */
+  accounts?: number;
   faults?: Partial<Faults>;
   /** every download returns this many rows, generated as they are sent */
   scaleRows?: number;
@@ -55,6 +58,8 @@ export interface RequestRecord {
 
 export interface StoredReport {
   id: string;
+  /** the account that submitted it: another account's token is told it does not exist */
+  account: number;
   query: ReportQuery;
   submittedAt: number;
   doneAt: number;
@@ -64,16 +69,33 @@ export interface StoredReport {
 
 const newToken = () => randomBytes(20).toString('hex');
 
-/** The tokens handed out, each with the uses it has left (Infinity when tokens never expire). */
+/** One account of the sandbox: its login and its own seeded data. */
+export interface Account {
+  /** 1, 2, ... */
+  number: number;
+  email: string;
+  password: string;
+  source: FactSource;
+}
+
+/** The tokens handed out, each with the uses it has left (Infinity when tokens never expire) and
+ * the account it belongs to. */
 export class Tokens {
   private readonly usesLeft = new Map<string, number>();
+  private readonly accounts = new Map<string, number>();
 
   constructor(private readonly uses: number) {}
 
-  issue(): string {
+  issue(account = 1): string {
     const token = newToken();
     this.usesLeft.set(token, this.uses);
+    this.accounts.set(token, account);
     return token;
+  }
+
+  /** The account of a token that authorize() accepted. */
+  accountOf(token: string): number {
+    return this.accounts.get(token) ?? 1;
   }
 
   /** The token a request's Authorization header carries, bare as the contract wants, spending one
@@ -137,6 +159,8 @@ export class Reports {
 export class SandboxState {
   readonly email: string;
   readonly password: string;
+  /** account 1 first; account 1 is the email and password above, with the seed's data */
+  readonly accounts: readonly Account[];
   readonly faults: Faults;
   readonly plan: FaultPlan;
   readonly source: FactSource;
@@ -164,6 +188,10 @@ export class SandboxState {
     this.faults = { ...noFaults(), ...options.faults };
     this.plan = new FaultPlan(this.faults, seed);
     this.source = new FactSource(seed);
+    const count = Math.max(1, options.accounts ?? 1);
+    this.accounts = Array.from({ length: count }, (_, i) => i === 0
+      ? { number: 1, email: this.email, password: this.password, source: this.source }
+      : { number: i + 1, email: `demo${i + 1}@sandbox.test`, password: `sandbox-password-${i + 1}`, source: new FactSource(seed + i) });
     this.layout = options.layout ?? 'compact';
     this.tokens = new Tokens(this.faults.tokenUses ?? Number.POSITIVE_INFINITY);
     this.reports = new Reports(this.ledger, options.reportTtlMs, this.faults.reportStatus);
@@ -174,5 +202,15 @@ export class SandboxState {
 
   advance(ms: number): void {
     this.skew += ms;
+  }
+
+  /** Sets the clock to `ms` (since the epoch); it runs on from there. */
+  setNow(ms: number): void {
+    this.skew = ms - this.clock();
+  }
+
+  /** The seeded data of an account. */
+  sourceOf(account: number): FactSource {
+    return this.accounts[account - 1]?.source ?? this.source;
   }
 }

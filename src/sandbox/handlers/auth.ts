@@ -1,4 +1,4 @@
-// POST /auth-reporting: the demo account's email and password for a new token.
+// POST /auth-reporting: an account's email and password for a new token of that account.
 
 import { timingSafeEqual } from 'node:crypto';
 import { HttpError, sendJson } from '../http.js';
@@ -11,10 +11,11 @@ export const login: Handler = (state, { res, params }) => {
   const userEmail = typeof given.email === 'string' ? given.email : single(params, 'email');
   const userPassword = typeof given.password === 'string' ? given.password : single(params, 'password');
   if (!userEmail || !userPassword) throw new HttpError(400, 'SYSTEM', 'Username or password not set in request');
-  if (userEmail.toLowerCase() !== state.email.toLowerCase() || !sameSecret(userPassword, state.password)) {
+  const account = state.accounts.find((candidate) => userEmail.toLowerCase() === candidate.email.toLowerCase());
+  if (!account || !sameSecret(userPassword, account.password)) {
     throw new HttpError(401, 'NOAUTH', 'Invalid email or password');
   }
-  sendJson(res, 200, { response: { status: 'OK', token: state.tokens.issue() } });
+  sendJson(res, 200, { response: { status: 'OK', token: state.tokens.issue(account.number) } });
 };
 
 function sameSecret(a: string, b: string): boolean {

@@ -9,10 +9,11 @@ import type { Handler } from './handler.js';
 const paris = (seconds: number) => DateTime.fromSeconds(seconds, { zone: PARIS }).toFormat('yyyy-MM-dd HH:mm:ss');
 
 export const listCampaigns: Handler = (state, { req, res }) => {
-  state.tokens.authorize(req.headers.authorization);
+  const token = state.tokens.authorize(req.headers.authorization);
+  const source = state.sourceOf(state.tokens.accountOf(token));
   const list = [];
   for (let year = LISTED_YEARS.from; year <= LISTED_YEARS.to; year++) {
-    for (const campaign of state.source.campaigns(year)) {
+    for (const campaign of source.campaigns(year)) {
       list.push({
         advertiserId: campaign.advertiser.id,
         advertiserName: campaign.advertiser.name,

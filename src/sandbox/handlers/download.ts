@@ -7,8 +7,8 @@ import type { SandboxState, StoredReport } from '../state.js';
 import { findReport, type Handler } from './handler.js';
 
 export const downloadReport: Handler = async (state, { req, res, params, seen }) => {
-  state.tokens.authorize(req.headers.authorization);
-  const report = findReport(state, params, seen);
+  const token = state.tokens.authorize(req.headers.authorization);
+  const report = findReport(state, params, seen, state.tokens.accountOf(token));
   const status = seen.state ?? state.reports.stateOf(report, state.now());
   if (status !== 'ready') {
     throw new HttpError(400, 'NOT_READY', `report ${report.id} is not ready (status: ${status}); poll /status-reporting until it is ready`);
@@ -46,11 +46,11 @@ async function writeReport(state: SandboxState, report: StoredReport, body: Body
 function* rowTexts(state: SandboxState, report: StoredReport): Generator<string> {
   const { scaleRows } = state.options;
   if (scaleRows !== undefined) {
-    yield* scaledRowTexts(state.source, report.query, scaleRows);
+    yield* scaledRowTexts(state.sourceOf(report.account), report.query, scaleRows);
     return;
   }
   const added = state.options.newField;
-  for (const row of buildRows(state.source, report.query, report.restated)) {
+  for (const row of buildRows(state.sourceOf(report.account), report.query, report.restated)) {
     const text = JSON.stringify(row);
     // a count the rows did not carry before `from`, made of the row (the same row, the same value)
     if (added && typeof row.date === 'string' && row.date.slice(0, 10) >= added.from) yield `${text.slice(0, -1)},${JSON.stringify(added.name)}:${text.length}}`;

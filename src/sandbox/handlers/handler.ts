@@ -24,14 +24,15 @@ export interface Exchange {
  * does (a bad body is a 400 before a bad token is a 401). */
 export type Handler = (state: SandboxState, exchange: Exchange) => void | Promise<void>;
 
-/** The report named by the `id` parameter, noting its ID and state for the report log. */
-export function findReport(state: SandboxState, params: ReceivedParams, seen: Seen): StoredReport {
+/** The report named by the `id` parameter (of the token's account), noting its ID and state for the report log. */
+export function findReport(state: SandboxState, params: ReceivedParams, seen: Seen, account: number): StoredReport {
   const id = single(params, 'id');
   if (!id) throw new HttpError(400, 'MISSING_PARAMETER', 'id is required: the report ID');
   seen.reportId = id;
   state.reports.forgetExpired(state.now());
   const report = state.reports.get(id);
-  if (!report) throw new HttpError(404, 'NOT_FOUND', `no report with id ${id}`);
+  // another account's report is none of this token's business
+  if (!report || report.account !== account) throw new HttpError(404, 'NOT_FOUND', `no report with id ${id}`);
   seen.state = state.reports.stateOf(report, state.now());
   return report;
 }

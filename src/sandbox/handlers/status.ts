@@ -4,8 +4,8 @@ import { sendJson } from '../http.js';
 import { findReport, type Handler } from './handler.js';
 
 export const reportStatus: Handler = (state, { req, res, params, seen }) => {
-  state.tokens.authorize(req.headers.authorization);
-  const report = findReport(state, params, seen);
+  const token = state.tokens.authorize(req.headers.authorization);
+  const report = findReport(state, params, seen, state.tokens.accountOf(token));
   const status = seen.state ?? state.reports.stateOf(report, state.now());
   if (state.faults.malformed === 'wrong-types') {
     sendJson(res, 200, { response: { status: 1, message: null, report_id: 42 } });

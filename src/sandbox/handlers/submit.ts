@@ -19,14 +19,15 @@ export function submitReport(side: Side): Handler {
     const id = randomBytes(12).toString('hex');
     const work = planWork(query, state.model);
     const revision = state.reports.nextRevision();
-    const report: StoredReport = { id, query, submittedAt: at, doneAt: at + work.progressMs };
+    const account = state.tokens.accountOf(token);
+    const report: StoredReport = { id, account, query, submittedAt: at, doneAt: at + work.progressMs };
     if (work.failure !== undefined) report.failure = work.failure;
     const { restateMs } = state.options;
     if (restateMs !== undefined) report.restated = { from: restatedFrom(at, restateMs), revision };
     state.reports.add(report);
     state.ledger.submitted(token, {
       id, side, since: query.since, until: query.until, breakdowns: [...query.breakdowns],
-      submittedAt: at, doneAt: report.doneAt, outcome: state.reports.outcomeOf(report), revision,
+      submittedAt: at, doneAt: report.doneAt, outcome: state.reports.outcomeOf(report), revision, account,
     });
     seen.reportId = id;
     seen.state = 'progress';
