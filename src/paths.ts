@@ -294,12 +294,12 @@ export interface ObjectUrl {
 }
 
 /** `s3://BUCKET/KEY`, or a usage error saying what is missing. */
-export function parseObjectUrl(url: string): ObjectUrl {
+export function parseObjectUrl(url: string, flag = '-o'): ObjectUrl {
   const match = /^s3:\/\/([^/]*)\/?(.*)$/.exec(url);
   const bucket = match?.[1] ?? '';
   const key = match?.[2] ?? '';
-  const hint = 'write -o s3://BUCKET/path/to/report.csv';
-  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw new UsageError(`-o ${url}: ${bucket ? `"${bucket}" is not a bucket name (3-63 lowercase letters, digits, dots, hyphens)` : 'no bucket named'}`, hint);
-  if (!key || key.endsWith('/')) throw new UsageError(`-o ${url}: no object key${key ? ' (it ends with /)' : ''}`, hint);
+  const hint = `write ${flag} s3://BUCKET/path/to/${flag === '-o' ? 'report.csv' : 'buyer.state.json'}`;
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw new UsageError(`${flag} ${url}: ${bucket ? `"${bucket}" is not a bucket name (3-63 lowercase letters, digits, dots, hyphens)` : 'no bucket named'}`, hint);
+  if (!key || key.endsWith('/')) throw new UsageError(`${flag} ${url}: no object key${key ? ' (it ends with /)' : ''}`, hint);
   return { url, bucket, key };
 }

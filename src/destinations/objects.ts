@@ -132,7 +132,10 @@ export function objectError(error: unknown, url: string, doing: string): CliErro
   }
   if (name === 'NoSuchBucket') return new UsageError(`cannot ${doing} ${url}: the bucket ${bucket} does not exist`, 'create it, or check the name and AWS_ENDPOINT_URL_S3/AWS_REGION');
   if (name === 'AccessDenied' || name === 'AllAccessDisabled' || status === 403) {
-    return new UsageError(`cannot ${doing} ${url}: access denied (${name}): s3:PutObject on ${bucket} is not allowed to these credentials`, 'grant s3:PutObject and s3:AbortMultipartUpload on the key, or use other credentials');
+    // (reading a state or its lease needs s3:GetObject; writing an output, its upload's rights)
+    const reading = doing.startsWith('read');
+    return new UsageError(`cannot ${doing} ${url}: access denied (${name}): s3:${reading ? 'GetObject' : 'PutObject'} on ${bucket} is not allowed to these credentials`,
+      reading ? 'grant s3:GetObject on the key, or use other credentials' : doing === 'write' || doing === 'write -o' ? 'grant s3:PutObject and s3:AbortMultipartUpload on the key, or use other credentials' : 'grant s3:GetObject, s3:PutObject and s3:DeleteObject on the key and KEY.lock, or use other credentials');
   }
   if (/region is missing/i.test(e.message ?? '')) return new UsageError(`cannot ${doing} ${url}: no region is set`, 'set AWS_REGION (e.g. us-east-1), or AWS_ENDPOINT_URL_S3 for an S3-compatible server');
   if (name === 'PermanentRedirect' || name === 'AuthorizationHeaderMalformed' || status === 301) {
@@ -140,7 +143,7 @@ export function objectError(error: unknown, url: string, doing: string): CliErro
   }
   if (NETWORK_CODES.has(code) || NETWORK_CODES.has(name) || status === undefined || status >= 500) {
     const detail = status && status >= 500 ? `the server answered ${status} (${name})` : `cannot reach the object store (${code})`;
-    return new NetworkError(`cannot ${doing} ${url}: ${detail.split('\n')[0]}`, 'check AWS_ENDPOINT_URL_S3 and the network; nothing was left at the key');
+    return new NetworkError(`cannot ${doing} ${url}: ${detail.split('\n')[0]}`, `check AWS_ENDPOINT_URL_S3 and the network${doing === 'write' || doing === 'write -o' ? '; nothing was left at the key' : ''}`);
   }
   return new CliError(`cannot ${doing} ${url}: ${name} (HTTP ${status})`, status >= 400 && status < 500 ? EXIT.usage : EXIT.internal);
 }

@@ -1,7 +1,9 @@
 // The bucket's state store (src/engine/stores/bucket.ts) on moto: its lease taken over by one of
 // several takers only, a live lease refused, a lost lease stopping the writes, and a write
-// retried after its answer was lost taken for what it is.
+// retried after its answer was lost taken for what it is. The lease's failures (from a review)
+// on moto behind a proxy that hangs or drops answers on purpose.
 
+import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockedError } from '../../src/fs/lock.js';
@@ -27,6 +29,83 @@ const deps = (extra: Record<string, string> = {}): Pick<StoreDeps, 'env' | 'conf
   env: { ...moto.env, ...extra }, configDir: tempDir(), host: HOST, now: Date.now,
 });
 const text = async (key: string) => (await (await moto.s3.send(new GetObjectCommand({ Bucket: 'unit', Key: key }))).Body as { transformToString(): Promise<string> }).transformToString();
+
+type Mode = (req: IncomingMessage, n: number) => 'pass' | 'hang' | 'drop-answer';
+/** A proxy to moto: 'hang' never answers, 'drop-answer' forwards then resets the client's socket. */
+async function proxy(mode: Mode): Promise<{ endpoint: string; server: Server }> {
+  let n = 0;
+  const server = createServer((req, res) => {
+    const how = mode(req, n++);
+    if (how === 'hang') return;
+    const target = new URL(moto.endpoint);
+    const up = request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
+      if (how === 'drop-answer') { answer.resume(); answer.on('end', () => req.socket.destroy()); return; }
+      res.writeHead(answer.statusCode ?? 500, answer.headers);
+      answer.pipe(res);
+    });
+    req.pipe(up);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return { endpoint: `http://127.0.0.1:${port}`, server };
+}
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const isLease = (req: IncomingMessage) => req.method === 'PUT' && (req.url ?? '').split('?')[0]?.endsWith('.lock') === true;
+
+describe.skipIf(!MOTO)('the lease when the network misbehaves', () => {
+  it('a holder whose renewals never answer stops writing before its lease can be taken over', async () => {
+    // renewals (If-Match on the lease) hang; every other request passes
+    const p = await proxy((req) => (isLease(req) && req.headers['if-match'] ? 'hang' : 'pass'));
+    const a = new BucketStore('s3://unit/hung/s.json', deps({ AWS_ENDPOINT_URL_S3: p.endpoint, REPORTING_STATE_LEASE: '1s' }));
+    await a.lock();
+    const writes = a.writes(() => ({ windows: ['a'] }), { opening: () => '', replayed: false });
+    await writes.write('{}');
+    await sleep(1600);
+    // the lease ran out: another run takes it over, as designed
+    const b = new BucketStore('s3://unit/hung/s.json', deps({ REPORTING_STATE_LEASE: '1s' }));
+    const bLock = await b.lock();
+    await b.read();
+    // the old holder must not write any more: it cannot know it still holds the lease
+    await expect(writes.write('{}'), 'a write landed after the lease expired and was taken over').rejects.toThrow(/lost the lock/);
+    await bLock.release();
+    p.server.closeAllConnections(); p.server.close();
+  }, 20_000);
+
+  it('a lease creation retried by the SDK (first answer lost) finds its own lease: taken, not "in use by" itself', async () => {
+    const p = await proxy((req, n) => (isLease(req) && req.headers['if-none-match'] === '*' && n === 0 ? 'drop-answer' : 'pass'));
+    const a = new BucketStore('s3://unit/retried-lease/s.json', deps({ AWS_ENDPOINT_URL_S3: p.endpoint }));
+    const lock = await a.lock();
+    await lock.release();
+    p.server.closeAllConnections(); p.server.close();
+  }, 20_000);
+
+  it('a renewal retried by the SDK (first answer lost) keeps the lease', async () => {
+    let renewals = 0;
+    const p = await proxy((req) => (isLease(req) && req.headers['if-match'] && renewals++ === 0 ? 'drop-answer' : 'pass'));
+    const a = new BucketStore('s3://unit/retried-renewal/s.json', deps({ AWS_ENDPOINT_URL_S3: p.endpoint, REPORTING_STATE_LEASE: '1s' }));
+    const lock = await a.lock();
+    const writes = a.writes(() => ({ windows: [] }), { opening: () => '', replayed: false });
+    await sleep(700);
+    await expect(writes.write('{}')).resolves.toBeUndefined();
+    await lock.release();
+    await expect(text('retried-renewal/s.json.lock'), 'the run\'s own lease is left behind').rejects.toThrow();
+    p.server.closeAllConnections(); p.server.close();
+  }, 20_000);
+
+  it('release() returns when a renewal never answers (the pod exits)', async () => {
+    const p = await proxy((req) => (isLease(req) && req.headers['if-match'] ? 'hang' : 'pass'));
+    const a = new BucketStore('s3://unit/hung-release/s.json', deps({ AWS_ENDPOINT_URL_S3: p.endpoint, REPORTING_STATE_LEASE: '1s' }));
+    const lock = await a.lock();
+    await sleep(500); // a renewal is now in flight, and never answers
+    const outcome = await Promise.race([lock.release().then(() => 'released'), sleep(5000).then(() => 'still waiting after 5 s')]);
+    expect(outcome).toBe('released');
+    p.server.closeAllConnections(); p.server.close();
+  }, 20_000);
+
+  it('a missing bucket is said, not taken for a state not written yet', async () => {
+    await expect(new BucketStore('s3://no-such-bucket/s.json', deps()).read()).rejects.toThrow(/the bucket no-such-bucket does not exist/);
+  });
+});
 
 describe.skipIf(!MOTO)('the state in a bucket', () => {
   for (const round of [1, 2, 3, 4, 5]) {

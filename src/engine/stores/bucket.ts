@@ -42,7 +42,8 @@ const statusOf = (error: unknown) => (error as SdkError | undefined)?.$metadata?
 const nameOf = (error: unknown) => (error as SdkError | undefined)?.name;
 /** another writer got there first: 412, or 409 when two conditional writes overlap on S3 */
 const lostRace = (error: unknown) => statusOf(error) === 412 || statusOf(error) === 409 || nameOf(error) === 'PreconditionFailed';
-const missing = (error: unknown) => statusOf(error) === 404 || nameOf(error) === 'NoSuchKey' || nameOf(error) === 'NotFound';
+/** no such object (a missing bucket is not: it is the user's mistake, said as such) */
+const missing = (error: unknown) => nameOf(error) !== 'NoSuchBucket' && (statusOf(error) === 404 || nameOf(error) === 'NoSuchKey' || nameOf(error) === 'NotFound');
 
 /** The state changed in the bucket since this run read it: another run, or a hand. Exit 2. */
 export class StateChangedError extends CliError {
@@ -68,12 +69,12 @@ export class BucketStore implements StateStore {
   /** the ETag of the document as this run last read or wrote it; null: there was none; undefined: not asked */
   private etag: string | null | undefined;
   private readonly leaseMs: number;
-  /** the lease this run holds: once lost, nothing it writes may land */
-  held: { lost: boolean } | undefined;
+  /** the lease this run holds: once lost, or not known to be held (its renewals unanswered for
+   * too long), nothing it writes may land */
+  held: { lost: boolean; sure(now: number): boolean } | undefined;
 
   constructor(target: string, private readonly deps: Pick<StoreDeps, 'env' | 'configDir' | 'host' | 'now' | 'trace'>) {
-    this.url = parseObjectUrl(target);
-    if (this.url.key.endsWith('/')) throw new UsageError(`--state ${target} names a folder of the bucket, not an object`, `give the object's key, e.g. ${target}buyer.state.json`);
+    this.url = parseObjectUrl(target, '--state');
     this.name = this.url.url;
     this.lockUrl = { ...this.url, url: `${this.url.url}.lock`, key: `${this.url.key}.lock` };
     this.leaseMs = leaseMsOf(deps.env);
@@ -123,7 +124,10 @@ export class BucketStore implements StateStore {
         this.etag = null;
       }
     }
-    if (this.held?.lost) throw new CliError(`lost the lock of the state ${this.name}: its lease could not be renewed in time, or was taken over`, EXIT.usage, 'the run stalled for longer than its lease (REPORTING_STATE_LEASE): run again');
+    if (this.held && (this.held.lost || !this.held.sure(this.deps.now()))) {
+      throw new CliError(`lost the lock of the state ${this.name}: its lease could not be renewed in time, or was taken over`, EXIT.usage,
+        'the run or its network stalled for longer than the lease (REPORTING_STATE_LEASE); the next run resumes from what was recorded');
+    }
     const condition = this.etag === null ? { IfNoneMatch: '*' } : { IfMatch: this.etag };
     try {
       const put = await client.send(new s3.PutObjectCommand({ Bucket: this.url.bucket, Key: this.url.key, Body: text, ContentType: 'application/json', ...condition }));
@@ -168,17 +172,22 @@ export class BucketStore implements StateStore {
 
   /** Writes the lease: created (no ETag) or replacing the one of `etag`. Its new ETag, or
    * undefined when another writer got there first. */
-  async writeLease(lease: Lease, etag: string | undefined): Promise<string | undefined> {
+  async writeLease(lease: Lease, etag: string | undefined, signal?: AbortSignal): Promise<string | undefined> {
     const s3 = await loadS3();
     const client = await this.client();
     try {
       const put = await client.send(new s3.PutObjectCommand({
         Bucket: this.lockUrl.bucket, Key: this.lockUrl.key, Body: `${JSON.stringify(lease)}\n`, ContentType: 'application/json',
         ...(etag === undefined ? { IfNoneMatch: '*' } : { IfMatch: etag }),
-      }));
+      }), { abortSignal: signal ?? AbortSignal.timeout(this.leaseMs) });
       return put.ETag ?? '';
     } catch (error) {
-      if (lostRace(error) || (etag !== undefined && missing(error))) return undefined;
+      if (lostRace(error) || (etag !== undefined && missing(error))) {
+        // a write retried after its answer was lost (the SDK retries) finds itself there: this run's
+        const found = await this.readLease().catch(() => undefined);
+        if (found?.lease && found.lease.nonce === lease.nonce && found.lease.renewedAt === lease.renewedAt) return found.etag;
+        return undefined;
+      }
       throw objectError(error, this.lockUrl.url, 'lock');
     }
   }
@@ -241,8 +250,12 @@ class LeaseLock implements StoreLock {
   private lease: Lease | undefined;
   private timer: ReturnType<typeof setInterval> | undefined;
   private renewing: Promise<void> | undefined;
+  /** stops a renewal in flight (release, or its own time out) */
+  private stopRenewal = new AbortController();
   /** the lease was taken over, or could not be renewed within its time */
   lost = false;
+  /** when the lease last written and confirmed was dated: it holds until then + its time */
+  private confirmedAt = 0;
   private forget: () => void = () => {};
 
   constructor(private readonly store: BucketStore, private readonly url: ObjectUrl, private readonly leaseMs: number) {}
@@ -267,6 +280,7 @@ class LeaseLock implements StoreLock {
       }
       this.etag = etag;
       this.lease = lease;
+      this.confirmedAt = Date.parse(lease.renewedAt);
       this.timer = setInterval(() => { void this.renew(); }, Math.max(250, Math.round(this.leaseMs / 3)));
       this.timer.unref?.();
       this.forget = this.store.host.atExit(() => this.stop());
@@ -276,11 +290,19 @@ class LeaseLock implements StoreLock {
     throw new LockedError(this.store.name, found?.lease && holderOf(found.lease));
   }
 
+  /** Whether the lease is known to be held now: renewed and confirmed within two thirds of its
+   * time (a renewal unanswered longer, and another run may take it over soon). */
+  sure(now: number): boolean {
+    return !this.lost && now <= this.confirmedAt + (this.leaseMs * 2) / 3;
+  }
+
   private renew(): Promise<void> {
     if (this.renewing || !this.lease || this.etag === undefined) return this.renewing ?? Promise.resolve();
     const lease = { ...this.lease, renewedAt: new Date(this.store.now()).toISOString() };
-    const expiry = Date.parse(this.lease.renewedAt) + this.leaseMs;
-    this.renewing = this.store.writeLease(lease, this.etag).then((etag) => {
+    const expiry = this.confirmedAt + this.leaseMs;
+    // a renewal answers within a third of the lease, or is given up (the next tick tries again)
+    const signal = AbortSignal.any([this.stopRenewal.signal, AbortSignal.timeout(Math.max(250, Math.round(this.leaseMs / 3)))]);
+    this.renewing = this.store.writeLease(lease, this.etag, signal).then((etag) => {
       if (etag === undefined) {
         this.lost = true;
         this.stop();
@@ -288,6 +310,7 @@ class LeaseLock implements StoreLock {
       }
       this.etag = etag;
       this.lease = lease;
+      this.confirmedAt = Date.parse(lease.renewedAt);
     }, () => {
       // the network: tried again at the next tick, lost once the lease has run out
       if (this.store.now() > expiry) this.lost = true;
@@ -305,6 +328,8 @@ class LeaseLock implements StoreLock {
   async release(): Promise<void> {
     this.stop();
     this.forget();
+    // a renewal in flight is stopped, not waited for: its answer no longer matters
+    this.stopRenewal.abort();
     await this.renewing;
     const etag = this.etag;
     this.etag = undefined;
