@@ -11,6 +11,7 @@ module.exports = {
     { name: 'destinations-below-engine', severity: 'error', comment: 'a destination knows where rows go, not how runs are made', from: { path: '^src/destinations/' }, to: { path: '^src/(jobs|commands)/' } },
     { name: 'fs-at-the-bottom', severity: 'error', comment: 'files, locks and atomic writes serve every layer', from: { path: '^src/fs/' }, to: { path: '^src/(engine|destinations|commands|export|api|auth|report|io)/' } },
     { name: 'load-below-destinations', severity: 'error', comment: 'a database engine knows tables, not destinations or runs', from: { path: '^src/load/' }, to: { path: '^src/(engine|destinations|commands)/' } },
+    { name: 'factory-above-the-rooms', severity: 'error', comment: 'below the engine, a module takes the Context (context.ts), never the factory', from: { path: '^src/(io|report|api|fs|load|auth|export|destinations|fleet|sandbox|completion)/' }, to: { path: '^src/factory\\.ts$' } },
     { name: 'report-below-engine', severity: 'error', comment: 'what a report request is knows nothing of how runs are made', from: { path: '^src/(report|api|export)/' }, to: { path: '^src/(engine|destinations|commands)/' } },
   ],
   options: {

@@ -7,7 +7,7 @@ function __reporting_state --description "print the subcommand and the side bein
     set -l side
     set -l arg
     set -l skip 0
-    set -l value_options --accounts --ad-network-id --adunit-id --advertiser-id --app-id --as --base-url --body --breakdowns --buyer-id --campaign-id --carrier --chunk --city-id --columns --concurrency --country-id --deal-id --delay --delimiter --department-id --device-brand-id --device-model --device-type-id --dmp-id --dmp-source-id --email --error --exclude --fail-over-days --file --format --format-id --host --latency --layout --load --log-format --lookback --malformed --max-running --max-wait --metrics --now --on-schema-change --os-id --output --param --placement-id --platform-id --poll-interval --port --postalcode --profile --publisher-id --region-id --report-status --report-ttl --reset-download --restate --retries --scale --scope --seed --shard --since --stall-download --start --state --sub-publisher-id --sub-sub-publisher-id --table --timeout --token-uses --until --work -f -o
+    set -l value_options --accounts --ad-network-id --adunit-id --advertiser-id --app-id --as --base-url --body --breakdowns --buyer-id --campaign-id --carrier --chunk --city-id --columns --concurrency --country-id --deal-id --delay --delimiter --department-id --device-brand-id --device-model --device-type-id --dmp-id --dmp-source-id --email --error --exclude --fail-over-days --file --format --format-id --host --latency --layout --load --lock-wait --log-format --lookback --malformed --max-lag --max-running --max-wait --metrics --now --on-schema-change --os-id --output --param --placement-id --platform-id --poll-interval --port --postalcode --profile --publisher-id --region-id --report-status --report-ttl --reset-download --restate --retries --scale --scope --seed --shard --since --stall-download --start --state --sub-publisher-id --sub-sub-publisher-id --table --timeout --token-uses --until --work -f -o
     for word in $tokens[2..-1]
         if test $skip = 1
             set skip 0
@@ -73,7 +73,7 @@ complete -c reporting -n 'test -z (__reporting_state)[1]' -a seller -d 'submit a
 complete -c reporting -n 'test -z (__reporting_state)[1]' -a status -d 'print a report\'s status; --wait polls until it is ready'
 complete -c reporting -n 'test -z (__reporting_state)[1]' -a download -d 'download a ready report to a file or stdout (--wait polls first)'
 complete -c reporting -n 'test -z (__reporting_state)[1]' -a run -d 'submit a report, wait for it, download it and write CSV, JSON, NDJSON, Parquet or XLSX'
-complete -c reporting -n 'test -z (__reporting_state)[1]' -a jobs -d 'run many reports of many accounts from a job file (reporting.yaml): run, plan, list, validate'
+complete -c reporting -n 'test -z (__reporting_state)[1]' -a jobs -d 'run many reports of many accounts from a job file (reporting.yaml): run, plan, list, validate, status'
 complete -c reporting -n 'test -z (__reporting_state)[1]' -a state -d 'look at a run\'s state file, forget windows so the next run fetches them again, remove a dead run\'s lock'
 complete -c reporting -n 'test -z (__reporting_state)[1]' -a campaigns -d 'list campaigns and their ad units: a table, --json, or --format csv'
 complete -c reporting -n 'test -z (__reporting_state)[1]' -a schema -d 'print the typed columns of an export: a table, a JSON Schema or a CREATE TABLE'
@@ -200,6 +200,7 @@ complete -c reporting -n '__reporting_using run' -l state -r -d 'the run\'s mani
 complete -c reporting -n '__reporting_using run' -l lookback -r -d 'with --state: Nd: fetch again the N days up to the end of the last run\'s period, its last day included (late numbers)'
 complete -c reporting -n '__reporting_using run' -l start -r -d 'with --since auto: where the first run starts, while the state file records no run; later runs go on from the state'
 complete -c reporting -n '__reporting_using run' -l full-refresh -d 'with --state: ignore what the state file says and start it over'
+complete -c reporting -n '__reporting_using run' -l lock-wait -r -d 'with --state: wait up to DURATION for the state\'s lock held by another run (default 0: exit 2 at once)'
 complete -c reporting -n '__reporting_using run' -l no-resume -d 'submit a new report even if an interrupted run of the same request left one'
 complete -c reporting -n '__reporting_using run' -l log-format -r -d 'text (the default, or REPORTING_LOG_FORMAT), or json: one JSON object per event on stderr, the last line included'
 complete -c reporting -n '__reporting_using run' -l plan -d 'print the windows the run would fetch, resume or skip, and why; send no request, write nothing'
@@ -213,6 +214,7 @@ complete -c reporting -n '__reporting_using jobs' -s f -l file -r -d 'the job fi
 complete -c reporting -n '__reporting_using jobs' -l exclude -r -d 'leave out these jobs (names or globs, comma-separated, repeatable)'
 complete -c reporting -n '__reporting_using jobs' -l shard -r -d 'only shard K of N (a stable hash of each job\'s name; else JOB_COMPLETION_INDEX + 1 of REPORTING_SHARDS)'
 complete -c reporting -n '__reporting_using jobs' -l log-format -r -d 'text (the default, or REPORTING_LOG_FORMAT), or json: one JSON object per event on stderr, the last line included'
+complete -c reporting -n '__reporting_using jobs' -l max-lag -r -d 'exit 1 when a job\'s last window done ended longer ago than DURATION (e.g. 36h), or none is'
 complete -c reporting -n '__reporting_using state' -l force -d 'also remove a lock of another host touched in the last 5 minutes, or one this tool did not write'
 complete -c reporting -n '__reporting_using campaigns' -l format -r -d 'csv: one row per ad unit; default: from -o\'s extension, else table'
 complete -c reporting -n '__reporting_using campaigns' -s o -l output -r -d 'write to FILE (atomically) instead of stdout'
@@ -225,7 +227,7 @@ complete -c reporting -n '__reporting_using schema' -l for-load -d 'with --as du
 complete -c reporting -n '__reporting_using sandbox' -l port -r -d 'port to listen on; 0 picks a free one'
 complete -c reporting -n '__reporting_using sandbox' -l host -r -d 'address to listen on'
 complete -c reporting -n '__reporting_using sandbox' -l seed -r -d 'seed of the synthetic data'
-complete -c reporting -n '__reporting_using sandbox' -l accounts -r -d 'N accounts, each its own login, token, reports and data (printed at start)'
+complete -c reporting -n '__reporting_using sandbox' -l accounts -r -d 'N accounts, each with its own login, token, reports and data, printed at start'
 complete -c reporting -n '__reporting_using sandbox' -l delay -r -d 'how long a report stays in progress (default 1s; with --work, the least, 0 by default)'
 complete -c reporting -n '__reporting_using sandbox' -l work -r -d 'work model: time in progress per day of period (+10% per breakdown but RANGE, DAILY, MONTHLY)'
 complete -c reporting -n '__reporting_using sandbox' -l max-running -r -d 'answer 429 with Retry-After to submits beyond N reports in progress per token'
@@ -245,7 +247,7 @@ complete -c reporting -n '__reporting_using sandbox' -l layout -r -d 'JSON layou
 complete -c reporting -n '__reporting_needs_side' -a 'buyer seller'
 complete -c reporting -n '__reporting_using schema' -a 'buyer seller'
 complete -c reporting -n '__reporting_using completion' -a 'bash zsh fish'
-complete -c reporting -n '__reporting_needs_arg jobs' -a 'run plan list validate'
+complete -c reporting -n '__reporting_needs_arg jobs' -a 'run plan list validate status'
 complete -c reporting -n '__reporting_using jobs; and not __reporting_needs_arg jobs' -F
 complete -c reporting -n '__reporting_needs_arg state' -a 'show forget unlock'
 complete -c reporting -n '__reporting_using state; and not __reporting_needs_arg state' -F

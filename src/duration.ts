@@ -20,6 +20,10 @@ export const BOUNDS = {
   /** the sandbox's work model, restatement window and report lifetime */
   sandboxWork: { min: 0, max: 3_600_000 },
   sandboxSpan: { min: 0, max: 366 * 86_400_000 },
+  /** --lock-wait: how long a run waits for its state's lock (a killed pod's lease runs out meanwhile) */
+  lockWait: { min: 0, max: 24 * 3_600_000 },
+  /** jobs status --max-lag */
+  maxLag: { min: 1000, max: 366 * 86_400_000 },
 } as const satisfies Record<string, DurationBounds>;
 
 /** `500ms`, `30s`, `5m`, `2h`, `3d` (24-hour days), or plain seconds (`12`, `1.5`), in milliseconds, within `bounds`. */

@@ -5,50 +5,17 @@
 // in-process with fakes. It imports the HTTP client and the token store, so the program loads it
 // only when a command runs (src/cli/program.ts), never for --help.
 
-import type { Dispatcher } from 'undici';
 import { ReportingClient } from './api/client.js';
 import { Http } from './api/http.js';
 import { Secrets } from './api/redact.js';
 import { environmentLogin, environmentSecrets, environmentToken, profileVariable, resolveBaseUrl, resolveToken, type BaseUrlSource } from './auth/resolve.js';
 import { calendarFrom, movedWarning, offsetText, type Calendar } from './clock.js';
 import { StoreError, TokenStore, configDir, type Profile } from './auth/store.js';
-import type { Host } from './host.js';
+import type { Context } from './context.js';
 import { jsonLine, safeText } from './io/safe-text.js';
 import { shellCommand } from './io/shell.js';
 
-export interface Output {
-  write(chunk: string | Uint8Array, callback?: (error?: Error | null) => void): boolean;
-  once(event: 'drain' | 'error' | 'close', listener: (...args: unknown[]) => void): unknown;
-  off?(event: string, listener: (...args: unknown[]) => void): unknown;
-  isTTY?: boolean;
-  columns?: number;
-}
-
-export interface Input extends AsyncIterable<Buffer | string> {
-  isTTY?: boolean;
-}
-
-/** What the process provides; tests build their own. */
-export interface Context {
-  stdout: Output;
-  stderr: Output;
-  stdin: Input;
-  env: Record<string, string | undefined>;
-  cwd: string;
-  /** milliseconds since the epoch, the real clock: timers and durations; tests fix it. The
-   * calendar (today, --since auto, the times in logs) is the Factory's `calendar`, which
-   * REPORTING_NOW moves */
-  now(): number;
-  /** [0, 1); tests fix it */
-  random(): number;
-  /** aborted on SIGINT/SIGTERM; its reason is the signal name */
-  signal: AbortSignal;
-  /** the HTTP dispatcher; tests may hand in their own */
-  dispatcher?: Dispatcher;
-  version: string;
-  /** this process: its pid and platform, liveness of others, cleanups run on any exit */
-  host: Host;
-}
+export type { Context, Input, Output } from './context.js';
 
 /** The program's global flags, parsed and typed at the edge (src/cli/program.ts). */
 export interface GlobalFlags {
@@ -62,6 +29,8 @@ export interface GlobalFlags {
   /** false with --no-color, NO_COLOR or TERM=dumb */
   color: boolean;
   body: 'form' | 'json';
+  /** the log is JSON lines (--log-format json, REPORTING_LOG_FORMAT=json): so are -v's traces */
+  jsonLog?: boolean;
 }
 
 export const DEFAULT_GLOBALS: GlobalFlags = {
@@ -105,7 +74,9 @@ export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
   let profileRead: { profile: Profile | undefined } | undefined;
   let client: ReportingClient | undefined;
   // trace lines quote the server's answers: shown through the one sanitizer
-  const trace = globals.verbose ? (line: string) => { ctx.stderr.write(`${safeText(line)}\n`); } : undefined;
+  const trace = !globals.verbose ? undefined
+    : globals.jsonLog ? (line: string) => { ctx.stderr.write(`${jsonLine({ v: 1, ts: new Date(ctx.now()).toISOString(), event: 'trace', message: line.trim() })}\n`); }
+      : (line: string) => { ctx.stderr.write(`${safeText(line)}\n`); };
   // a token from the environment (REPORTING_TOKEN_<PROFILE>, REPORTING_TOKEN) and a base URL from
   // the flag or the environment need nothing stored
   const environmentSuffices = () => Boolean(environmentToken(ctx.env, profileName) && (globals.baseUrl?.trim() || ctx.env.REPORTING_BASE_URL?.trim()));

@@ -31,6 +31,33 @@ describe('layering', () => {
     expect(violations).toEqual([]);
   }, 60_000);
 
+  it('no circle between the rooms of src/ (its folders, and each file at its top), type-level included', async () => {
+    const { default: config } = await import(join(ROOT, '.dependency-cruiser.cjs')) as { default: { options: Record<string, unknown> } };
+    const result = await cruise(['src'], { ...config.options, baseDir: ROOT } as never);
+    const modules = (result.output as { modules: { source: string; dependencies: { resolved: string }[] }[] }).modules;
+    const roomOf = (file: string) => file.split('/')[1]?.replace(/\.ts$/, '') ?? file;
+    const edges = new Map<string, Set<string>>();
+    for (const module of modules.filter((m) => m.source.startsWith('src/'))) {
+      for (const dependency of module.dependencies.filter((d) => d.resolved.startsWith('src/'))) {
+        const [from, to] = [roomOf(module.source), roomOf(dependency.resolved)];
+        if (from !== to) edges.set(from, (edges.get(from) ?? new Set()).add(to));
+      }
+    }
+    // a room that reaches itself again through other rooms is in a circle
+    const reaches = (start: string): Set<string> => {
+      const seen = new Set<string>();
+      const stack = [...(edges.get(start) ?? [])];
+      while (stack.length) {
+        const room = stack.pop() as string;
+        if (seen.has(room)) continue;
+        seen.add(room);
+        stack.push(...(edges.get(room) ?? []));
+      }
+      return seen;
+    };
+    expect([...edges.keys()].filter((room) => reaches(room).has(room)).sort()).toEqual([]);
+  }, 60_000);
+
   it('process is touched by src/main.ts only (the rest gets what it needs from the factory)', () => {
     const touching = sources().filter((file) => file !== 'src/main.ts' && /\bprocess\s*[.[]/.test(code(file)));
     expect(touching).toEqual([]);

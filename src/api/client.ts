@@ -1,7 +1,7 @@
 // The Reporting API: one method per endpoint (reporting-api.md section 4), and the re-login of
 // SPEC section 4 when a token is rejected.
 
-import type { Side } from '../report/catalog.js';
+import type { Side } from './sides.js';
 import { AuthError } from '../errors.js';
 import { Http, TokenRejectedError, type Answer, type HttpHooks } from './http.js';
 import type { Params } from './encode.js';

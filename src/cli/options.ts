@@ -139,6 +139,7 @@ export function addJobOptions(command: Command): Command {
       .argParser((text: string) => parseLookback(text)))
     .option('--start <time>', 'with --since auto: where the first run starts, while the state file records no run; later runs go on from the state')
     .option('--full-refresh', 'with --state: ignore what the state file says and start it over')
+    .option('--lock-wait <duration>', 'with --state: wait up to DURATION for the state\'s lock held by another run (default 0: exit 2 at once)', duration('--lock-wait', BOUNDS.lockWait))
     .option('--no-resume', 'submit a new report even if an interrupted run of the same request left one')
     .addOption(logFormatOption());
 }
@@ -179,6 +180,7 @@ export function jobFlagsOf(parsed: Parsed): JobFlags {
       ...(sinceAuto ? ['--since auto'] : []),
       ...(parsed.lookback !== undefined ? ['--lookback'] : []),
       ...(parsed.start !== undefined ? ['--start'] : []),
+      ...(parsed.lockWait !== undefined ? ['--lock-wait'] : []),
       // --load replaces the period's rows whole with --full-refresh, with or without a state file
       ...(parsed.fullRefresh && parsed.load === undefined ? ['--full-refresh'] : []),
     ];
@@ -199,5 +201,6 @@ export function jobFlagsOf(parsed: Parsed): JobFlags {
     resume: parsed.resume !== false,
     start: parsed.start as string | undefined,
     logFormat: parsed.logFormat as LogFormat | undefined,
+    lockWaitMs: (parsed.lockWait as number | undefined) ?? 0,
   };
 }

@@ -143,6 +143,8 @@ function globalsOf(command: Command, ctx: Context): GlobalFlags {
     retries: parsed.retries as number,
     color: parsed.color !== false && ctx.env.NO_COLOR === undefined && ctx.env.TERM !== 'dumb',
     body: parsed.body as GlobalFlags['body'],
+    // --log-format json, else REPORTING_LOG_FORMAT=json: the -v trace lines are JSON too
+    jsonLog: parsedFlags(command, ctx.env).jsonLog,
   };
 }
 

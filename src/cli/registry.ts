@@ -115,6 +115,7 @@ function jobsEntry(action: JobsOptions['action'], summary: string, selects: bool
       }
       // the run's own lines (its summary, the retry commands, its error), and each job's unless it sets its own
       if (action === 'run') command.addOption(logFormatOption());
+      if (action === 'status') command.option('--max-lag <duration>', 'exit 1 when a job\'s last window done ended longer ago than DURATION (e.g. 36h), or none is', duration('--max-lag', BOUNDS.maxLag));
     },
     options: (args, parsed, command) => ({
       action,
@@ -123,6 +124,7 @@ function jobsEntry(action: JobsOptions['action'], summary: string, selects: bool
       exclude: (parsed.exclude as string[] | undefined) ?? [],
       shard: parsed.shard as JobsOptions['shard'],
       logFormat: parsed.logFormat as JobsOptions['logFormat'],
+      maxLagMs: parsed.maxLag as number | undefined,
       parser: runParser(REGISTRY.find((e) => e.name === 'run') as AnyEntry),
     }),
     load: () => import('../commands/jobs.js'),
@@ -251,7 +253,7 @@ ${examples(
   }),
   {
     name: 'jobs',
-    summary: 'run many reports of many accounts from a job file (reporting.yaml): run, plan, list, validate',
+    summary: 'run many reports of many accounts from a job file (reporting.yaml): run, plan, list, validate, status',
     refuses: ['--profile'],
     define(command) {
       command.addHelpText('after', examples(
@@ -261,6 +263,7 @@ ${examples(
         "reporting jobs run 'buyer-*' --exclude '*@globex' -f nightly.yaml",
         'reporting jobs list --json',
         'reporting jobs run --shard 2/5',
+        'reporting jobs status --max-lag 36h',
       ));
     },
     subcommands: [
@@ -268,6 +271,7 @@ ${examples(
       jobsEntry('plan', 'print what jobs run would do: per job, the windows to fetch, resume or skip, and why; sends no request', true),
       jobsEntry('list', 'print the expanded job names, one a line (--json: an array), sending no request', true),
       jobsEntry('validate', 'check the job file as `run` would check each job, sending no request (exit 0 or 2)', false),
+      jobsEntry('status', 'print each job\'s state: last window done, its lag, windows failed or to fetch, the last run, the lock (exit 1 beyond --max-lag)', true),
     ],
   },
   {
@@ -402,7 +406,7 @@ ${examples(
         .option('--port <port>', 'port to listen on; 0 picks a free one', count('--port', 0, 65535), 8787)
         .option('--host <host>', 'address to listen on', '127.0.0.1')
         .option('--seed <n>', 'seed of the synthetic data', count('--seed', 0, Number.MAX_SAFE_INTEGER), 42)
-        .option('--accounts <n>', 'N accounts, each its own login, token, reports and data (printed at start)', count('--accounts', 1, 100), 1)
+        .option('--accounts <n>', 'N accounts, each with its own login, token, reports and data, printed at start', count('--accounts', 1, 100), 1)
         .option('--delay <duration>', 'how long a report stays in progress (default 1s; with --work, the least, 0 by default)', duration('--delay', BOUNDS.sandboxDelay))
         .option('--work <duration>', 'work model: time in progress per day of period (+10% per breakdown but RANGE, DAILY, MONTHLY)', duration('--work', BOUNDS.sandboxWork))
         .option('--max-running <n>', 'answer 429 with Retry-After to submits beyond N reports in progress per token', count('--max-running', 1, 10_000))

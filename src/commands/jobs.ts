@@ -14,10 +14,13 @@ import { labelledOutput } from '../fleet/labelled.js';
 import { boundOldGeneration, boundYoungGeneration } from '../io/young-generation.js';
 import { selectJobs, shardFrom, type Shard } from '../fleet/select.js';
 import { profileVariable } from '../auth/resolve.js';
-import { jsonLine, safeText } from '../io/safe-text.js';
+import { jsonLine, safeLine, safeText } from '../io/safe-text.js';
 import { shellCommand } from '../io/shell.js';
 import { table } from '../io/table.js';
-import { runJob } from '../engine/engine.js';
+import { jobStatus, statusCells, STATUS_HEADER, type JobStatus } from '../fleet/status.js';
+import { readStateOf } from '../engine/state.js';
+import { stateStoreOf } from '../engine/stores/kinds.js';
+import { runJob, storeDeps } from '../engine/engine.js';
 import type { LogEvent } from '../engine/events.js';
 import { DEFAULT_JOB_FLAGS, type Job } from '../engine/job.js';
 import { previewJob, previewLines } from '../engine/preview.js';
@@ -38,7 +41,7 @@ export interface RunWordsParser {
 }
 
 export interface JobsOptions {
-  action: 'run' | 'plan' | 'list' | 'validate';
+  action: 'run' | 'plan' | 'list' | 'validate' | 'status';
   /** -f FILE (else REPORTING_JOBS, else reporting.yaml) */
   file?: string;
   /** names or globs; none: every job */
@@ -47,6 +50,8 @@ export interface JobsOptions {
   shard?: Shard;
   /** `jobs run --log-format`: the run's own lines, and each job's that sets none */
   logFormat?: LogFormat;
+  /** `jobs status --max-lag`: exit 1 when a job's lag is beyond it */
+  maxLagMs?: number;
   parser: RunWordsParser;
 }
 
@@ -62,6 +67,7 @@ export async function run(opts: JobsOptions, f: Factory): Promise<void> {
   let checked: ReturnType<typeof checkFile>;
   try {
     checked = checkFile(opts, f);
+    if (opts.action === 'status') return await withSettledPathsAsync(() => statusJobs(checked.selected, opts.parser, f, opts.maxLagMs));
     if (opts.action !== 'run') return answer(opts.action, checked, opts.parser, f);
   } finally {
     for (const release of releases) release();
@@ -96,7 +102,7 @@ function checkFile(opts: JobsOptions, f: Factory) {
 }
 
 /** `jobs list`, `validate` and `plan`: what the file holds, and what each job would do. */
-function answer(action: Exclude<JobsOptions['action'], 'run'>, { file, selected }: ReturnType<typeof checkFile>, parser: RunWordsParser, f: Factory): Promise<void> | void {
+function answer(action: Exclude<JobsOptions['action'], 'run' | 'status'>, { file, selected }: ReturnType<typeof checkFile>, parser: RunWordsParser, f: Factory): Promise<void> | void {
   if (action === 'list') {
     const names = selected.map((job) => job.name);
     f.stdout.write(f.globals.json ? `${JSON.stringify(names)}\n` : names.map((name) => `${name}\n`).join(''));
@@ -377,6 +383,37 @@ async function planJobs(jobs: readonly FileJob[], parser: RunWordsParser, f: Fac
   }
   // (the JSON is the document {"jobs": [...]} as JSON.stringify writes it)
   f.stdout.write(f.globals.json ? `{"jobs":[${texts.join(',')}]}\n` : texts.join(''));
+}
+
+/** `jobs status`: each job's state (no lock taken, no request to the API), one line a job; exit 1
+ * when one is stale beyond --max-lag. */
+async function statusJobs(jobs: readonly FileJob[], parser: RunWordsParser, f: Factory, maxLagMs: number | undefined): Promise<void> {
+  const factories = new Map<string, Factory>();
+  const statuses: JobStatus[] = [];
+  for (const job of jobs) {
+    let jf = factories.get(job.profile);
+    if (!jf) factories.set(job.profile, jf = createFactory(f, { ...f.globals, profile: job.profile, json: false }));
+    const prepared = prepareRun(parser.parse(job.words), jf, 'look');
+    const store = prepared.flags.state ? stateStoreOf(prepared.flags.state, storeDeps(jf)) : undefined;
+    const [doc, lock] = store ? await Promise.all([readStateOf(store), store.inspectLock()]) : [undefined, undefined];
+    // what the job would fetch now; a job that cannot plan yet (--since auto, no state, no --start) says so
+    const windows = await previewJob(prepared, jf).catch((error: unknown) => {
+      if (error instanceof UsageError) return undefined;
+      throw error;
+    });
+    statuses.push(jobStatus({ job: job.name, profile: job.profile, state: store?.name, doc, lock, toFetch: windows?.filter((w) => w.action !== 'skip').length ?? null, now: f.calendar.now(), maxLagMs }));
+  }
+  if (f.globals.json) f.stdout.write(`${JSON.stringify({ jobs: statuses })}\n`);
+  else {
+    const cells = statuses.map(statusCells);
+    f.stdout.write(f.stdout.isTTY ? table(STATUS_HEADER, cells, f.stdout.columns, { keep: [0, 1, 2] }) : cells.map((row) => `${row.map(safeLine).join('\t')}\n`).join(''));
+  }
+  const stale = statuses.filter((status) => status.stale);
+  if (stale.length && maxLagMs !== undefined) {
+    const names = stale.map((status) => status.job);
+    throw new CliError(`${stale.length} job${stale.length === 1 ? '' : 's'} stale beyond --max-lag ${formatDuration(maxLagMs)}: ${names.slice(0, 10).join(', ')}${names.length > 10 ? `, and ${names.length - 10} more` : ''}`, EXIT.internal,
+      'a job whose last window done is older (or that has none): see its state with `reporting state show`, and its last run\'s log');
+  }
 }
 
 /** What a job's events add up to. */

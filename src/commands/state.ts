@@ -16,7 +16,7 @@ import { RunState, readStateOf, type StateDoc, type StateEntry } from '../engine
 import { parisDate } from '../report/time.js';
 import { describeWindow } from '../report/windows.js';
 import { didYouMean } from '../suggest.js';
-import { PARIS_ZONE } from '../report/paris.js';
+import { PARIS_ZONE } from '../paris.js';
 
 export type StateOptions =
   | { action: 'show'; file: string }
@@ -75,6 +75,8 @@ async function show(store: StateStore, f: Factory): Promise<void> {
     ['updated', doc.updatedAt],
     // the period the last run planned: the next --since auto --lookback counts back from its end
     ...(doc.planned ? [['planned', `${describeWindow({ since: doc.planned.sinceUnix, until: doc.planned.untilUnix })} (at ${doc.planned.at})`] as [string, string]] : []),
+    // multipart uploads a run left in flight (-o s3://): the next run aborts them
+    ...(doc.uploads?.length ? [['uploads', doc.uploads.map((u) => `s3://${u.bucket}/${u.key} (${u.uploadId}, since ${u.startedAt})`).join('; ')] as [string, string]] : []),
     ['windows', doc.windows.length ? `${doc.windows.length} (${[...counts].map(([status, n]) => `${n} ${status}`).join(', ')})` : '0'],
   ];
   let text = lines.map(([name, value]) => `${`${name}:`.padEnd(12)}${safeLine(value)}\n`).join('');
@@ -97,7 +99,9 @@ function lockNote(path: string, lock: LockView): string {
   if (lock.stale) {
     return `${lock.path} was left by ${who}, which is gone: the next run takes it over (or \`reporting state unlock ${path}\`)`;
   }
-  return `a run holds ${path} (${who}, since ${lock.holder.since}): what it records may change as it goes`;
+  // a lease: a killed run's runs out by itself
+  const lease = lock.expiresAt === undefined ? '' : `; its lease runs until ${new Date(lock.expiresAt).toISOString()} unless renewed`;
+  return `a run holds ${path} (${who}, since ${lock.holder.since}${lease}): what it records may change as it goes`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -200,14 +204,14 @@ async function unlock(store: StateStore, force: boolean, f: Factory): Promise<vo
     if (!force) throw new UsageError(`${lock.path} was not written by reporting (or cannot be read): left as it is`, `if no run uses ${path}, add --force to remove it`);
     why = 'not written by reporting; --force';
   } else if (lock.stale) {
-    why = lock.local ? 'not running any more' : `on another host, untouched for ${seconds(lock.ageMs)}`;
+    why = lock.local ? 'not running any more' : lock.expiresAt !== undefined ? `its lease ran out, not renewed for ${seconds(lock.ageMs)}` : `on another host, untouched for ${seconds(lock.ageMs)}`;
   } else if (lock.local) {
     // a process we can see running is never unlocked, --force or not: stop it instead
     throw new LockedError(path, holder, `unlock removes a lock only when its holder is gone: stop process ${holder.pid} first, or let it finish`);
   } else if (!force) {
     throw new LockedError(path, holder, `its holder on ${holder.host} ${lock.path.startsWith('s3://') ? 'renewed' : 'touched'} it ${seconds(lock.ageMs)} ago (a run does every ${seconds(lock.renewEveryMs)}); if no run is going there, add --force`);
   } else {
-    why = `on another host, touched ${seconds(lock.ageMs)} ago; --force`;
+    why = lock.expiresAt !== undefined ? `its lease renewed ${seconds(lock.ageMs)} ago; --force` : `on another host, touched ${seconds(lock.ageMs)} ago; --force`;
   }
   if (!await store.removeLock(lock)) {
     const now = await store.inspectLock();

@@ -8,7 +8,7 @@ import { RowOutput } from '../export/export.js';
 import type { Format } from '../export/output.js';
 import { openFileSink, stdoutSink, type PlaceFile, type Sink } from '../export/sink.js';
 import type { CsvOptions } from '../export/writers.js';
-import type { Output } from '../factory.js';
+import type { Output } from '../context.js';
 import type { Host } from '../host.js';
 import { replaceIfChanged, type Replaced } from '../fs/files.js';
 import type { Window } from '../report/windows.js';

@@ -3,7 +3,7 @@
 // so nothing partial ever reaches the target.
 
 import type { ReportingClient } from '../api/client.js';
-import type { Context } from '../factory.js';
+import type { Context } from '../context.js';
 import { formatDuration } from '../duration.js';
 import { configDir, refuseTokenStore } from '../auth/store.js';
 import { sleepFor } from '../api/http.js';

@@ -43,7 +43,7 @@ export async function runJob(job: Job, f: Factory): Promise<void> {
   // what can be checked is, before the state file is locked
   precheck(job, { ...where, since: job.request.since });
   const output = recordedOutput(job, f);
-  const state = await RunState.open(stateStoreOf(job.flags.state, storeDeps(f)), stateRequestOfJob(job, f, output, chunk), { now: f.calendar.now, fullRefresh: job.flags.fullRefresh });
+  const state = await RunState.open(stateStoreOf(job.flags.state, storeDeps(f)), stateRequestOfJob(job, f, output, chunk), { now: f.calendar.now, fullRefresh: job.flags.fullRefresh, lockWaitMs: job.flags.lockWaitMs });
   try {
     const start = state.start(job.flags.sinceAuto ? 'auto' : job.request.since, job.request.until, job.flags.lookbackDays, job.flags.startAt);
     // a start inside a recorded window (the lookback's days, a --since in mid-week) starts at that
@@ -60,7 +60,7 @@ export async function runJob(job: Job, f: Factory): Promise<void> {
 
 /** What a state's store needs of the run: the process, the clock its lock is judged by, where
  * a bucket's client finds its settings. */
-export const storeDeps = (f: Factory): StoreDeps => ({ cwd: f.cwd, host: f.host, env: f.env, configDir: configDir(f.env, f.host.platform), now: f.now, trace: f.trace });
+export const storeDeps = (f: Factory): StoreDeps => ({ cwd: f.cwd, host: f.host, env: f.env, configDir: configDir(f.env, f.host.platform), now: f.now, trace: f.trace, signal: f.signal });
 
 /** What the object store needs of the run (-o s3://). */
 const objectsConfig = (f: Factory, dir: string): ObjectStoreConfig => ({ env: f.env, configDir: dir, host: f.host, trace: f.trace });

@@ -46,6 +46,8 @@ export interface JobFlags {
   startAt?: number;
   /** --log-format; not given: REPORTING_LOG_FORMAT, else text (run.ts prepareRun decides) */
   logFormat?: LogFormat;
+  /** --lock-wait: how long to wait for the state's lock (0: a lock held is exit 2 at once) */
+  lockWaitMs?: number;
 }
 
 export const DEFAULT_JOB_FLAGS: JobFlags = { sinceAuto: false, lookbackDays: 0, fullRefresh: false, resume: true, logFormat: 'text' };

@@ -22,7 +22,7 @@ import { FileStore, readStateText } from './stores/file.js';
 import type { StateStore, StateWrites, StoredState, StoreLock } from './stores/store.js';
 import { parisIso } from '../report/time.js';
 import type { Window } from '../report/windows.js';
-import { PARIS_ZONE } from '../report/paris.js';
+import { PARIS_ZONE } from '../paris.js';
 
 
 export const STATE_VERSION = 2;
@@ -500,6 +500,8 @@ export interface OpenOptions {
   fullRefresh?: boolean;
   /** a local file's lock (tests pose as another process) */
   lock?: LockOptions;
+  /** --lock-wait: how long to wait for a lock another run holds */
+  lockWaitMs?: number;
 }
 
 /** The store a RunState is opened on: a store, or the path of a local file (tests, tools). */
@@ -594,7 +596,7 @@ export class RunState {
    */
   static async open(target: StateStore | string, request: StateRequest, options: OpenOptions): Promise<RunState> {
     const store = storeOf(target, options);
-    const lock = await store.lock();
+    const lock = await store.lock(options.lockWaitMs ?? 0);
     try {
       const loaded = options.fullRefresh ? undefined : withLog(store.name, await store.read());
       const read = loaded?.doc;

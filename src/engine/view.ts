@@ -7,7 +7,7 @@
 
 import { loadProgressBars } from '../lazy.js';
 import type { Calendar } from '../clock.js';
-import type { Context } from '../factory.js';
+import type { Context } from '../context.js';
 import type { Secrets } from '../api/redact.js';
 import { formatDuration } from '../duration.js';
 import type { PoolEvent } from './pool.js';

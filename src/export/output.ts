@@ -2,7 +2,7 @@
 // the -o template and its placeholders, and the CSV options.
 
 import { CliError, EXIT, UsageError } from '../errors.js';
-import type { Output } from '../factory.js';
+import type { Output } from '../context.js';
 import { metricField, type Side } from '../report/catalog.js';
 import { exportColumns } from '../report/schema.js';
 import { didYouMean } from '../suggest.js';

@@ -5,7 +5,7 @@
 import { closeSync, createReadStream, createWriteStream, mkdirSync, openSync, unlinkSync, type WriteStream } from 'node:fs';
 import { open, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import type { Output } from '../factory.js';
+import type { Output } from '../context.js';
 import { CliError, EXIT, UsageError, whyWriteFailed } from '../errors.js';
 import { cleanStaleTemps, placeFile, tempPathFor } from '../fs/atomic.js';
 import type { Host } from '../host.js';

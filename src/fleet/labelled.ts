@@ -2,7 +2,7 @@
 // `job` and `profile` after `v` and `ts`; a text line starts with the job's name. Lines are
 // written whole (a job's partial line waits for its end), so jobs' lines never interleave.
 
-import type { Output } from '../factory.js';
+import type { Output } from '../context.js';
 import { jsonLine } from '../io/safe-text.js';
 
 export function labelledOutput(target: Output, job: string, profile: string, redact: (text: string) => string = (text) => text): Output & { flush(): void } {

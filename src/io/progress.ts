@@ -3,7 +3,7 @@
 // carriage returns, no colour). -q: nothing.
 
 import { loadProgressBars } from '../lazy.js';
-import type { Context } from '../factory.js';
+import type { Context } from '../context.js';
 import { formatDuration } from '../duration.js';
 import { safeText } from './safe-text.js';
 

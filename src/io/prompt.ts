@@ -3,7 +3,7 @@
 
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
-import type { Context } from '../factory.js';
+import type { Context } from '../context.js';
 import { InterruptedError, UsageError } from '../errors.js';
 
 async function readAllStdin(ctx: Context): Promise<string> {

@@ -2,8 +2,9 @@
 // Shared by the CLI (validation, help, completion) and the sandbox (which must accept the same).
 // Pure data: cheap to import, so help and completion can use it without loading anything else.
 
-export const SIDES = ['buyer', 'seller'] as const;
-export type Side = (typeof SIDES)[number];
+import { SIDES, type Side } from '../api/sides.js';
+
+export { SIDES, type Side };
 
 export const TIME_DIMENSIONS = ['DAILY', 'HOURLY', 'MONTHLY', 'RANGE'] as const;
 export type TimeDimension = (typeof TIME_DIMENSIONS)[number];
@@ -204,4 +205,4 @@ export const FILTERS: Filter[] = [
   { option: 'device-model', param: 'deviceModel', sides: BOTH, text: true, description: 'device model names (never split on commas)' },
 ];
 
-export const PARIS = 'Europe/Paris';
+export { PARIS } from '../paris.js';

@@ -3,7 +3,7 @@
 
 import type { ReportingClient } from '../api/client.js';
 import type { StatusResponse } from '../api/schemas.js';
-import type { Context } from '../factory.js';
+import type { Context } from '../context.js';
 import { formatDuration } from '../duration.js';
 import { sleepFor } from '../api/http.js';
 import { NetworkError, ReportError, ReportFailedError } from '../errors.js';

@@ -144,9 +144,12 @@ describe.skipIf(!MOTO)('--state s3://: the state in a bucket', () => {
       expect(unlock.stderr).toMatch(/renewed it \d+ s ago \(a run does every 1 s\); if no run is going there, add --force/);
       expect(await exists(`${key}.lock`)).toBe(true);
 
-      await new Promise((resolve) => setTimeout(resolve, 3200));
-      const fresh = await runCli(args, { env: pod(lease) });
+      // --lock-wait: the fresh pod waits for the lease to run out (a Kubernetes retry a few
+      // seconds after the kill), instead of exiting 2
+      const started = Date.now();
+      const fresh = await runCli([...args, '--lock-wait', '20s'], { env: pod(lease) });
       expect(fresh.code, fresh.stderr).toBe(0);
+      expect(Date.now() - started, 'it waited for the lease').toBeGreaterThan(500);
       const resumed = fresh.stderr.trim().split('\n').map((line) => JSON.parse(line) as { event: string; reportId?: string; source?: string }).filter((line) => line.event === 'resumed');
       expect(resumed.map((line) => [line.reportId, line.source])).toEqual([[submitted?.windows[0]?.reportId, 'state']]);
       expect(submitsSince(before)).toEqual(Object.fromEntries(DAYS.map((day) => [day, 1])));

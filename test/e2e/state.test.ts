@@ -57,6 +57,46 @@ const readStateFile = (path: string): StateFile | undefined => {
   }
 };
 
+describe('--log-format json -v', () => {
+  it('the trace lines are JSON too (event trace), every line parses, and no token is in them', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const out = await runCli(['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-01', '--breakdowns', 'DAILY', '--poll-interval', '20ms', '-v', '--log-format', 'json', '-o', join(dir, 'day.csv')], { env: env(sandbox, dir) });
+      expect(out.code, out.stderr).toBe(0);
+      const lines = out.stderr.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { event: string; message?: string });
+      const traces = lines.filter((line) => line.event === 'trace');
+      expect(traces.length).toBeGreaterThan(3);
+      expect(traces.some((line) => /POST \/buyer-reporting/.test(line.message ?? ''))).toBe(true);
+      expect(out.stderr).not.toContain(sandbox.token);
+    });
+  });
+});
+
+describe('--lock-wait', () => {
+  it('a second run on one state file waits for the first, then finds every window done: exit 0, nothing submitted twice; without it, exit 2', async () => {
+    await withSandbox({ readyDelayMs: 600 }, async (sandbox, dir) => {
+      const state = join(dir, 'buyer.state.json');
+      const args = ['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-02', '--breakdowns', 'DAILY', '--chunk', 'day', '--concurrency', '1',
+        '--state', state, '-o', join(dir, 'out', '{since}.csv'), '--poll-interval', '50ms', '-q'];
+      const first = startCli(args, { env: env(sandbox, dir) });
+      const firstDone = collect(first);
+      await until(() => existsSync(`${state}.lock`), 'the first run holding the lock');
+      const refused = await runCli(args, { env: env(sandbox, dir) });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/is in use by process \d+/);
+      const waiting = await runCli([...args, '--lock-wait', '30s', '--log-format', 'json'], { env: env(sandbox, dir) });
+      expect((await firstDone).code).toBe(0);
+      expect(waiting.code, waiting.stderr).toBe(0);
+      const lines = logLines(waiting.stderr);
+      expect(eventsOf(lines, 'skipped')).toEqual(['2026-11-01', '2026-11-02']);
+      expect(eventsOf(lines, 'submitted')).toEqual([]);
+      expect(sandbox.reports().map((r) => dayOf(r.since))).toEqual(['2026-11-01', '2026-11-02']);
+      const without = await runCli([...args.filter((a) => a !== '--state' && a !== state), '--lock-wait', '5s'], { env: env(sandbox, dir) });
+      expect(without.code).toBe(2);
+      expect(without.stderr).toContain('--lock-wait needs --state FILE');
+    });
+  });
+});
+
 describe('--state: a run killed while it waits is resumed by report ID', () => {
   it('SIGKILL during window 2 of 3: the next run skips 1, polls and downloads 2 without submitting it again, submits 3', async () => {
     await withSandbox({ readyDelayMs: 1200 }, async (sandbox, dir) => {

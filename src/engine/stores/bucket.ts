@@ -20,7 +20,7 @@ import { LockedError, type Holder } from '../../fs/lock.js';
 import { loadS3 } from '../../lazy.js';
 import { parseObjectUrl, type ObjectUrl } from '../../paths.js';
 import type { WriterStart } from '../state-log.js';
-import type { LockView, StateStore, StateWrites, StoreDeps, StoredState, StoreLock } from './store.js';
+import { waitForStoreLock, type LockView, type StateStore, type StateWrites, type StoreDeps, type StoredState, type StoreLock } from './store.js';
 
 export const DEFAULT_LEASE_MS = 60_000;
 const LEASE_BOUNDS = { min: 1000, max: 3_600_000 };
@@ -73,7 +73,7 @@ export class BucketStore implements StateStore {
    * too long), nothing it writes may land */
   held: { lost: boolean; sure(now: number): boolean } | undefined;
 
-  constructor(target: string, private readonly deps: Pick<StoreDeps, 'env' | 'configDir' | 'host' | 'now' | 'trace'>) {
+  constructor(target: string, private readonly deps: Pick<StoreDeps, 'env' | 'configDir' | 'host' | 'now' | 'trace' | 'signal'>) {
     this.url = parseObjectUrl(target, '--state');
     this.name = this.url.url;
     this.lockUrl = { ...this.url, url: `${this.url.url}.lock`, key: `${this.url.key}.lock` };
@@ -145,9 +145,10 @@ export class BucketStore implements StateStore {
     }
   }
 
-  async lock(): Promise<StoreLock> {
+  async lock(waitMs = 0): Promise<StoreLock> {
     const lease = new LeaseLock(this, this.lockUrl, this.leaseMs);
-    await lease.take();
+    // a lease runs out at a known time: the next try is then (a killed pod's lease frees itself)
+    await waitForStoreLock(() => lease.take(), waitMs, this.deps, (error) => (error instanceof LeaseHeldError ? error.expiry : undefined));
     this.held = lease;
     return lease;
   }
@@ -224,6 +225,7 @@ export class BucketStore implements StateStore {
       stale: now > this.expiryOf(found),
       ageMs: now - renewed,
       renewEveryMs: Math.round((found.lease?.leaseMs ?? this.leaseMs) / 3),
+      expiresAt: this.expiryOf(found),
       seen: found.etag,
     };
   }
@@ -243,6 +245,14 @@ export class BucketStore implements StateStore {
 }
 
 const holderOf = (lease: Lease): Holder => ({ pid: lease.pid, host: lease.host, nonce: lease.nonce, since: lease.since });
+
+/** A lease held, and when it runs out unless renewed. */
+class LeaseHeldError extends LockedError {
+  constructor(url: string, lease: Lease | undefined, readonly expiry: number, ownLeaseMs: number) {
+    super(url, lease && holderOf(lease),
+      `its lease runs until ${new Date(expiry).toISOString()} unless its run renews it: a killed run's lease frees itself ${formatDuration(lease?.leaseMs ?? ownLeaseMs)} after its last renewal (the holder's REPORTING_STATE_LEASE); --lock-wait 2m waits for it`);
+  }
+}
 
 /** The lock of a run on a state in a bucket: a lease renewed while the run lives. */
 class LeaseLock implements StoreLock {
@@ -270,10 +280,7 @@ class LeaseLock implements StoreLock {
         const found = await this.store.readLease();
         if (!found) continue; // released meanwhile
         const expiry = this.store.expiryOf(found);
-        if (this.store.now() <= expiry) {
-          throw new LockedError(this.store.name, found.lease && holderOf(found.lease),
-            `its lease runs until ${new Date(expiry).toISOString()} unless renewed; a killed run's lease frees itself ${formatDuration(found.lease?.leaseMs ?? this.leaseMs)} after its last renewal (REPORTING_STATE_LEASE)`);
-        }
+        if (this.store.now() <= expiry) throw new LeaseHeldError(this.store.name, found.lease, expiry, this.leaseMs);
         // expired: taken over, if nobody else took it first
         etag = await this.store.writeLease(lease, found.etag);
         if (etag === undefined) continue;

@@ -7,7 +7,7 @@ import { UsageError } from '../../errors.js';
 import { HEARTBEAT_MS, inspectLock, lockFile, removeLock, type LockHost, type LockOptions, type LockState } from '../../fs/lock.js';
 import { realTarget } from '../../paths.js';
 import { replayLog, StateWriter, type WriterStart } from '../state-log.js';
-import type { LockView, StateStore, StateWrites, StoredState, StoreLock } from './store.js';
+import { waitForStoreLock, type LockView, type StateStore, type StateWrites, type StoredState, type StoreLock } from './store.js';
 
 /** The text of the state file at `path`, or undefined when there is none; a file that cannot be
  * read is a usage error. */
@@ -26,7 +26,7 @@ export class FileStore implements StateStore {
   /** a symbolic link is followed: the file it names is read, locked and replaced; the link stays */
   readonly name: string;
 
-  constructor(target: string, private readonly deps: { cwd: string; host: LockHost; now: () => number; lock?: LockOptions }) {
+  constructor(target: string, private readonly deps: { cwd: string; host: LockHost; now: () => number; lock?: LockOptions; signal?: AbortSignal }) {
     this.name = realTarget(target, deps.cwd);
   }
 
@@ -34,8 +34,8 @@ export class FileStore implements StateStore {
     return readStateText(this.name);
   }
 
-  async lock(): Promise<StoreLock> {
-    const lock = lockFile(this.name, this.deps.host, { now: this.deps.now, ...this.deps.lock });
+  async lock(waitMs = 0): Promise<StoreLock> {
+    const lock = await waitForStoreLock(async () => lockFile(this.name, this.deps.host, { now: this.deps.now, ...this.deps.lock }), waitMs, this.deps);
     return { release: async () => lock.release() };
   }
 

@@ -3,7 +3,7 @@
 // text: a local file (file.ts, the default), an object in a bucket (bucket.ts, `--state s3://`).
 // A new kind of store is one new file and one line in kinds.ts.
 
-import type { Holder, LockOptions } from '../../fs/lock.js';
+import { LockedError, type Holder, type LockOptions } from '../../fs/lock.js';
 import type { Host } from '../../host.js';
 import type { EntryShape, Keyed, Planned, Upload, WriterStart } from '../state-log.js';
 
@@ -47,6 +47,8 @@ export interface LockView {
   ageMs: number;
   /** a live holder shows it lives this often (touches a file, renews a lease) */
   renewEveryMs: number;
+  /** a lease: when it runs out unless renewed (ms since the epoch) */
+  expiresAt?: number;
   /** what removal must match (not a lock taken meanwhile) */
   readonly seen: unknown;
 }
@@ -56,8 +58,9 @@ export interface StateStore {
   readonly name: string;
   /** the document, or undefined when there is none yet */
   read(): Promise<StoredState | undefined>;
-  /** takes the lock for a run, or throws LockedError (exit 2) naming its holder */
-  lock(): Promise<StoreLock>;
+  /** takes the lock for a run, waiting up to `waitMs` for one held by another run to be released
+   * or to run out; then LockedError (exit 2) naming its holder */
+  lock(waitMs?: number): Promise<StoreLock>;
   /** the writer of a run holding the lock; `document` is the state as it is now */
   writes(document: () => { windows: readonly unknown[] }, start: WriterStart): StateWrites;
   inspectLock(): Promise<LockView | undefined>;
@@ -78,4 +81,29 @@ export interface StoreDeps {
   lock?: LockOptions;
   /** -v: a line per request to a bucket */
   trace?: (line: string) => void;
+  /** a wait for a lock is cut short by it (Ctrl-C) */
+  signal?: AbortSignal;
+}
+
+/** Tries `take` until it does not throw LockedError, for at most `waitMs`, sleeping between tries
+ * (at most 2 s, or until `retryAt` says the lock may be free: a lease's end). */
+export async function waitForStoreLock<T>(take: () => Promise<T>, waitMs: number, deps: { now: () => number; signal?: AbortSignal }, retryAt?: (error: LockedError) => number | undefined): Promise<T> {
+  const deadline = deps.now() + waitMs;
+  for (;;) {
+    try {
+      return await take();
+    } catch (error) {
+      if (!(error instanceof LockedError)) throw error;
+      const left = deadline - deps.now();
+      if (left <= 0) throw error;
+      const next = retryAt?.(error);
+      const pause = Math.max(50, Math.min(left, 2000, next === undefined ? 2000 : next - deps.now() + 50));
+      await new Promise<void>((resolve, reject) => {
+        if (deps.signal?.aborted) return reject(error);
+        const timer = setTimeout(() => { deps.signal?.removeEventListener('abort', stop); resolve(); }, pause);
+        const stop = () => { clearTimeout(timer); reject(error); };
+        deps.signal?.addEventListener('abort', stop, { once: true });
+      });
+    }
+  }
 }

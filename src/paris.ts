@@ -6,7 +6,6 @@
 // zone's history has some) is asked each time: the answer is Intl's, to the millisecond.
 
 import { IANAZone } from 'luxon';
-import { PARIS } from './catalog.js';
 
 const HOUR_MS = 3_600_000;
 /** hours remembered at most (a century is 876,600): beyond, offsets are asked again */
@@ -24,6 +23,9 @@ class RememberedZone extends IANAZone {
     return offset;
   }
 }
+
+/** The time zone of every date and time of the API (the contract's). */
+export const PARIS = 'Europe/Paris';
 
 /** The zone every Paris date and time is made in (luxon takes it wherever it takes a zone name). */
 export const PARIS_ZONE = new RememberedZone(PARIS);
