@@ -7,7 +7,7 @@ function __reporting_state --description "print the subcommand and the side bein
     set -l side
     set -l arg
     set -l skip 0
-    set -l value_options --accounts --ad-network-id --adunit-id --advertiser-id --app-id --as --base-url --body --breakdowns --buyer-id --campaign-id --carrier --chunk --city-id --columns --concurrency --country-id --deal-id --delay --delimiter --department-id --device-brand-id --device-model --device-type-id --dmp-id --dmp-source-id --email --error --exclude --fail-over-days --file --format --format-id --host --latency --layout --load --lock-wait --log-format --lookback --malformed --max-lag --max-running --max-wait --metrics --now --on-schema-change --os-id --output --param --placement-id --platform-id --poll-interval --port --postalcode --profile --publisher-id --region-id --report-status --report-ttl --reset-download --restate --retries --scale --scope --seed --shard --since --stall-download --start --state --sub-publisher-id --sub-sub-publisher-id --table --timeout --token-uses --until --work -f -o
+    set -l value_options --accounts --ad-network-id --adunit-id --advertiser-id --app-id --as --base-url --body --breakdowns --buyer-id --campaign-id --carrier --chunk --city-id --columns --concurrency --country-id --deal-id --delay --delimiter --department-id --device-brand-id --device-model --device-type-id --dmp-id --dmp-source-id --email --error --exclude --fail-over-days --file --format --format-id --host --latency --layout --load --lock-wait --log-format --lookback --malformed --max-lag --max-running --max-wait --metrics --metrics-file --now --on-schema-change --os-id --output --param --placement-id --platform-id --poll-interval --port --postalcode --profile --publisher-id --region-id --report-status --report-ttl --reset-download --restate --retries --scale --scope --seed --shard --since --stall-download --start --state --sub-publisher-id --sub-sub-publisher-id --table --timeout --token-uses --until --work -f -o
     for word in $tokens[2..-1]
         if test $skip = 1
             set skip 0
@@ -203,6 +203,7 @@ complete -c reporting -n '__reporting_using run' -l full-refresh -d 'with --stat
 complete -c reporting -n '__reporting_using run' -l lock-wait -r -d 'with --state: wait up to DURATION for the state\'s lock held by another run (default 0: exit 2 at once)'
 complete -c reporting -n '__reporting_using run' -l no-resume -d 'submit a new report even if an interrupted run of the same request left one'
 complete -c reporting -n '__reporting_using run' -l log-format -r -d 'text (the default, or REPORTING_LOG_FORMAT), or json: one JSON object per event on stderr, the last line included'
+complete -c reporting -n '__reporting_using run' -l metrics-file -r -d 'write what the run did in Prometheus\' text format (node_exporter\'s textfile collector), replaced whole at its end'
 complete -c reporting -n '__reporting_using run' -l plan -d 'print the windows the run would fetch, resume or skip, and why; send no request, write nothing'
 complete -c reporting -n '__reporting_using run' -l load -r -d 'load the rows into a table: duckdb:PATH or postgres://USER@HOST:PORT/DB (or REPORTING_LOAD); each window replaces its own rows, in one transaction'
 complete -c reporting -n '__reporting_using run' -l table -r -d 'with --load: the table, {side}_report by default; {side} allowed; schema.table for Postgres'
@@ -214,6 +215,7 @@ complete -c reporting -n '__reporting_using jobs' -s f -l file -r -d 'the job fi
 complete -c reporting -n '__reporting_using jobs' -l exclude -r -d 'leave out these jobs (names or globs, comma-separated, repeatable)'
 complete -c reporting -n '__reporting_using jobs' -l shard -r -d 'only shard K of N (a stable hash of each job\'s name; else JOB_COMPLETION_INDEX + 1 of REPORTING_SHARDS)'
 complete -c reporting -n '__reporting_using jobs' -l log-format -r -d 'text (the default, or REPORTING_LOG_FORMAT), or json: one JSON object per event on stderr, the last line included'
+complete -c reporting -n '__reporting_using jobs' -l metrics-file -r -d 'write what each job did in Prometheus\' text format (node_exporter\'s textfile collector), replaced whole at the end'
 complete -c reporting -n '__reporting_using jobs' -l max-lag -r -d 'exit 1 when a job\'s last window done ended longer ago than DURATION (e.g. 36h), or none is'
 complete -c reporting -n '__reporting_using state' -l force -d 'also remove a lock of another host touched in the last 5 minutes, or one this tool did not write'
 complete -c reporting -n '__reporting_using campaigns' -l format -r -d 'csv: one row per ad unit; default: from -o\'s extension, else table'

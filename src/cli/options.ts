@@ -141,7 +141,8 @@ export function addJobOptions(command: Command): Command {
     .option('--full-refresh', 'with --state: ignore what the state file says and start it over')
     .option('--lock-wait <duration>', 'with --state: wait up to DURATION for the state\'s lock held by another run (default 0: exit 2 at once)', duration('--lock-wait', BOUNDS.lockWait))
     .option('--no-resume', 'submit a new report even if an interrupted run of the same request left one')
-    .addOption(logFormatOption());
+    .addOption(logFormatOption())
+    .option('--metrics-file <path>', 'write what the run did in Prometheus\' text format (node_exporter\'s textfile collector), replaced whole at its end');
 }
 
 /** --log-format, for `run` and `jobs run`: not given, REPORTING_LOG_FORMAT decides, else text. */
@@ -202,5 +203,6 @@ export function jobFlagsOf(parsed: Parsed): JobFlags {
     start: parsed.start as string | undefined,
     logFormat: parsed.logFormat as LogFormat | undefined,
     lockWaitMs: (parsed.lockWait as number | undefined) ?? 0,
+    ...(parsed.metricsFile === undefined ? {} : { metricsFile: parsed.metricsFile as string }),
   };
 }

@@ -114,7 +114,10 @@ function jobsEntry(action: JobsOptions['action'], summary: string, selects: bool
           .option('--shard <K/N>', "only shard K of N (a stable hash of each job's name; else JOB_COMPLETION_INDEX + 1 of REPORTING_SHARDS)", (text: string) => parseShard(text));
       }
       // the run's own lines (its summary, the retry commands, its error), and each job's unless it sets its own
-      if (action === 'run') command.addOption(logFormatOption());
+      if (action === 'run') {
+        command.addOption(logFormatOption())
+          .option('--metrics-file <path>', 'write what each job did in Prometheus\' text format (node_exporter\'s textfile collector), replaced whole at the end');
+      }
       if (action === 'status') command.option('--max-lag <duration>', 'exit 1 when a job\'s last window done ended longer ago than DURATION (e.g. 36h), or none is', duration('--max-lag', BOUNDS.maxLag));
     },
     options: (args, parsed, command) => ({
@@ -125,6 +128,7 @@ function jobsEntry(action: JobsOptions['action'], summary: string, selects: bool
       shard: parsed.shard as JobsOptions['shard'],
       logFormat: parsed.logFormat as JobsOptions['logFormat'],
       maxLagMs: parsed.maxLag as number | undefined,
+      metricsFile: parsed.metricsFile as string | undefined,
       parser: runParser(REGISTRY.find((e) => e.name === 'run') as AnyEntry),
     }),
     load: () => import('../commands/jobs.js'),

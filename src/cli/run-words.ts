@@ -45,7 +45,8 @@ const isMany = (option: Option) => /<(list|ids|name|name=value)>$/.test(option.f
 /** `quick: false`: every parse is commander's (the tests compare the two) */
 export function runParser(runEntry: RunEntry, { quick: useQuick = true }: { quick?: boolean } = {}): RunParser {
   const flags = runCommand(runEntry).options
-    .filter((option) => option.long && option.long !== '--help' && option.long !== '--plan')
+    // (a job file's jobs share `jobs run --metrics-file`: not a key of a job)
+    .filter((option) => option.long && option.long !== '--help' && option.long !== '--plan' && option.long !== '--metrics-file')
     .map((option) => ({ name: (option.long as string).slice(2), value: option.required || option.optional, negate: option.negate, many: isMany(option) }));
   // one command for every parse (commander restores its options' defaults before each): building
   // run's 60 options for each of a job file's thousands of words was most of `jobs validate`'s time

@@ -21,6 +21,7 @@ import { jobStatus, statusCells, STATUS_HEADER, type JobStatus } from '../fleet/
 import { readStateOf } from '../engine/state.js';
 import { stateStoreOf } from '../engine/stores/kinds.js';
 import { runJob, storeDeps } from '../engine/engine.js';
+import { RunMetrics, writeMetricsFile, type JobRun } from '../engine/metrics.js';
 import type { LogEvent } from '../engine/events.js';
 import { DEFAULT_JOB_FLAGS, type Job } from '../engine/job.js';
 import { previewJob, previewLines } from '../engine/preview.js';
@@ -32,7 +33,7 @@ import { databaseIdentity, tableIdentity } from '../load/target.js';
 import { isObjectUrl, realTarget, withSettledPaths, withSettledPathsAsync } from '../paths.js';
 import { targetFolders } from '../engine/plan.js';
 import { checkObjectOutput, prepareRun, type RunOptions } from './run.js';
-import type { WriteCheck } from '../export/sink.js';
+import { checkWritableTarget, type WriteCheck } from '../export/sink.js';
 
 /** `run`'s parser, from the CLI (src/cli/run-words.ts). */
 export interface RunWordsParser {
@@ -52,6 +53,8 @@ export interface JobsOptions {
   logFormat?: LogFormat;
   /** `jobs status --max-lag`: exit 1 when a job's lag is beyond it */
   maxLagMs?: number;
+  /** `jobs run --metrics-file`: every job's run, in Prometheus' text format */
+  metricsFile?: string;
   parser: RunWordsParser;
 }
 
@@ -77,7 +80,9 @@ export async function run(opts: JobsOptions, f: Factory): Promise<void> {
   // the run's log: --log-format, else REPORTING_LOG_FORMAT, else JSON when every job's is (a file's
   // `log-format: json`); a job that sets none logs as the run does
   const format = opts.logFormat ?? logFormatFrom(f.env) ?? (jobs.every(({ opts: one }) => one.jobs?.logFormat === 'json') ? 'json' : 'text');
-  await runJobs(jobs.map(({ job, opts: one }) => ({ job, opts: { ...one, jobs: { ...(one.jobs ?? DEFAULT_JOB_FLAGS), logFormat: one.jobs?.logFormat ?? format } } })), checked.file, format, f);
+  const metricsFile = opts.metricsFile === undefined ? undefined : resolve(f.cwd, opts.metricsFile);
+  if (metricsFile) checkWritableTarget(metricsFile, f.cwd);
+  await runJobs(jobs.map(({ job, opts: one }) => ({ job, opts: { ...one, jobs: { ...(one.jobs ?? DEFAULT_JOB_FLAGS), logFormat: one.jobs?.logFormat ?? format } } })), checked.file, format, f, metricsFile);
 }
 
 /** The job file read and every job of it checked; the selected jobs, with their options when they
@@ -442,10 +447,17 @@ class Tally {
   }
 }
 
-async function runJobs(jobs: readonly { job: FileJob; opts: RunOptions }[], file: JobFile, format: LogFormat, f: Factory): Promise<void> {
+async function runJobs(jobs: readonly { job: FileJob; opts: RunOptions }[], file: JobFile, format: LogFormat, f: Factory, metricsFile?: string): Promise<void> {
   const concurrency = file.concurrency ?? DEFAULT_CONCURRENCY;
   const budget = new Budget(concurrency, Math.min(file.perProfile ?? concurrency, concurrency));
-  const outcomes = await Promise.all(jobs.map(({ job, opts }) => runOne(job, opts, file, budget, f)));
+  const runs: JobRun[] = [];
+  const outcomes = await Promise.all(jobs.map(({ job, opts }) => runOne(job, opts, file, budget, f, (run) => runs.push(run))));
+  // every job's run, also when some failed (a failed write of it fails the run)
+  if (metricsFile) {
+    await writeMetricsFile(metricsFile, runs).catch((error: unknown) => {
+      throw logged(format === 'json', new CliError(`cannot write the metrics file ${metricsFile}: ${(error as Error).message}`, EXIT.internal));
+    });
+  }
   const failed = outcomes.filter((outcome) => outcome.exitCode !== EXIT.ok);
   if (f.globals.json) {
     f.stdout.write(`${JSON.stringify({ file: file.file, concurrency, perProfile: budget.perProfile, peak: budget.peak, jobs: outcomes })}\n`);
@@ -480,18 +492,19 @@ function logged<E extends CliError>(json: boolean, error: E): E {
   return error;
 }
 
-async function runOne(fileJob: FileJob, opts: RunOptions, file: JobFile, budget: Budget, f: Factory): Promise<Outcome> {
+async function runOne(fileJob: FileJob, opts: RunOptions, file: JobFile, budget: Budget, f: Factory, ran?: (run: JobRun) => void): Promise<Outcome> {
   const started = f.now();
   const stderr = labelledOutput(f.stderr, fileJob.name, fileJob.profile, (text) => f.secrets.redact(text));
   const jf = createFactory({ ...f, stderr }, { ...f.globals, profile: fileJob.profile, json: false });
   for (const secret of file.secrets) jf.secrets.add(secret);
   const tally = new Tally();
+  const metrics = new RunMetrics();
   let exitCode: number = EXIT.ok;
   let error: string | undefined;
   try {
     const prepared: Job = prepareRun(opts, jf);
     await checkObjectOutput(prepared, jf);
-    await runJob({ ...prepared, argv: ['run', ...commandWords(fileJob)], gate: budget.gateFor(fileJob.profile), observe: (event) => tally.observe(event) }, jf);
+    await runJob({ ...prepared, argv: ['run', ...commandWords(fileJob)], gate: budget.gateFor(fileJob.profile), observe: (event) => { tally.observe(event); metrics.observe(event); } }, jf);
   } catch (caught) {
     exitCode = caught instanceof CliError ? caught.exitCode : EXIT.internal;
     error = f.secrets.redact(caught instanceof Error ? caught.message : String(caught));
@@ -500,6 +513,7 @@ async function runOne(fileJob: FileJob, opts: RunOptions, file: JobFile, budget:
     await jf.close();
     stderr.flush();
   }
+  ran?.({ job: fileJob.name, profile: fileJob.profile, exitCode, startedAt: started, endedAt: f.now(), metrics });
   return {
     job: fileJob.name, profile: fileJob.profile, exitCode, fetched: tally.fetched, skipped: tally.skipped, failed: tally.failed.size,
     rows: tally.rows, files: [...tally.files].sort(), durationMs: f.now() - started,

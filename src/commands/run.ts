@@ -8,7 +8,10 @@ import type { OutputOptions } from '../export/output.js';
 import { PLACEHOLDERS, expandTemplate, planOutput, refuseBinaryOnTerminal, resolveRequestedColumns } from '../export/output.js';
 import { checkWritableTarget, type WriteCheck } from '../export/sink.js';
 import { checkObjectTarget, isObjectUrl } from '../destinations/objects.js';
-import { UsageError } from '../errors.js';
+import { CliError, EXIT, UsageError } from '../errors.js';
+import { resolve } from 'node:path';
+import type { LogEvent } from '../engine/events.js';
+import { RunMetrics, writeMetricsFile } from '../engine/metrics.js';
 import type { Factory } from '../factory.js';
 import { runJob } from '../engine/engine.js';
 import { previewJob, previewLines } from '../engine/preview.js';
@@ -44,10 +47,33 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
   const job = prepareRun(opts, f, opts.plan ? 'look' : 'probe');
   if (!opts.plan) {
     await checkObjectOutput(job, f);
-    return runJob(job, f);
+    const metricsFile = job.flags.metricsFile;
+    if (metricsFile === undefined) return runJob(job, f);
+    const path = resolve(f.cwd, metricsFile);
+    checkWritableTarget(path, f.cwd);
+    return withMetrics(path, job.side, f, (observe) => runJob({ ...job, observe: (event) => { job.observe?.(event); observe(event); } }, f));
   }
   const windows = await previewJob(job, f);
   f.stdout.write(f.globals.json ? `${JSON.stringify({ windows })}\n` : previewLines(windows).map((line) => `${line}\n`).join(''));
+}
+
+/** Runs `body` with its events counted, then writes the metrics file (`reporting_job` is `name`),
+ * whether the run ended well or not. A file that cannot be written fails a run that ended well; a
+ * run's own error is not hidden by it. */
+export async function withMetrics(path: string, name: string, f: Factory, body: (observe: (event: LogEvent) => void) => Promise<void>): Promise<void> {
+  const metrics = new RunMetrics();
+  const startedAt = f.now();
+  let exitCode: number = EXIT.ok;
+  try {
+    await body((event) => metrics.observe(event));
+  } catch (error) {
+    exitCode = error instanceof CliError ? error.exitCode : EXIT.internal;
+    throw error;
+  } finally {
+    const written = writeMetricsFile(path, [{ job: name, profile: f.profileName, exitCode, startedAt, endedAt: f.now(), metrics }]);
+    if (exitCode === EXIT.ok) await written.catch((error: unknown) => { throw new CliError(`cannot write the metrics file ${path}: ${(error as Error).message}`, EXIT.internal); });
+    else await written.catch(() => undefined);
+  }
 }
 
 /** An s3:// output: its bucket reachable and writable, before the first report is submitted

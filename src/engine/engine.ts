@@ -31,6 +31,7 @@ import { Recorder } from './record.js';
 import { tableSpecOf } from './load.js';
 import { RunState, stateRequestOf, type StateRequest } from './state.js';
 import { createView, type RunView } from './view.js';
+import type { LogEvent } from './events.js';
 import { stateStoreOf } from './stores/kinds.js';
 import type { StoreDeps } from './stores/store.js';
 
@@ -287,9 +288,13 @@ class PlannedRun {
     const textRetry = this.client.http.onRetry;
     return this.client.scoped({
       onThrottle: this.plan.shape === 'windows' ? (retryAfterMs) => ctx.throttled(retryAfterMs) : undefined,
-      onRetry: json
-        ? (line, retry) => this.view.emit({ event: 'retried', window, reportId: this.recorder.reportIdOf(window), attempt: retry.attempt, message: line, delayMs: retry.delayMs })
-        : textRetry,
+      onRetry: (line, retry) => {
+        const event: LogEvent = { event: 'retried', window, reportId: this.recorder.reportIdOf(window), attempt: retry.attempt, message: line, delayMs: retry.delayMs };
+        if (json) return this.view.emit(event);
+        // text: the client's own line; the job's observer (--metrics-file, jobs run) counts it still
+        textRetry?.(line, retry);
+        this.job.observe?.(event);
+      },
       onNote: json ? (note) => this.view.emit({ event: 'relogin', window, message: note }) : undefined,
     });
   }

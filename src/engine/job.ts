@@ -48,6 +48,8 @@ export interface JobFlags {
   logFormat?: LogFormat;
   /** --lock-wait: how long to wait for the state's lock (0: a lock held is exit 2 at once) */
   lockWaitMs?: number;
+  /** --metrics-file: where `run` writes what it did (Prometheus text format) */
+  metricsFile?: string;
 }
 
 export const DEFAULT_JOB_FLAGS: JobFlags = { sinceAuto: false, lookbackDays: 0, fullRefresh: false, resume: true, logFormat: 'text' };
