@@ -1,7 +1,8 @@
 // What the benchmark scripts share: running a command while sampling its peak RSS, and starting
 // the sandbox as a separate process.
 
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -64,5 +65,37 @@ export async function startSandbox(extra) {
     child.on('exit', (code) => reject(new Error(`sandbox exited ${code}`)));
   });
   return { child, info: JSON.parse(line) };
+}
+
+/** moto's S3 server on 127.0.0.1 (a free port), with a bucket made by `bucket`: its endpoint, the
+ * process (its CPU is read from /proc by objects.mjs), and an SDK client of the bench's own. Exits
+ * the bench when moto is not installed. */
+export async function startMotoServer(bucket) {
+  const python = spawnSync('python3', ['-c', 'import moto.server, sys; print(sys.executable)'], { encoding: 'utf8' });
+  if (python.status !== 0) {
+    console.error('moto is not installed (python3 -c "import moto.server" failed)');
+    process.exit(1);
+  }
+  const port = await new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port: free } = server.address();
+      server.close(() => resolve(free));
+    });
+  });
+  const endpoint = `http://127.0.0.1:${port}`;
+  const child = spawn(python.stdout.trim(), ['-m', 'moto.server', '-H', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
+  for (;;) {
+    try {
+      await fetch(`${endpoint}/moto-api/`);
+      break;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  const { S3Client, CreateBucketCommand } = await import('@aws-sdk/client-s3');
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+  const s3 = new S3Client({ endpoint, forcePathStyle: true, region: 'us-east-1', credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' } });
+  await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  return { endpoint, child, s3 };
 }
 

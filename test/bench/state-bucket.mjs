@@ -7,12 +7,10 @@
 //
 //   node test/bench/state-bucket.mjs [--runs 3] [--days 30]
 
-import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BIN, measure, startSandbox } from './lib.mjs';
+import { BIN, measure, startMotoServer, startSandbox } from './lib.mjs';
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -24,31 +22,7 @@ const DAYS = Number(option('days', '30'));
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const load = () => loadavg()[0];
 
-const python = spawnSync('python3', ['-c', 'import moto.server, sys; print(sys.executable)'], { encoding: 'utf8' });
-if (python.status !== 0) {
-  console.error('moto is not installed (python3 -c "import moto.server" failed)');
-  process.exit(1);
-}
-const port = await new Promise((resolve) => {
-  const server = createServer().listen(0, '127.0.0.1', () => {
-    const { port: free } = server.address();
-    server.close(() => resolve(free));
-  });
-});
-const endpoint = `http://127.0.0.1:${port}`;
-const moto = spawn(python.stdout.trim(), ['-m', 'moto.server', '-H', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
-for (;;) {
-  try {
-    await fetch(`${endpoint}/moto-api/`);
-    break;
-  } catch {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-const { S3Client, CreateBucketCommand } = await import('@aws-sdk/client-s3');
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-const s3 = new S3Client({ endpoint, forcePathStyle: true, region: 'us-east-1', credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' } });
-await s3.send(new CreateBucketCommand({ Bucket: 'bench' }));
+const { endpoint, child: moto, s3 } = await startMotoServer('bench');
 
 const sandbox = await startSandbox(['--delay', '300ms']);
 const work = mkdtempSync(join(tmpdir(), 'reporting-state-bucket-'));
