@@ -22,6 +22,7 @@ import { readStateOf } from '../engine/state.js';
 import { stateStoreOf } from '../engine/stores/kinds.js';
 import { runJob, storeDeps } from '../engine/engine.js';
 import { RunMetrics, writeMetricsFile, type JobRun } from '../engine/metrics.js';
+import { LockedError } from '../fs/lock.js';
 import type { LogEvent } from '../engine/events.js';
 import { DEFAULT_JOB_FLAGS, type Job } from '../engine/job.js';
 import { previewJob, previewLines } from '../engine/preview.js';
@@ -400,13 +401,19 @@ async function statusJobs(jobs: readonly FileJob[], parser: RunWordsParser, f: F
     if (!jf) factories.set(job.profile, jf = createFactory(f, { ...f.globals, profile: job.profile, json: false }));
     const prepared = prepareRun(parser.parse(job.words), jf, 'look');
     const store = prepared.flags.state ? stateStoreOf(prepared.flags.state, storeDeps(jf)) : undefined;
-    const [doc, lock] = store ? await Promise.all([readStateOf(store), store.inspectLock()]) : [undefined, undefined];
-    // what the job would fetch now; a job that cannot plan yet (--since auto, no state, no --start) says so
-    const windows = await previewJob(prepared, jf).catch((error: unknown) => {
-      if (error instanceof UsageError) return undefined;
-      throw error;
-    });
-    statuses.push(jobStatus({ job: job.name, profile: job.profile, state: store?.name, doc, lock, toFetch: windows?.filter((w) => w.action !== 'skip').length ?? null, now: f.calendar.now(), maxLagMs }));
+    // a state that cannot be read (corrupt, newer) or used (another request's) is this job's line,
+    // not the end of every job's
+    let error: string | undefined;
+    const said = (caught: unknown) => {
+      if (!(caught instanceof CliError)) throw caught;
+      error ??= caught.message;
+      return undefined;
+    };
+    const [doc, lock] = store ? await Promise.all([readStateOf(store).catch(said), store.inspectLock().catch(said)]) : [undefined, undefined];
+    // what the job would fetch now; one that cannot plan yet (--since auto, no run recorded, no
+    // --start) says `?`; a state of another request is an error
+    const windows = error !== undefined ? undefined : await previewJob(prepared, jf).catch((caught: unknown) => (doc ? said(caught) : caught instanceof UsageError ? undefined : said(caught)));
+    statuses.push(jobStatus({ job: job.name, profile: job.profile, state: store?.name, doc, lock, toFetch: windows?.filter((w) => w.action !== 'skip').length ?? null, now: f.calendar.now(), maxLagMs, ...(error === undefined ? {} : { error }) }));
   }
   if (f.globals.json) f.stdout.write(`${JSON.stringify({ jobs: statuses })}\n`);
   else {
@@ -499,6 +506,7 @@ async function runOne(fileJob: FileJob, opts: RunOptions, file: JobFile, budget:
   for (const secret of file.secrets) jf.secrets.add(secret);
   const tally = new Tally();
   const metrics = new RunMetrics();
+  let refusedBeforeStart = false;
   let exitCode: number = EXIT.ok;
   let error: string | undefined;
   try {
@@ -506,6 +514,7 @@ async function runOne(fileJob: FileJob, opts: RunOptions, file: JobFile, budget:
     await checkObjectOutput(prepared, jf);
     await runJob({ ...prepared, argv: ['run', ...commandWords(fileJob)], gate: budget.gateFor(fileJob.profile), observe: (event) => { tally.observe(event); metrics.observe(event); } }, jf);
   } catch (caught) {
+    refusedBeforeStart = caught instanceof LockedError || caught instanceof UsageError;
     exitCode = caught instanceof CliError ? caught.exitCode : EXIT.internal;
     error = f.secrets.redact(caught instanceof Error ? caught.message : String(caught));
     writeJobError(stderr, caught, jf, opts);
@@ -513,7 +522,8 @@ async function runOne(fileJob: FileJob, opts: RunOptions, file: JobFile, budget:
     await jf.close();
     stderr.flush();
   }
-  ran?.({ job: fileJob.name, profile: fileJob.profile, exitCode, startedAt: started, endedAt: f.now(), metrics });
+  // (a job that never started, refused by another run's lock or a usage error, keeps its series)
+  if (metrics.started || exitCode === EXIT.ok || !refusedBeforeStart) ran?.({ job: fileJob.name, profile: fileJob.profile, exitCode, startedAt: started, endedAt: f.now(), metrics });
   return {
     job: fileJob.name, profile: fileJob.profile, exitCode, fetched: tally.fetched, skipped: tally.skipped, failed: tally.failed.size,
     rows: tally.rows, files: [...tally.files].sort(), durationMs: f.now() - started,

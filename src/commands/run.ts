@@ -12,6 +12,7 @@ import { CliError, EXIT, UsageError } from '../errors.js';
 import { resolve } from 'node:path';
 import type { LogEvent } from '../engine/events.js';
 import { RunMetrics, writeMetricsFile } from '../engine/metrics.js';
+import { LockedError } from '../fs/lock.js';
 import type { Factory } from '../factory.js';
 import { runJob } from '../engine/engine.js';
 import { previewJob, previewLines } from '../engine/preview.js';
@@ -58,8 +59,9 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
 }
 
 /** Runs `body` with its events counted, then writes the metrics file (`reporting_job` is `name`),
- * whether the run ended well or not. A file that cannot be written fails a run that ended well; a
- * run's own error is not hidden by it. */
+ * whether the run ended well or not; not when it never started (another run holds the state, a
+ * usage error before its first step): the series of the run that goes on stay its own. A file
+ * that cannot be written fails a run that ended well; a run's own error is not hidden by it. */
 export async function withMetrics(path: string, name: string, f: Factory, body: (observe: (event: LogEvent) => void) => Promise<void>): Promise<void> {
   const metrics = new RunMetrics();
   const startedAt = f.now();
@@ -68,9 +70,10 @@ export async function withMetrics(path: string, name: string, f: Factory, body: 
     await body((event) => metrics.observe(event));
   } catch (error) {
     exitCode = error instanceof CliError ? error.exitCode : EXIT.internal;
+    if (!metrics.started && (error instanceof LockedError || error instanceof UsageError)) exitCode = -1;
     throw error;
   } finally {
-    const written = writeMetricsFile(path, [{ job: name, profile: f.profileName, exitCode, startedAt, endedAt: f.now(), metrics }]);
+    const written = exitCode === -1 ? Promise.resolve() : writeMetricsFile(path, [{ job: name, profile: f.profileName, exitCode, startedAt, endedAt: f.now(), metrics }]);
     if (exitCode === EXIT.ok) await written.catch((error: unknown) => { throw new CliError(`cannot write the metrics file ${path}: ${(error as Error).message}`, EXIT.internal); });
     else await written.catch(() => undefined);
   }

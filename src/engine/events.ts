@@ -13,7 +13,7 @@ export type LogEvent =
   | { event: 'resumed'; window: Window; reportId: string; source: ResumeSource }
   | { event: 'polled'; window: Window; reportId: string; status: string; polls: number; durationMs: number }
   | { event: 'ready'; window: Window; reportId: string; polls: number; durationMs: number }
-  | { event: 'failed'; window: Window; reportId?: string; attempt?: number; message: string; durationMs?: number }
+  | { event: 'failed'; window: Window; reportId?: string; attempt?: number; message: string; durationMs?: number; /** the report is kept: the next run resumes it (--max-wait gave up, the network) */ resumable?: true }
   | { event: 'split'; window: Window; reportId?: string; into: readonly [Window, Window]; message: string }
   | { event: 'done'; window: Window; fetched: number; skipped: number; unchanged: number; rows: number; files: readonly string[]; exitCode: 0; durationMs: number }
   | { event: 'warning'; window: Window; reportId?: string; message: string }

@@ -8,50 +8,92 @@ import { readFileSync } from 'node:fs';
 import { writeFileAtomic } from '../fs/atomic.js';
 import type { LogEvent } from './events.js';
 
-/** What one job's run events add up to. */
+/** What one job's run events add up to. A run that ends well says its totals in its `done`
+ * event (a merged file is one `written` for every window); until then, and for a run that does
+ * not end well, the windows' own events are counted. */
 export class RunMetrics {
-  written = 0;
-  unchanged = 0;
-  skipped = 0;
-  rows = 0;
-  bytes = 0;
+  private counted = { written: 0, unchanged: 0, rows: 0 };
+  private done?: { written: number; unchanged: number; skipped: number; rows: number };
+  private skippedWindows = 0;
+  /** bytes by file (a file rewritten whole says its size again), and of outputs with no file */
+  private readonly files = new Map<string, number>();
+  private unnamedBytes = 0;
   retries = 0;
   throttled = 0;
+  /** any event seen: the run started (not refused before its first step) */
+  started = false;
   private readonly failed = new Set<number>();
-  /** windows submitted or resumed and not finished (written, unchanged, loaded, failed) */
-  private readonly open = new Set<number>();
+  /** reports submitted or resumed, by ID, not downloaded nor ended */
+  private readonly open = new Set<string>();
 
   observe(event: LogEvent): void {
+    this.started = true;
     switch (event.event) {
       case 'submitted':
       case 'resumed':
-        this.open.add(event.window.since);
+        this.open.add(event.reportId);
+        if (event.event === 'submitted' && event.replaces) this.open.delete(event.replaces);
+        break;
+      case 'download_done':
+        this.open.delete(event.reportId);
+        break;
+      case 'split':
+        // its report ended ("too much data"): the halves are reports of their own
+        if (event.reportId) this.open.delete(event.reportId);
         break;
       case 'written':
       case 'unchanged':
-        if (event.event === 'written') this.written++;
-        else this.unchanged++;
-        this.rows += event.rows;
-        this.bytes += event.bytes ?? 0;
-        this.open.delete(event.window.since);
-        break;
       case 'loaded':
-        this.open.delete(event.window.since);
+        if (event.event === 'unchanged') this.counted.unchanged++;
+        else this.counted.written++;
+        this.counted.rows += event.rows;
+        if (event.event !== 'loaded' && event.bytes !== undefined) {
+          if (event.file) this.files.set(event.file, event.bytes);
+          else this.unnamedBytes += event.bytes;
+        }
         break;
       case 'skipped':
-        this.skipped++;
+        this.skippedWindows++;
         break;
       case 'failed':
         this.failed.add(event.window.since);
-        this.open.delete(event.window.since);
+        // a report kept for the next run (--max-wait gave up) is still in progress on the server
+        if (event.reportId && !event.resumable) this.open.delete(event.reportId);
         break;
       case 'retried':
+        // (the pool's own "too many reports in progress" notes are not requests tried again)
+        if (/too many reports in progress/.test(event.message)) break;
         this.retries++;
         if (/^HTTP 429\b/.test(event.message)) this.throttled++;
+        break;
+      case 'done':
+        this.done = { written: event.fetched - event.unchanged, unchanged: event.unchanged, skipped: event.skipped, rows: event.rows };
+        // a run that ended well left nothing running
+        this.open.clear();
         break;
       default:
         break;
     }
+  }
+
+  get written(): number {
+    return this.done?.written ?? this.counted.written;
+  }
+
+  get unchanged(): number {
+    return this.done?.unchanged ?? this.counted.unchanged;
+  }
+
+  get skipped(): number {
+    return this.done?.skipped ?? this.skippedWindows;
+  }
+
+  get rows(): number {
+    return this.done?.rows ?? this.counted.rows;
+  }
+
+  get bytes(): number {
+    return [...this.files.values()].reduce((sum, bytes) => sum + bytes, this.unnamedBytes);
   }
 
   get failedWindows(): number {

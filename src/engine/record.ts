@@ -103,12 +103,13 @@ export class Recorder {
       void this.state?.split(event.window, event.into).catch(() => undefined);
     } else if (event.type === 'failed') {
       const reportId = this.reportIdOf(event.window);
-      this.view.emit({ event: 'failed', window: event.window, reportId, message: messageOf(event.error) });
       // a report that ended in failure is not worth resuming; one that was still running when
-      // the wait gave up (--max-wait, the network) is: the next run resumes it
+      // the wait gave up (--max-wait, the network) is: the next run resumes it (so is one a Ctrl-C
+      // left); a report that is not this window's (ReportMismatchError) is not resumed either
+      const resumable = reportId !== undefined && !isReportFailure(event.error) && !(event.error instanceof ReportMismatchError);
+      this.view.emit({ event: 'failed', window: event.window, reportId, message: messageOf(event.error), ...(resumable ? { resumable: true as const } : {}) });
       if (this.signal.aborted) return;
-      // a report that is not this window's (ReportMismatchError) is not resumed either
-      if (reportId !== undefined && !isReportFailure(event.error) && !(event.error instanceof ReportMismatchError)) {
+      if (resumable) {
         void this.state?.update(event.window, { error: messageOf(event.error) }).catch(() => undefined);
       } else {
         this.forget(event.window);

@@ -24,8 +24,10 @@ export interface JobStatus {
   lastRun: { at: string; windows: number; rows: number; bytes: number } | null;
   /** the state's lock, when one is there */
   lock: { pid: number | null; host: string | null; since: string | null; stale: boolean; expiresAt: string | null } | null;
-  /** beyond --max-lag (or no window ever done) */
+  /** beyond --max-lag (or no window ever done, or its state cannot be read) */
   stale: boolean;
+  /** why the state could not be read or used (corrupt, another request's): the job is judged stale */
+  error: string | null;
 }
 
 /** What one job's status is made of. */
@@ -36,6 +38,8 @@ export interface StatusInput {
   doc?: StateDoc;
   lock?: LockView;
   toFetch: number | null;
+  /** the state could not be read or used */
+  error?: string;
   /** ms since the epoch (the calendar's now) */
   now: number;
   maxLagMs?: number;
@@ -57,10 +61,23 @@ export function jobStatus(input: StatusInput): JobStatus {
     lagSeconds,
     failed: doc?.windows.filter((entry) => entry.status === 'failed').length ?? 0,
     toFetch: input.toFetch,
-    lastRun: runAt ? { at: runAt, windows: ran.length, rows: ran.reduce((sum, entry) => sum + (entry.rows ?? 0), 0), bytes: ran.reduce((sum, entry) => sum + (entry.bytes ?? 0), 0) } : null,
+    lastRun: runAt ? { at: runAt, windows: ran.length, rows: ran.reduce((sum, entry) => sum + (entry.rows ?? 0), 0), bytes: bytesOf(ran) } : null,
     lock: lock ? { pid: lock.holder?.pid ?? null, host: lock.holder?.host ?? null, since: lock.holder?.since ?? null, stale: lock.stale, expiresAt: lock.expiresAt === undefined ? null : new Date(lock.expiresAt).toISOString() } : null,
-    stale: input.maxLagMs !== undefined && input.state !== undefined && (lagSeconds === null || lagSeconds * 1000 > input.maxLagMs),
+    stale: input.maxLagMs !== undefined && input.state !== undefined && (input.error !== undefined || lagSeconds === null || lagSeconds * 1000 > input.maxLagMs),
+    error: input.error ?? null,
   };
+}
+
+/** The bytes of the files the windows were written to, each file once (a file of several windows
+ * records its whole size in each), and of the windows with no file (a table, stdout). */
+function bytesOf(entries: readonly { file: string | null; bytes: number | null }[]): number {
+  const files = new Map<string, number>();
+  let rest = 0;
+  for (const entry of entries) {
+    if (entry.file !== null) files.set(entry.file, entry.bytes ?? 0);
+    else rest += entry.bytes ?? 0;
+  }
+  return [...files.values()].reduce((sum, bytes) => sum + bytes, rest);
 }
 
 /** 1d 6h, 5h 12m, 42m, 30s: a lag as a person reads it. */
@@ -79,7 +96,7 @@ export function statusCells(status: JobStatus): string[] {
   return [
     status.job,
     // the end of the last window done, in Paris time as the state records it
-    status.state === null ? '(no state)' : status.lastDone ? status.lastDone.until.slice(0, 16).replace('T', ' ') : 'none',
+    status.state === null ? '(no state)' : status.error !== null ? `error: ${status.error}` : status.lastDone ? status.lastDone.until.slice(0, 16).replace('T', ' ') : 'none',
     status.state === null ? '' : `${lagText(status.lagSeconds)}${status.stale ? ' STALE' : ''}`,
     String(status.failed),
     status.toFetch === null ? '?' : String(status.toFetch),

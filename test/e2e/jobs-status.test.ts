@@ -54,6 +54,22 @@ describe('jobs status', () => {
     });
   });
 
+  it("a state that cannot be read is its job's line (an error, stale under --max-lag), not the end of every job's; a file of several windows counts its bytes once", async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      writeFileSync(join(dir, 'reporting.yaml'), FILE.replace('  output: out/{job}/{since}.csv', '  output: out/{job}.csv'));
+      const env = { ...sandboxEnv(sandbox, dir), REPORTING_NOW: '2026-11-23T06:00:00' };
+      const run = await runCli(['jobs', 'run', '-q'], { env, cwd: dir });
+      expect(run.code, run.stderr).toBe(0);
+      writeFileSync(join(dir, 'state', 'seller.json'), '{corrupt');
+      const out = await runCli(['jobs', 'status', '--json', '--max-lag', '12h'], { env, cwd: dir });
+      expect(out.code).toBe(1);
+      const [buyer, seller] = (JSON.parse(out.stdout) as { jobs: (Status & { error: string | null })[] }).jobs as [Status & { error: string | null }, Status & { error: string | null }];
+      expect(buyer).toMatchObject({ error: null, stale: false, lastRun: { windows: 3, bytes: readFileSync(join(dir, 'out', 'buyer.csv')).length } });
+      expect(seller).toMatchObject({ stale: true, error: expect.stringContaining('is not valid JSON') });
+      expect(out.stderr).toContain('1 job stale beyond --max-lag 12h: seller');
+    });
+  });
+
   it('counts failed windows, and the lock of a run that holds the state', () => {
     const window = (day: string, status: string) => ({ since: `${day}T00:00:00+01:00`, until: `${day}T23:59:59+01:00`, sinceUnix: Date.parse(`${day}T00:00:00+01:00`) / 1000, untilUnix: Date.parse(`${day}T23:59:59+01:00`) / 1000, status, reportId: null, submittedAt: null, attempts: 1, rows: 5, bytes: 100, sha256: null, file: null, finishedAt: '2026-11-23T05:00:00.000Z', error: null });
     const doc = { version: 2, createdAt: '', updatedAt: '', request: {}, planned: { since: '', until: '', sinceUnix: 0, untilUnix: 0, at: '2026-11-23T04:59:00.000Z' }, windows: [window('2026-11-20', 'done'), window('2026-11-21', 'failed'), window('2026-11-22', 'failed')] } as unknown as StateDoc;

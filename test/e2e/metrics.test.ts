@@ -83,6 +83,48 @@ describe('--metrics-file', () => {
     });
   });
 
+  it('a merged file, a load into DuckDB, a wait that gave up, a run refused by the lock: the figures the states say', async () => {
+    await withSandbox({ readyDelayMs: 30 }, async (sandbox, dir) => {
+      const env = sandboxEnv(sandbox, dir);
+      const labels = { reporting_job: 'buyer' };
+      const period = ['--since', '2026-11-01', '--until', '2026-11-04', '--breakdowns', 'DAILY', '--chunk', 'day', '--poll-interval', '20ms', '-q'];
+      // four windows into one file: four windows written, none left in progress
+      const merged = await runCli(['run', 'buyer', ...period, '--state', join(dir, 'm.json'), '-o', join(dir, 'merged.csv'), '--metrics-file', join(dir, 'm.prom')], { env });
+      expect(merged.code, merged.stderr).toBe(0);
+      let families = familiesOf(join(dir, 'm.prom'));
+      expect(valueOf(families, 'reporting_last_run_windows', { ...labels, outcome: 'written' })).toBe(4);
+      expect(valueOf(families, 'reporting_reports_in_progress', labels)).toBe(0);
+      expect(valueOf(families, 'reporting_last_run_bytes', labels)).toBe(readFileSync(join(dir, 'merged.csv')).length);
+      expect(valueOf(families, 'reporting_last_run_rows', labels)).toBe((parse(readFileSync(join(dir, 'merged.csv'), 'utf8'), { columns: true }) as unknown[]).length);
+
+      // into DuckDB: the windows loaded and their rows
+      const loaded = await runCli(['run', 'buyer', ...period, '--state', join(dir, 'l.json'), '--load', `duckdb:${join(dir, 'w.duckdb')}`, '--metrics-file', join(dir, 'l.prom')], { env });
+      expect(loaded.code, loaded.stderr).toBe(0);
+      families = familiesOf(join(dir, 'l.prom'));
+      expect(valueOf(families, 'reporting_last_run_windows', { ...labels, outcome: 'written' })).toBe(4);
+      const state = JSON.parse(readFileSync(join(dir, 'l.json'), 'utf8')) as { windows: { rows: number }[] };
+      expect(valueOf(families, 'reporting_last_run_rows', labels)).toBe(state.windows.reduce((sum, w) => sum + w.rows, 0));
+    });
+    await withSandbox({ readyDelayMs: 60_000 }, async (sandbox, dir) => {
+      const env = sandboxEnv(sandbox, dir);
+      const labels = { reporting_job: 'buyer' };
+      const prom = join(dir, 'w.prom');
+      const args = ['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-02', '--breakdowns', 'DAILY', '--chunk', 'day', '--poll-interval', '20ms', '-q',
+        '--state', join(dir, 'w.json'), '-o', join(dir, 'w-{since}.csv'), '--metrics-file', prom];
+      // --max-wait gives up: both reports are kept for the next run, in progress on the server
+      const gaveUp = await runCli([...args, '--max-wait', '1s'], { env });
+      expect(gaveUp.code).not.toBe(0);
+      const families = familiesOf(prom);
+      expect(valueOf(families, 'reporting_reports_in_progress', labels)).toBe(2);
+      const before = readFileSync(prom, 'utf8');
+      // a run refused by another run's lock does not overwrite that run's series
+      writeFileSync(join(dir, 'w.json.lock'), JSON.stringify({ pid: process.pid, host: (await import('node:os')).hostname(), nonce: 'held', since: new Date().toISOString() }));
+      const refused = await runCli(args, { env });
+      expect(refused.code).toBe(2);
+      expect(readFileSync(prom, 'utf8')).toBe(before);
+    });
+  });
+
   it('jobs run: one series a job, labelled reporting_job and profile; a job file cannot set it per job', async () => {
     await withSandbox({}, async (sandbox, dir) => {
       writeFileSync(join(dir, 'reporting.yaml'), ['version: 1', 'defaults:', `  since: ${DAYS[0]}`, `  until: ${DAYS[1]}`, '  chunk: day', '  breakdowns: [DAILY]',

@@ -3,6 +3,7 @@
 // still move, the journal of runs without a state file, and --log-format json.
 
 import { appendFileSync, existsSync, readFileSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { DateTime } from 'luxon';
@@ -90,6 +91,15 @@ describe('--lock-wait', () => {
       expect(eventsOf(lines, 'skipped')).toEqual(['2026-11-01', '2026-11-02']);
       expect(eventsOf(lines, 'submitted')).toEqual([]);
       expect(sandbox.reports().map((r) => dayOf(r.since))).toEqual(['2026-11-01', '2026-11-02']);
+      // Ctrl-C's SIGTERM while waiting: interrupted (143), not refused (2)
+      writeFileSync(`${state}.lock`, JSON.stringify({ pid: process.pid, host: hostname(), nonce: 'held', since: new Date().toISOString() }));
+      const waiter = startCli([...args, '--lock-wait', '1m'], { env: env(sandbox, dir) });
+      const waited = collect(waiter);
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      waiter.kill('SIGTERM');
+      const stopped = await waited;
+      expect(stopped.code, stopped.stderr).toBe(143);
+      expect(stopped.stderr).toContain('interrupted (SIGTERM)');
       const without = await runCli([...args.filter((a) => a !== '--state' && a !== state), '--lock-wait', '5s'], { env: env(sandbox, dir) });
       expect(without.code).toBe(2);
       expect(without.stderr).toContain('--lock-wait needs --state FILE');

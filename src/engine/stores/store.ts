@@ -3,6 +3,7 @@
 // text: a local file (file.ts, the default), an object in a bucket (bucket.ts, `--state s3://`).
 // A new kind of store is one new file and one line in kinds.ts.
 
+import { InterruptedError } from '../../errors.js';
 import { LockedError, type Holder, type LockOptions } from '../../fs/lock.js';
 import type { Host } from '../../host.js';
 import type { EntryShape, Keyed, Planned, Upload, WriterStart } from '../state-log.js';
@@ -98,10 +99,12 @@ export async function waitForStoreLock<T>(take: () => Promise<T>, waitMs: number
       if (left <= 0) throw error;
       const next = retryAt?.(error);
       const pause = Math.max(50, Math.min(left, 2000, next === undefined ? 2000 : next - deps.now() + 50));
+      // Ctrl-C or SIGTERM while waiting: the run was interrupted (130, 143), not refused
+      const interrupted = () => new InterruptedError(String(deps.signal?.reason ?? 'SIGINT'), 'no report was submitted: the state was never locked');
       await new Promise<void>((resolve, reject) => {
-        if (deps.signal?.aborted) return reject(error);
+        if (deps.signal?.aborted) return reject(interrupted());
         const timer = setTimeout(() => { deps.signal?.removeEventListener('abort', stop); resolve(); }, pause);
-        const stop = () => { clearTimeout(timer); reject(error); };
+        const stop = () => { clearTimeout(timer); reject(interrupted()); };
         deps.signal?.addEventListener('abort', stop, { once: true });
       });
     }
