@@ -72,7 +72,7 @@ export async function run(opts: JobsOptions, f: Factory): Promise<void> {
   try {
     checked = checkFile(opts, f);
     if (opts.action === 'status') return await withSettledPathsAsync(() => statusJobs(checked.selected, opts.parser, f, opts.maxLagMs));
-    if (opts.action !== 'run') return answer(opts.action, checked, opts.parser, f);
+    if (opts.action !== 'run') return await answer(opts.action, checked, opts.parser, f);
   } finally {
     for (const release of releases) release();
   }
