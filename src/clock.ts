@@ -6,7 +6,7 @@
 
 import { DateTime } from 'luxon';
 import { UsageError } from './errors.js';
-import { PARIS_ZONE } from './paris.js';
+import { PARIS_ZONE } from './paris-zone.js';
 
 const FORMS = 'an ISO 8601 time (2026-11-26T03:00:00+01:00, 2026-11-26T03:00 in Paris time, 2026-11-26) or Unix seconds (1795658400)';
 

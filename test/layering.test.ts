@@ -58,6 +58,23 @@ describe('layering', () => {
     expect([...edges.keys()].filter((room) => reaches(room).has(room)).sort()).toEqual([]);
   }, 60_000);
 
+  it('help and completion read the catalog, which reaches no package (luxon there cost --help 16 ms, measured)', () => {
+    // the modules src/report/catalog.ts loads, type-only imports aside (erased at build time)
+    const packages = new Set<string>();
+    const seen = new Set<string>();
+    const visit = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      for (const match of code(file).matchAll(/^\s*(?:import|export)\s+(?!type\b)[^;]*?from\s+'([^']+)'/gm)) {
+        const target = match[1] as string;
+        if (target.startsWith('.')) visit(relative(ROOT, join(ROOT, file, '..', target.replace(/\.js$/, '.ts'))));
+        else packages.add(target);
+      }
+    };
+    visit('src/report/catalog.ts');
+    expect([...packages]).toEqual([]);
+  });
+
   it('process is touched by src/main.ts only (the rest gets what it needs from the factory)', () => {
     const touching = sources().filter((file) => file !== 'src/main.ts' && /\bprocess\s*[.[]/.test(code(file)));
     expect(touching).toEqual([]);

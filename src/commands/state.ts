@@ -16,7 +16,7 @@ import { RunState, readStateOf, type StateDoc, type StateEntry } from '../engine
 import { parisDate } from '../report/time.js';
 import { describeWindow } from '../report/windows.js';
 import { didYouMean } from '../suggest.js';
-import { PARIS_ZONE } from '../paris.js';
+import { PARIS_ZONE } from '../paris-zone.js';
 
 export type StateOptions =
   | { action: 'show'; file: string }

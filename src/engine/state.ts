@@ -22,7 +22,7 @@ import { FileStore, readStateText } from './stores/file.js';
 import type { StateStore, StateWrites, StoredState, StoreLock } from './stores/store.js';
 import { parisIso } from '../report/time.js';
 import type { Window } from '../report/windows.js';
-import { PARIS_ZONE } from '../paris.js';
+import { PARIS_ZONE } from '../paris-zone.js';
 
 
 export const STATE_VERSION = 2;

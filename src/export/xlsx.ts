@@ -16,7 +16,7 @@ import type { Kind } from './scanner.js';
 import { RowLayout, type TypedColumn } from './typed.js';
 import type { RowWriter } from './row-writer.js';
 import type { CsvOptions } from './writers.js';
-import { PARIS_ZONE } from '../paris.js';
+import { PARIS_ZONE } from '../paris-zone.js';
 
 /** Excel's rows per sheet, the header included. */
 const SHEET_ROWS = 1_048_576;

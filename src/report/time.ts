@@ -3,7 +3,7 @@
 import { DateTime } from 'luxon';
 import { UsageError } from '../errors.js';
 import { didYouMean } from '../suggest.js';
-import { PARIS_ZONE } from '../paris.js';
+import { PARIS_ZONE } from '../paris-zone.js';
 
 export type Role = 'since' | 'until';
 

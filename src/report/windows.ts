@@ -13,7 +13,7 @@ import { UsageError } from '../errors.js';
 import { isTimeDimension, type TimeDimension } from '../report/catalog.js';
 import { didYouMean } from '../suggest.js';
 import { parisIso } from '../report/time.js';
-import { PARIS_ZONE } from '../paris.js';
+import { PARIS_ZONE } from '../paris-zone.js';
 
 export interface Window {
   /** first second, Unix seconds */

@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { DateTime, IANAZone } from 'luxon';
 import { describe, expect, it } from 'vitest';
-import { PARIS_ZONE } from '../../src/paris.js';
+import { PARIS_ZONE } from '../../src/paris-zone.js';
 
 const INTL = IANAZone.create('Europe/Paris');
 const FROM = Date.UTC(1850, 0, 1);
