@@ -32,8 +32,7 @@ import { tableSpecOf } from './load.js';
 import { RunState, stateRequestOf, type StateRequest } from './state.js';
 import { createView, type RunView } from './view.js';
 import type { LogEvent } from './events.js';
-import { stateStoreOf } from './stores/kinds.js';
-import type { StoreDeps } from './stores/store.js';
+import { stateStoreOf, storeDeps } from './stores/kinds.js';
 
 /** Runs `job`: with --state, against its state file (locked for the run). */
 export async function runJob(job: Job, f: Factory): Promise<void> {
@@ -58,10 +57,6 @@ export async function runJob(job: Job, f: Factory): Promise<void> {
     await state.close();
   }
 }
-
-/** What a state's store needs of the run: the process, the clock its lock is judged by, where
- * a bucket's client finds its settings. */
-export const storeDeps = (f: Factory): StoreDeps => ({ cwd: f.cwd, host: f.host, env: f.env, configDir: configDir(f.env, f.host.platform), now: f.now, trace: f.trace, signal: f.signal });
 
 /** What the object store needs of the run (-o s3://). */
 const objectsConfig = (f: Factory, dir: string): ObjectStoreConfig => ({ env: f.env, configDir: dir, host: f.host, trace: f.trace });

@@ -6,12 +6,12 @@
 import { configDir } from '../auth/store.js';
 import type { Factory } from '../factory.js';
 import { checkChunk, parseChunk, windowArgs } from '../report/windows.js';
-import { journalKeyOf, recall, recordedOutput, stateRequestOfJob, storeDeps } from './engine.js';
+import { journalKeyOf, recall, recordedOutput, stateRequestOfJob } from './engine.js';
 import type { Job } from './job.js';
 import { Journal } from './journal.js';
 import { planRun, precheck } from './plan.js';
 import { RunState } from './state.js';
-import { stateStoreOf } from './stores/kinds.js';
+import { stateStoreOf, storeDeps } from './stores/kinds.js';
 
 export interface PreviewWindow {
   /** as `run --since/--until` take them: Paris dates (first and last day), or Unix seconds for a

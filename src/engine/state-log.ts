@@ -209,6 +209,38 @@ export function replayLog<E extends Keyed>(path: string, text: string, windows: 
   return { windows: out, at, planned, uploads };
 }
 
+/** Writes one at a time: a write asked for while one is under way waits for it, and every ask
+ * made meanwhile shares that next write (the state's writers: a file, a bucket). */
+export class Serialised {
+  private next: Promise<void> | undefined;
+  private last: Promise<void> = Promise.resolve();
+
+  constructor(private readonly run: () => Promise<void>) {}
+
+  /** The next write (started once the one under way ends), shared by every ask until it starts. */
+  ask(): Promise<void> {
+    if (!this.next) {
+      const cycle = this.last.catch(() => undefined).then(() => {
+        this.next = undefined;
+        return this.run();
+      });
+      this.next = cycle;
+      this.last = cycle;
+    }
+    return this.next;
+  }
+
+  /** The write waiting to start, else the last one. */
+  pending(): Promise<void> {
+    return this.next ?? this.last;
+  }
+
+  /** Once every write asked for so far has ended, whether it failed or not. */
+  settled(): Promise<void> {
+    return this.last.catch(() => undefined);
+  }
+}
+
 export interface WriterStart {
   /** the document as it is on disk, when this run's changes may be logged against it */
   text?: string;
@@ -226,8 +258,7 @@ export interface WriterStart {
 export class StateWriter {
   private readonly log: AppendFile;
   private queued: string[] = [];
-  private next: Promise<void> | undefined;
-  private last: Promise<void> = Promise.resolve();
+  private readonly writes = new Serialised(() => this.cycle());
   /** SHA-256 of the document on disk, once it holds every change not in the log */
   private base: string | undefined;
   private opening: (() => string) | undefined;
@@ -255,16 +286,8 @@ export class StateWriter {
   /** Records one change (a JSON line), or with none, makes sure the document exists. */
   write(line?: string): Promise<void> {
     if (line !== undefined) this.queued.push(line);
-    else if (this.base !== undefined) return this.next ?? this.last;
-    if (!this.next) {
-      const cycle = this.last.catch(() => undefined).then(() => {
-        this.next = undefined;
-        return this.cycle();
-      });
-      this.next = cycle;
-      this.last = cycle;
-    }
-    return this.next;
+    else if (this.base !== undefined) return this.writes.pending();
+    return this.writes.ask();
   }
 
   private async cycle(): Promise<void> {
@@ -318,7 +341,7 @@ export class StateWriter {
   /** Waits for the writes; folds the log into the document and removes it. Never throws: a log
    * that could not be folded stays, and the next run applies it. */
   async close(): Promise<void> {
-    await this.last.catch(() => undefined);
+    await this.writes.settled();
     try {
       if (this.logBytes > 0 || (this.base === undefined && (this.replayed || this.broken))) await this.fold();
       // the log goes only once the document on disk holds all it says

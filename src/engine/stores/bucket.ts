@@ -19,7 +19,7 @@ import { clientFor, objectError } from '../../destinations/objects.js';
 import { LockedError, type Holder } from '../../fs/lock.js';
 import { loadS3 } from '../../lazy.js';
 import { parseObjectUrl, type ObjectUrl } from '../../paths.js';
-import type { WriterStart } from '../state-log.js';
+import { Serialised, type WriterStart } from '../state-log.js';
 import { waitForStoreLock, type LockView, type StateStore, type StateWrites, type StoreDeps, type StoredState, type StoreLock } from './store.js';
 
 export const DEFAULT_LEASE_MS = 60_000;
@@ -348,8 +348,7 @@ class LeaseLock implements StoreLock {
 
 /** Writes the whole document at each change, serialised; changes that wait share the next write. */
 class BucketWrites implements StateWrites {
-  private next: Promise<void> | undefined;
-  private last: Promise<void> = Promise.resolve();
+  private readonly writes = new Serialised(() => this.put());
   /** the document in the bucket holds every change made so far */
   private current: boolean;
   private changed: StateChangedError | undefined;
@@ -359,17 +358,9 @@ class BucketWrites implements StateWrites {
   }
 
   write(line?: string): Promise<void> {
-    if (line === undefined && this.current) return this.next ?? this.last;
+    if (line === undefined && this.current) return this.writes.pending();
     this.current = false;
-    if (!this.next) {
-      const cycle = this.last.catch(() => undefined).then(() => {
-        this.next = undefined;
-        return this.put();
-      });
-      this.next = cycle;
-      this.last = cycle;
-    }
-    return this.next;
+    return this.writes.ask();
   }
 
   private async put(): Promise<void> {
@@ -386,7 +377,7 @@ class BucketWrites implements StateWrites {
   }
 
   async close(): Promise<void> {
-    await this.last.catch(() => undefined);
+    await this.writes.settled();
     // a change whose write failed (the network) is tried once more
     if (!this.current && !this.changed) await this.write('').catch(() => undefined);
   }
