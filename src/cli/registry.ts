@@ -92,10 +92,13 @@ function reportEntry(side: Side, example: string): AnyEntry {
 }
 
 /** The state file argument of `state` subcommands. */
-const stateFile = () => new Argument('<file>', 'the state file (as given to run --state)').argParser((text: string) => {
+const stateFile = () => new Argument('<file>', 'the state file (as given to run --state), an s3:// URL, or the --load database of --state table').argParser((text: string) => {
   if (text.trim() === '') throw new InvalidArgumentError('a file name, not an empty one');
   return text;
 });
+
+/** `--key`: which state of a database's _reporting_state (`--state table`). */
+const stateKey = () => new Option('--key <key>', 'with a database: which of its states (the load table and the scope; needed when it holds several)');
 
 /** `jobs run|list|validate`: a job file, and which of its jobs. */
 function jobsEntry(action: JobsOptions['action'], summary: string, selects: boolean): AnyEntry {
@@ -294,7 +297,7 @@ ${examples(
         name: 'show',
         summary: 'print the request recorded and every window: period, status, report ID, attempts, rows, file, error',
         define(command) {
-          command.addArgument(stateFile()).addHelpText('after', `
+          command.addArgument(stateFile()).addOption(stateKey()).addHelpText('after', `
 Read-only: takes no lock (a run may be writing it: stderr says so). --json prints the windows as
 the file records them.
 ${examples(
@@ -302,7 +305,7 @@ ${examples(
     'reporting state show buyer.state.json --json | jq -r \'.[] | select(.status == "failed") | .since\'',
   )}`);
         },
-        options: ([file]) => ({ action: 'show', file: file as string }),
+        options: ([file], parsed) => ({ action: 'show', file: file as string, key: parsed.key as string | undefined }),
         load: () => import('../commands/state.js'),
       }),
       entry<StateOptions>({
@@ -311,6 +314,7 @@ ${examples(
         define(command) {
           command
             .addArgument(stateFile())
+            .addOption(stateKey())
             .argument('<window...>', 'a Paris date (the windows starting that day), a range DATE..DATE, or all')
             .addHelpText('after', `
 Takes the state file's lock (exit 2 while a run holds it). The files written for those windows are
@@ -321,7 +325,7 @@ ${examples(
     'reporting state forget buyer.state.json all',
   )}`);
         },
-        options: ([file], _parsed, command) => ({ action: 'forget', file: file as string, windows: command.processedArgs[1] as string[] }),
+        options: ([file], parsed, command) => ({ action: 'forget', file: file as string, key: parsed.key as string | undefined, windows: command.processedArgs[1] as string[] }),
         load: () => import('../commands/state.js'),
       }),
       entry<StateOptions>({
@@ -330,6 +334,7 @@ ${examples(
         define(command) {
           command
             .addArgument(stateFile())
+            .addOption(stateKey())
             .option('--force', 'also remove a lock of another host touched in the last 5 minutes, or one this tool did not write')
             .addHelpText('after', `
 A holder on this host is gone when its PID is not running; one of another host, once its lock is
@@ -340,7 +345,7 @@ ${examples(
     'reporting state unlock /mnt/shared/buyer.state.json --force',
   )}`);
         },
-        options: ([file], parsed) => ({ action: 'unlock', file: file as string, force: Boolean(parsed.force) }),
+        options: ([file], parsed) => ({ action: 'unlock', file: file as string, key: parsed.key as string | undefined, force: Boolean(parsed.force) }),
         load: () => import('../commands/state.js'),
       }),
     ],

@@ -19,7 +19,7 @@ import { shellCommand } from '../io/shell.js';
 import { table } from '../io/table.js';
 import { jobStatus, statusCells, STATUS_HEADER, type JobStatus } from '../fleet/status.js';
 import { readStateOf } from '../engine/state.js';
-import { stateStoreOf, storeDeps } from '../engine/stores/kinds.js';
+import { TABLE_STATE } from '../engine/stores/targets.js';
 import { runJob } from '../engine/engine.js';
 import { RunMetrics, writeMetricsFile, type JobRun } from '../engine/metrics.js';
 import { LockedError } from '../fs/lock.js';
@@ -28,7 +28,7 @@ import { DEFAULT_JOB_FLAGS, type Job } from '../engine/job.js';
 import { previewJob, previewLines } from '../engine/preview.js';
 import { DEFAULT_CONCURRENCY, logFormatFrom, type LogFormat } from '../engine/limits.js';
 import { checkChunk, parseChunk } from '../report/windows.js';
-import { accountOf } from '../engine/load.js';
+import { accountOf, jobStateStore } from '../engine/load.js';
 import { scopeOf } from '../load/load.js';
 import { databaseIdentity, tableIdentity } from '../load/target.js';
 import { isObjectUrl, realTarget, withSettledPaths, withSettledPathsAsync } from '../paths.js';
@@ -222,7 +222,10 @@ class SharedTargets {
     const f = this.f;
     const job = this.file.jobs[index] as FileJob;
     const state = prepared.flags.state;
-    if (state && isObjectUrl(state)) {
+    // a state in the --load database (`state: table`) is the table's and scope's, claimed below
+    if (state === TABLE_STATE) {
+      // (nothing of this machine)
+    } else if (state && isObjectUrl(state)) {
       this.take(index, `state\0${state}`, 'state', state);
     } else if (state) {
       const real = realTarget(state, f.cwd);
@@ -400,7 +403,7 @@ async function statusJobs(jobs: readonly FileJob[], parser: RunWordsParser, f: F
     let jf = factories.get(job.profile);
     if (!jf) factories.set(job.profile, jf = createFactory(f, { ...f.globals, profile: job.profile, json: false }));
     const prepared = prepareRun(parser.parse(job.words), jf, 'look');
-    const store = prepared.flags.state ? stateStoreOf(prepared.flags.state, storeDeps(jf)) : undefined;
+    const store = prepared.flags.state ? jobStateStore({ ...prepared, flags: { ...prepared.flags, state: prepared.flags.state } }, jf) : undefined;
     // a state that cannot be read (corrupt, newer) or used (another request's) is this job's line,
     // not the end of every job's
     let error: string | undefined;

@@ -25,6 +25,7 @@ import { timeDimensionOf } from '../report/catalog.js';
 import { parseLoadTarget, tableName, withoutPassword, type LoadFlags } from '../load/target.js';
 import type { LoadPlan } from '../engine/job.js';
 import { DEFAULT_CONCURRENCY, logFormatFrom } from '../engine/limits.js';
+import { TABLE_STATE, isDatabaseUrl, isStatePath } from '../engine/stores/targets.js';
 
 export interface RunOptions {
   side: Side;
@@ -113,8 +114,12 @@ export function prepareRun(opts: RunOptions, f: Factory, check: WriteCheck = 'pr
   // one path for two files loses one of them: the token store, the state, its lock, the output
   const template = opts.output.output;
   const given = template && template !== '-' && !template.includes('{reportId}') ? [expandTemplate(template, named)] : [];
-  refuseSharedPaths(runFiles(flags.state, given, configDir(f.env, f.host.platform)), f.cwd, f.host.platform);
+  if (flags.state && isDatabaseUrl(flags.state)) {
+    throw new UsageError(`--state ${flags.state.replace(/:[^@/:]*@/, ':***@')}: a run keeps its state in its --load database with --state table`, 'give --load DATABASE --state table (the state of `state show DATABASE`)');
+  }
+  refuseSharedPaths(runFiles(flags.state && isStatePath(flags.state) ? flags.state : undefined, given, configDir(f.env, f.host.platform)), f.cwd, f.host.platform);
   const loading = loadPlanOf(opts.load, side, f);
+  if (flags.state === TABLE_STATE && !loading) throw new UsageError('--state table keeps the state in the --load database, and there is no --load', 'add --load duckdb:FILE or --load postgres://..., or give --state a file or an s3:// URL');
   // rows only into a table: --json is the result line, not JSON rows
   const tableOnly = loading !== undefined && opts.output.output === undefined;
   const planned = planOutput({ ...opts.output, json: f.globals.json && !tableOnly, validate: opts.report.validate }, PLACEHOLDERS, columnNames([side]));

@@ -9,6 +9,7 @@ import { LockedError } from '../fs/lock.js';
 import { isObjectUrl } from '../paths.js';
 import { stateStoreOf, storeDeps } from '../engine/stores/kinds.js';
 import type { LockView, StateStore } from '../engine/stores/store.js';
+import { TableStore } from '../engine/stores/table.js';
 import { safeLine } from '../io/safe-text.js';
 import { table } from '../io/table.js';
 import { RunState, readStateOf, type StateDoc, type StateEntry } from '../engine/state.js';
@@ -17,14 +18,15 @@ import { describeWindow } from '../report/windows.js';
 import { didYouMean } from '../suggest.js';
 import { PARIS_ZONE } from '../paris-zone.js';
 
+/** `key`: with a database (`--state table`), which of its states */
 export type StateOptions =
-  | { action: 'show'; file: string }
-  | { action: 'forget'; file: string; windows: string[] }
-  | { action: 'unlock'; file: string; force: boolean };
+  | { action: 'show'; file: string; key?: string }
+  | { action: 'forget'; file: string; key?: string; windows: string[] }
+  | { action: 'unlock'; file: string; key?: string; force: boolean };
 
 export async function run(opts: StateOptions, f: Factory): Promise<void> {
   // a local file by its real path (the one a run locks), or an object in a bucket
-  const store = stateStoreOf(opts.file, storeDeps(f));
+  const store = stateStoreOf(opts.file, { ...storeDeps(f), stateKey: opts.key });
   switch (opts.action) {
     case 'show':
       return show(store, f);
@@ -37,7 +39,10 @@ export async function run(opts: StateOptions, f: Factory): Promise<void> {
 
 async function existing(store: StateStore): Promise<StateDoc> {
   const doc = await readStateOf(store);
-  if (!doc) throw new UsageError(`there is no state ${isObjectUrl(store.name) ? 'object' : 'file'} at ${store.name}`, 'a run with --state FILE creates it');
+  if (!doc) {
+    if (store instanceof TableStore) throw new UsageError(`there is no state in ${store.name}`, 'a run with --load DATABASE --state table creates it');
+    throw new UsageError(`there is no state ${isObjectUrl(store.name) ? 'object' : 'file'} at ${store.name}`, 'a run with --state FILE creates it');
+  }
   return doc;
 }
 
@@ -198,6 +203,8 @@ async function unlock(store: StateStore, force: boolean, f: Factory): Promise<vo
     return;
   }
   const { holder } = lock;
+  // a database session's lock (--state table): the server's, ended only with the session
+  if (lock.session) await store.removeLock(lock);
   let why: string;
   if (!holder) {
     if (!force) throw new UsageError(`${lock.path} was not written by reporting (or cannot be read): left as it is`, `if no run uses ${path}, add --force to remove it`);

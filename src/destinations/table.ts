@@ -49,6 +49,9 @@ export interface TableSpec {
   /** what the state file says was loaded for this window (with --state) */
   loadedBefore?(window: Window): { table: string; sha256: string; rows: number; reportIds?: readonly string[] } | undefined;
   now(): number;
+  /** `--state table` with the table alone: the window's done-record, written on the connection
+   * inside the window's transaction, before its COMMIT (loaded and recorded at once, or neither) */
+  recordWindow?(connection: LoadConnection, loaded: { window: Window; table: string; rows: number; sha256: string; reportIds: string[] }): Promise<void>;
   /** a line for the run's end (a warning): what the load did that the user should know */
   warn?(message: string): void;
   /** removes a temporary folder even when the process is made to exit; answers the undo */
@@ -413,7 +416,10 @@ export class TableDestination implements Destination {
         // the same rows as last time: the table is left as it was
         await connection.execute('ROLLBACK');
         outcome = 'unchanged';
-      } else await connection.execute('COMMIT');
+      } else {
+        await this.spec.recordWindow?.(connection, { window: open.origin, table: this.shownTable, rows: open.rows, sha256, reportIds: open.reportIds });
+        await connection.execute('COMMIT');
+      }
     } catch (error) {
       await open.appender.cancel().catch(() => undefined);
       await connection.execute('ROLLBACK').catch(() => undefined);

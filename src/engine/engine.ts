@@ -28,11 +28,10 @@ import { closing, doneEvent, interrupted, mergedFailure, partialFailure, pickUpC
 import { planRun, precheck, type PlanInput, type RunPlan } from './plan.js';
 import { runWindows, type PoolOutcome, type TaskContext } from './pool.js';
 import { Recorder } from './record.js';
-import { tableSpecOf } from './load.js';
+import { jobStateStore, tableSpecOf } from './load.js';
 import { RunState, stateRequestOf, type StateRequest } from './state.js';
 import { createView, type RunView } from './view.js';
 import type { LogEvent } from './events.js';
-import { stateStoreOf, storeDeps } from './stores/kinds.js';
 
 /** Runs `job`: with --state, against its state file (locked for the run). */
 export async function runJob(job: Job, f: Factory): Promise<void> {
@@ -43,7 +42,7 @@ export async function runJob(job: Job, f: Factory): Promise<void> {
   // what can be checked is, before the state file is locked
   precheck(job, { ...where, since: job.request.since });
   const output = recordedOutput(job, f);
-  const state = await RunState.open(stateStoreOf(job.flags.state, storeDeps(f)), stateRequestOfJob(job, f, output, chunk), { now: f.calendar.now, fullRefresh: job.flags.fullRefresh, lockWaitMs: job.flags.lockWaitMs });
+  const state = await RunState.open(jobStateStore({ ...job, flags: { ...job.flags, state: job.flags.state } }, f), stateRequestOfJob(job, f, output, chunk), { now: f.calendar.now, fullRefresh: job.flags.fullRefresh, lockWaitMs: job.flags.lockWaitMs });
   try {
     const start = state.start(job.flags.sinceAuto ? 'auto' : job.request.since, job.request.until, job.flags.lookbackDays, job.flags.startAt);
     // a start inside a recorded window (the lookback's days, a --since in mid-week) starts at that
@@ -166,7 +165,7 @@ class PlannedRun {
     this.destination = chooseDestination({
       format: job.output.format, csv: job.output.csv, merge: plan.merge, cwd: f.cwd, host: f.host, stdout: f.stdout,
       keepUnchanged: where.state !== undefined, objects: { ...objectsConfig(f, where.configDir), ...(where.state ? { ledger: ledgerOf(where.state) } : {}) }, recorded: recordedObjects(plan), fileOf: plan.fileOf, perWindow: plan.perWindow, whole: plan.shape === 'report', period: plan.period,
-      table: job.load ? tableSpecOf(job, job.load, f, plan.period, plan.windows.filter((p) => p.step !== 'skip').map((p) => p.window), where.state,
+      table: job.load ? tableSpecOf(job, job.load, f, plan.period, plan.windows.filter((p) => p.step !== 'skip').map((p) => p.window), where.state, !plan.fileOf && job.given.output !== '-',
         (message) => view.emit({ event: 'warning', window: plan.period, message })) : undefined, stdoutToo: job.given.output === '-',
     });
     // a table alone, one window to fetch: its report streams straight into the table, downloaded

@@ -12,14 +12,32 @@ import { timeDimensionOf } from '../report/catalog.js';
 import type { Window } from '../report/windows.js';
 import type { Job, LoadPlan } from './job.js';
 import type { RunState } from './state.js';
+import { databaseOf, stateStoreOf, storeDeps } from './stores/kinds.js';
+import type { StateStore } from './stores/store.js';
+import { TableStore } from './stores/table.js';
 import { isAbsolute } from 'node:path';
+
+const recordIn = (state: RunState, store: TableStore): NonNullable<TableSpec['recordWindow']> => async (connection, loaded) =>
+  store.recordInTransaction(connection, state.loadedRecord(loaded.window, { table: loaded.table, rows: loaded.rows, sha256: loaded.sha256, reportIds: [...loaded.reportIds] }));
+
+/** The state's key in the database (`--state table`): the load table and the scope, so that each
+ * set of rows a run replaces has its own state. */
+export const tableStateKey = (job: Job, load: LoadPlan, f: Factory) => `${load.table.join('.')} ${scopeOf(job.request, f.baseUrl().url, accountOf(load, f))}`;
+
+/** The store of a job's --state: a file, an object, or (`table`) the --load database. */
+export function jobStateStore(job: Job & { flags: { state: string } }, f: Factory): StateStore {
+  const deps = storeDeps(f);
+  const table = job.load && { ...databaseOf(job.load.target, deps), key: tableStateKey(job, job.load, f) };
+  return stateStoreOf(job.flags.state, { ...deps, ...(table ? { table } : {}) });
+}
 
 /** The account part of the scope: --scope, `env` when the token comes from REPORTING_TOKEN (which
  * stands for any account), else the profile's name (its own REPORTING_TOKEN_<PROFILE> included). */
 export const accountOf = (load: LoadPlan, f: Pick<Factory, 'env' | 'profileName'>) =>
   load.account ?? (environmentToken(f.env, f.profileName)?.source === 'REPORTING_TOKEN' ? 'env' : f.profileName);
 
-export function tableSpecOf(job: Job, load: LoadPlan, f: Factory, period: Window, windows: readonly Window[], state: RunState | undefined, warn?: (message: string) => void): TableSpec {
+/** `alone`: the table is the run's only destination (no -o, no stdout) */
+export function tableSpecOf(job: Job, load: LoadPlan, f: Factory, period: Window, windows: readonly Window[], state: RunState | undefined, alone: boolean, warn?: (message: string) => void): TableSpec {
   const { target } = load;
   const csv = load.columns;
   return {
@@ -40,6 +58,9 @@ export function tableSpecOf(job: Job, load: LoadPlan, f: Factory, period: Window
     period,
     windows,
     loadedBefore: state ? (window) => state.entry(window)?.loaded ?? undefined : undefined,
+    // the state in this database, the table alone (with a file too, the window is done only once
+    // both have it): the window's record commits with its rows
+    ...(state && alone && state.where instanceof TableStore ? { recordWindow: recordIn(state, state.where) } : {}),
     now: f.now,
     warn,
   };

@@ -12,6 +12,7 @@ import { checkDistinctTargets, parseChunk, planWindows, timeBreakdown, type Chun
 import { shapeOf, type Job, type Shape } from './job.js';
 import type { Previous } from './resume.js';
 import type { RunState, StateEntry, Step } from './state.js';
+import { isStatePath } from './stores/targets.js';
 
 export type StepKind = 'skip' | 'resume' | 'retry' | 'submit';
 
@@ -165,5 +166,5 @@ function checkTargets(job: Job, shape: Shape, windows: readonly Window[], perWin
   }
   const files = fileOf && !template?.includes('{reportId}') ? windows.map((w) => fileOf(w, '')) : [];
   if (perWindow && fileOf) checkDistinctTargets(windows, (w) => fileOf(w, ''));
-  refuseSharedPaths(runFiles(job.flags.state, [...new Set(files)], input.configDir), input.cwd, input.platform);
+  refuseSharedPaths(runFiles(job.flags.state && isStatePath(job.flags.state) ? job.flags.state : undefined, [...new Set(files)], input.configDir), input.cwd, input.platform);
 }

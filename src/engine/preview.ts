@@ -11,7 +11,7 @@ import type { Job } from './job.js';
 import { Journal } from './journal.js';
 import { planRun, precheck } from './plan.js';
 import { RunState } from './state.js';
-import { stateStoreOf, storeDeps } from './stores/kinds.js';
+import { jobStateStore } from './load.js';
 
 export interface PreviewWindow {
   /** as `run --since/--until` take them: Paris dates (first and last day), or Unix seconds for a
@@ -36,7 +36,7 @@ export async function previewJob(job: Job, f: Factory): Promise<PreviewWindow[]>
   }
   precheck(job, { ...where, since: job.request.since });
   const output = recordedOutput(job, f);
-  const state = await RunState.peek(stateStoreOf(job.flags.state, storeDeps(f)), stateRequestOfJob(job, f, output, chunk), { now: f.calendar.now, fullRefresh: job.flags.fullRefresh });
+  const state = await RunState.peek(jobStateStore({ ...job, flags: { ...job.flags, state: job.flags.state } }, f), stateRequestOfJob(job, f, output, chunk), { now: f.calendar.now, fullRefresh: job.flags.fullRefresh });
   const start = state.start(job.flags.sinceAuto ? 'auto' : job.request.since, job.request.until, job.flags.lookbackDays, job.flags.startAt);
   if (start.upToDate) return [];
   return render(planRun(job, { ...where, since: state.windowStartOf(start.since), state, lookbackFrom: start.lookbackFrom, recall: () => undefined }).windows);

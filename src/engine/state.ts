@@ -709,6 +709,22 @@ export class RunState {
     return this.update(window, { status: 'done', rows: result.rows, loaded: { ...result, at }, finishedAt: at, error: null });
   }
 
+  /** What `loaded` will record for the window, without recording it (a table state writes it in
+   * the window's own transaction, with its rows): its record, and those it supersedes. */
+  loadedRecord(window: Window, result: { table: string; rows: number; sha256: string; reportIds?: string[] }): { since: number; until: number; entry: StateEntry; drop: [number, number][] } {
+    const at = instant(this.now());
+    const patch: EntryPatch = { status: 'done', rows: result.rows, loaded: { ...result, at }, finishedAt: at, error: null };
+    const found = this.entry(window);
+    if (found) return { since: window.since, until: window.until, entry: { ...found, ...patch }, drop: [] };
+    const covered = this.current.windows.filter((entry) => entry.sinceUnix >= window.since && entry.untilUnix <= window.until);
+    return { since: window.since, until: window.until, entry: { ...newEntry(window), ...fromPieces(covered), ...patch }, drop: covered.map(keyOf) };
+  }
+
+  /** The store the state is kept in. */
+  get where(): StateStore {
+    return this.store;
+  }
+
   failed(window: Window, message: string): Promise<void> {
     return this.update(window, { status: 'failed', finishedAt: instant(this.now()), error: message });
   }

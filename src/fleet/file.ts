@@ -8,6 +8,7 @@ import { FAILSAFE_SCHEMA, Type, load as loadYaml } from 'js-yaml';
 import { LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument, type Document, type Node, type Pair } from 'yaml';
 import { CliError, EXIT, UsageError } from '../errors.js';
 import { didYouMean } from '../suggest.js';
+import { TABLE_STATE } from '../engine/stores/targets.js';
 
 export const JOB_FILE = 'reporting.yaml';
 /** the most reports running at once across all jobs of one process */
@@ -396,7 +397,8 @@ function readJobs(source: Source, placed: boolean): JobFile {
         if (text === null || typeof text === 'boolean') return fail(itemAt(), `${entry.key} wants a value${text === null ? '' : `, not ${text}`}`);
         let value = fill(String(text));
         if (value !== String(text)) personal = true;
-        if (PATH_KEYS.has(key) && value !== '-' && !URL_LIKE.test(value) && !isAbsolute(value)) value = resolve(folder, value);
+        // (`state: table` is the --load database's, not a path)
+        if (PATH_KEYS.has(key) && value !== '-' && !URL_LIKE.test(value) && !isAbsolute(value) && !(key === 'state' && value === TABLE_STATE)) value = resolve(folder, value);
         // a DuckDB file is a path too; a postgres:// URL is left as written
         const duckdb = key === 'load' ? /^duckdb:(.+)$/is.exec(value.trim()) : null;
         // `..` kept: the file system resolves it after the symbolic link before it (paths.ts realFilePath)
@@ -477,7 +479,8 @@ function refuseDuplicates(file: string, jobs: readonly FileJob[]): void {
   };
   for (const job of jobs) {
     check(job, 'name', job.name);
-    check(job, 'state file', job.state, 'state');
+    // (a state in the database is the load table's and scope's: the table's check is the run's)
+    check(job, 'state file', job.state === TABLE_STATE ? undefined : job.state, 'state');
     // no output is stdout (unless the job only loads into a table): one job may write there, not two
     if (job.output !== undefined || !job.loads) check(job, 'output', job.output ?? '-', 'output');
   }

@@ -12,7 +12,7 @@ import { boundYoungGeneration } from '../io/young-generation.js';
 import { loadDuckDb, loadDuckDbBindings } from '../lazy.js';
 import type { Column } from '../report/schema.js';
 import { DuckDbChunkAppender } from './duckdb-chunks.js';
-import type { LoadConnection, TableAppender } from './load.js';
+import type { LoadConnection, StateHolder, TableAppender } from './load.js';
 import { qualified } from './target.js';
 import { realFilePath } from '../paths.js';
 
@@ -164,7 +164,9 @@ export async function openDuckDb(path: string, shown: string, waitMs: number, sl
         throw new CliError(`cannot open the DuckDB database ${shown}: ${firstLine(error)}`, EXIT.usage, 'check the path, and that it is a DuckDB database file');
       }
       if (locked && (now() + delay > deadline || signal.aborted)) {
-        throw new CliError(`the DuckDB database ${shown} is held by another process (DuckDB allows one writer per file)`, EXIT.usage,
+        // DuckDB names the holder: "Conflicting lock is held in /usr/bin/node (PID 1234)"
+        const pid = /\(PID (\d+)\)/.exec(error instanceof Error ? error.message : '')?.[1];
+        throw new CliError(`the DuckDB database ${shown} is held by another process${pid ? ` (process ${pid})` : ''}: DuckDB allows one writer per file`, EXIT.usage,
           'wait for the other run to end, or give --max-wait to wait for the file');
       }
       await sleep(delay, signal);
@@ -190,6 +192,9 @@ async function replayed(duckdb: DuckDb, file: string): Promise<boolean> {
 const firstLine = (error: unknown) => (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
 
 type DuckDb = Awaited<ReturnType<typeof loadDuckDb>>;
+
+/** The state keys (`--state table`) held by a connection of this process: database, key. */
+const stateHolds = new Set<string>();
 
 /** The tables being created or altered in this process, each the promise its next holder awaits. */
 const tableHolds = new Map<string, Promise<void>>();
@@ -260,6 +265,26 @@ class DuckDbConnection implements LoadConnection {
 
   private held?: () => void;
 
+  /** the state keys this connection holds (in `stateHolds`) */
+  private readonly stateKeys = new Set<string>();
+
+  async tryLockState(key: string): Promise<boolean> {
+    const id = `${this.shown}\n${key}`;
+    if (stateHolds.has(id)) return this.stateKeys.has(key);
+    stateHolds.add(id);
+    this.stateKeys.add(key);
+    return true;
+  }
+
+  async unlockState(key: string): Promise<void> {
+    if (this.stateKeys.delete(key)) stateHolds.delete(`${this.shown}\n${key}`);
+  }
+
+  /** another process holding the file cannot be asked: its opening fails (openDuckDb) */
+  async stateHolder(): Promise<StateHolder | undefined> {
+    return undefined;
+  }
+
   async query(sql: string, params: readonly (string | number)[] = []): Promise<string[][]> {
     const reader = await this.connection.runAndReadAll(sql, [...params]).catch((error: unknown) => { throw this.failed(error); });
     return reader.getRows().map((row) => row.map((value) => (value === null ? '' : String(value))));
@@ -281,6 +306,7 @@ class DuckDbConnection implements LoadConnection {
   }
 
   async close(): Promise<void> {
+    for (const key of this.stateKeys) await this.unlockState(key);
     // a table held for creation is let go whatever ended the transaction
     this.held?.();
     this.held = undefined;

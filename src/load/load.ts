@@ -51,7 +51,22 @@ export interface LoadConnection {
    * transaction ends (Postgres: an advisory lock; DuckDB: nothing, its file lock already lets one
    * process write at a time). Two loaders of one window then replace in turn, never side by side. */
   lock(table: readonly string[], scope?: string): Promise<void>;
+  /** `--state table`: takes a run's hold on a state key, kept until unlockState or the
+   * connection's end (false: another holds it). Postgres: a session advisory lock, which the
+   * server frees when the session ends, a killed process's included; DuckDB: the file's own lock
+   * keeps other processes out, and one connection of this process holds a key at a time. */
+  tryLockState(key: string): Promise<boolean>;
+  unlockState(key: string): Promise<void>;
+  /** the other session holding a state key (Postgres), as far as the server says */
+  stateHolder(key: string): Promise<StateHolder | undefined>;
   close(): Promise<void>;
+}
+
+/** Who holds a state key: the process (from the session's application_name) and since when. */
+export interface StateHolder {
+  pid: number;
+  host: string;
+  since: string;
 }
 
 export const METADATA_NAMES = ['_report_id', '_window_since', '_window_until', '_scope', '_loaded_at'] as const;

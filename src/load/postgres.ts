@@ -9,12 +9,14 @@ import { toBytes } from '../export/scanner.js';
 import type { RowLayout } from '../export/typed.js';
 import { loadPg, loadPgCopy } from '../lazy.js';
 import type { Column } from '../report/schema.js';
-import type { LoadConnection, Metadata, TableAppender } from './load.js';
+import type { LoadConnection, Metadata, StateHolder, TableAppender } from './load.js';
 import { qualified, quoteIdent, type LoadTarget } from './target.js';
 
 const CONNECT_TIMEOUT_MS = 10_000;
 
-export async function openPostgres(target: LoadTarget, env: Record<string, string | undefined>): Promise<LoadConnection> {
+/** `holder`: the process, named in the session's application_name (`reporting PID@HOST`): what
+ * another run is told holds a state's lock (stateHolder) */
+export async function openPostgres(target: LoadTarget, env: Record<string, string | undefined>, holder?: { pid: number; host: string }): Promise<LoadConnection> {
   const pg = await loadPg();
   // bigint, timestamps and dates come back as text: nothing is rounded or shifted on the way
   const text = (value: string) => value;
@@ -25,6 +27,7 @@ export async function openPostgres(target: LoadTarget, env: Record<string, strin
       connectionString: target.location,
       ...(target.password === undefined && env.PGPASSWORD === undefined ? {} : { password: target.password ?? env.PGPASSWORD }),
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      ...(holder ? { application_name: `reporting ${holder.pid}@${holder.host}`.slice(0, 63) } : {}),
       types: { getTypeParser: () => text },
     });
     // an error after connecting (the server went away) is the query's error, not a crash
@@ -106,10 +109,33 @@ class PostgresConnection implements LoadConnection {
       .catch((error: unknown) => { throw queryError(error, this.shown); });
   }
 
+  async tryLockState(key: string): Promise<boolean> {
+    const [[taken] = []] = await this.query(`SELECT pg_try_advisory_lock(${STATE_KEY})`, [key]);
+    return taken === 't' || taken === 'true';
+  }
+
+  async unlockState(key: string): Promise<void> {
+    await this.query(`SELECT pg_advisory_unlock(${STATE_KEY})`, [key]);
+  }
+
+  async stateHolder(key: string): Promise<StateHolder | undefined> {
+    // a bigint advisory lock is shown in pg_locks as its two halves (classid, objid), objsubid 1
+    const rows = await this.query(`SELECT a.application_name, a.backend_start FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+      WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted AND l.pid <> pg_backend_pid()
+        AND ((l.classid::bigint << 32) | l.objid::bigint) = ${STATE_KEY}`, [key]);
+    const [[name = '', since = ''] = []] = rows;
+    if (!rows.length) return undefined;
+    const match = /^reporting (\d+)@(.*)$/.exec(name);
+    return { pid: match ? Number(match[1]) : 0, host: match ? match[2] as string : `a Postgres session (${name || 'no application_name'})`, since: since.replace(' ', 'T') };
+  }
+
   async close(): Promise<void> {
     await this.client.end().catch(() => undefined);
   }
 }
+
+/** A state key's advisory lock: a 64-bit hash of it (a collision only makes two runs wait in turn). */
+const STATE_KEY = `hashtextextended('reporting state ' || $1, 0)`;
 
 /** Bytes of COPY text gathered before a write: few writes, bounded memory. */
 const BATCH_CHARS = 256 * 1024;

@@ -1,26 +1,61 @@
 // The kinds of state store, by the --state target they serve (store.ts: the interface).
 
+import { hostname } from 'node:os';
+import { isAbsolute } from 'node:path';
+import { sleepFor } from '../../api/http.js';
 import { configDir } from '../../auth/store.js';
 import type { Context } from '../../context.js';
+import { UsageError } from '../../errors.js';
+import { openDuckDb } from '../../load/duckdb.js';
+import { openPostgres } from '../../load/postgres.js';
+import { parseLoadTarget, type LoadTarget } from '../../load/target.js';
 import { isObjectUrl } from '../../paths.js';
 import { BucketStore } from './bucket.js';
 import { FileStore } from './file.js';
-import type { StateStore, StoreDeps } from './store.js';
+import type { StateStore, StoreDeps, TableStateDeps } from './store.js';
+import { TableStore } from './table.js';
+import { TABLE_STATE, isDatabaseUrl } from './targets.js';
 
 interface StoreKind {
   matches(target: string): boolean;
   open(target: string, deps: StoreDeps): StateStore;
 }
 
+
 /** The kinds of store, the first that matches a --state target wins. */
 const STORES: readonly StoreKind[] = [
   { matches: isObjectUrl, open: (target, deps) => new BucketStore(target, deps) },
+  {
+    matches: (target) => target === TABLE_STATE,
+    open: (_target, deps) => {
+      if (!deps.table) throw new UsageError('--state table keeps the state in the --load database, and there is no --load', 'add --load duckdb:FILE or --load postgres://..., or give --state a file or an s3:// URL');
+      return new TableStore(deps.table);
+    },
+  },
+  { matches: isDatabaseUrl, open: (target, deps) => new TableStore({ ...databaseOf(parseLoadTarget(target, deps.cwd), deps), key: deps.stateKey }) },
   { matches: () => true, open: (target, deps) => new FileStore(target, deps) },
 ];
 
 /** The store a `--state` target names. */
 export function stateStoreOf(target: string, deps: StoreDeps): StateStore {
   return (STORES.find((kind) => kind.matches(target)) as StoreKind).open(target, deps);
+}
+
+
+/** A database (as --load names it) as a table state's home, its key aside. */
+export function databaseOf(target: LoadTarget, deps: Pick<StoreDeps, 'cwd' | 'env' | 'host' | 'now' | 'signal'>): Omit<TableStateDeps, 'key'> {
+  const signal = deps.signal ?? new AbortController().signal;
+  return {
+    engine: target.engine,
+    shown: target.shown,
+    pid: deps.host.pid,
+    now: deps.now,
+    signal: deps.signal,
+    connect: (waitMs) => target.engine === 'duckdb'
+      // the path as written under the working folder: its `..` is the file system's (openDuckDb)
+      ? openDuckDb(isAbsolute(target.location) ? target.location : `${deps.cwd}/${target.location}`, target.shown, waitMs, sleepFor, signal, deps.now)
+      : openPostgres(target, deps.env, { pid: deps.host.pid, host: hostname() }),
+  };
 }
 
 /** What a state's store needs of the run: the process, the clock its lock is judged by, where a

@@ -7,6 +7,8 @@ import { InterruptedError } from '../../errors.js';
 import { LockedError, type Holder, type LockOptions } from '../../fs/lock.js';
 import type { Host } from '../../host.js';
 import type { EntryShape, Keyed, Planned, Upload, WriterStart } from '../state-log.js';
+import type { LoadConnection } from '../../load/load.js';
+import type { Engine } from '../../load/target.js';
 
 /** A document's windows with the changes logged beside it since it was written. */
 export interface Replayed<E> {
@@ -50,6 +52,9 @@ export interface LockView {
   renewEveryMs: number;
   /** a lease: when it runs out unless renewed (ms since the epoch) */
   expiresAt?: number;
+  /** a database session's lock (`--state table`): the server frees it when the session ends, and
+   * nobody else can remove it */
+  session?: boolean;
   /** what removal must match (not a lock taken meanwhile) */
   readonly seen: unknown;
 }
@@ -69,6 +74,21 @@ export interface StateStore {
   removeLock(found: LockView): Promise<boolean>;
 }
 
+/** What a table store needs: the database (its connection opens the engine's client), the key. */
+export interface TableStateDeps {
+  engine: Engine;
+  /** the database as it may be shown (no password) */
+  shown: string;
+  /** a connection to the database; `waitMs`: how long a DuckDB file held by another process is waited for */
+  connect(waitMs: number): Promise<LoadConnection>;
+  /** the state's key; undefined (`state show DATABASE`): the one key the table holds, or --key */
+  key?: string;
+  /** the run's process, named to another run that finds the key held */
+  pid: number;
+  now(): number;
+  signal?: AbortSignal;
+}
+
 /** What a store needs from the run. */
 export interface StoreDeps {
   cwd: string;
@@ -84,6 +104,10 @@ export interface StoreDeps {
   trace?: (line: string) => void;
   /** a wait for a lock is cut short by it (Ctrl-C) */
   signal?: AbortSignal;
+  /** `--state table`: the run's --load database and the state's key there */
+  table?: TableStateDeps;
+  /** `state show DATABASE --key KEY` */
+  stateKey?: string;
 }
 
 /** Tries `take` until it does not throw LockedError, for at most `waitMs`, sleeping between tries
