@@ -7,7 +7,7 @@ function __reporting_state --description "print the subcommand and the side bein
     set -l side
     set -l arg
     set -l skip 0
-    set -l value_options --accounts --ad-network-id --adunit-id --advertiser-id --app-id --as --base-url --body --breakdowns --buyer-id --campaign-id --carrier --chunk --city-id --columns --concurrency --country-id --deal-id --delay --delimiter --department-id --device-brand-id --device-model --device-type-id --dmp-id --dmp-source-id --email --error --exclude --fail-over-days --file --format --format-id --host --latency --layout --load --lock-wait --log-format --lookback --malformed --max-lag --max-running --max-wait --metrics --metrics-file --now --on-schema-change --os-id --output --param --placement-id --platform-id --poll-interval --port --postalcode --profile --publisher-id --region-id --report-status --report-ttl --reset-download --restate --retries --scale --scope --seed --shard --since --stall-download --start --state --sub-publisher-id --sub-sub-publisher-id --table --timeout --token-uses --until --work -f -o
+    set -l value_options --accounts --ad-network-id --adunit-id --advertiser-id --app-id --as --base-url --body --breakdowns --buyer-id --campaign-id --carrier --chunk --city-id --columns --concurrency --country-id --deal-id --delay --delimiter --department-id --device-brand-id --device-model --device-type-id --dmp-id --dmp-source-id --email --error --exclude --fail-over-days --file --format --format-id --host --html --latency --layout --load --lock-wait --log-format --lookback --malformed --max-lag --max-running --max-wait --metrics --metrics-file --now --on-schema-change --os-id --output --param --placement-id --platform-id --poll-interval --port --postalcode --profile --publisher-id --region-id --report-status --report-ttl --reset-download --restate --retries --scale --scope --seed --shard --since --stall-download --start --state --sub-publisher-id --sub-sub-publisher-id --table --timeout --token-uses --until --work -f -o
     for word in $tokens[2..-1]
         if test $skip = 1
             set skip 0
@@ -217,6 +217,7 @@ complete -c reporting -n '__reporting_using jobs' -l shard -r -d 'only shard K o
 complete -c reporting -n '__reporting_using jobs' -l log-format -r -d 'text (the default, or REPORTING_LOG_FORMAT), or json: one JSON object per event on stderr, the last line included'
 complete -c reporting -n '__reporting_using jobs' -l metrics-file -r -d 'write what each job did in Prometheus\' text format (node_exporter\'s textfile collector), replaced whole at the end'
 complete -c reporting -n '__reporting_using jobs' -l max-lag -r -d 'exit 1 when a job\'s last window done ended longer ago than DURATION (e.g. 36h), or none is'
+complete -c reporting -n '__reporting_using jobs' -l html -r -d 'also write a page of the jobs by day, up to the last 31: done, unchanged, failed, missing, in progress; self-contained, printable'
 complete -c reporting -n '__reporting_using state' -l force -d 'also remove a lock of another host touched in the last 5 minutes, or one this tool did not write'
 complete -c reporting -n '__reporting_using campaigns' -l format -r -d 'csv: one row per ad unit; default: from -o\'s extension, else table'
 complete -c reporting -n '__reporting_using campaigns' -s o -l output -r -d 'write to FILE (atomically) instead of stdout'
