@@ -439,9 +439,9 @@ async function statusJobs(jobs: readonly FileJob[], parser: RunWordsParser, f: F
     const days = pageDays(spans, f.calendar.now());
     const page = statusPage({
       jobs: statuses.map((status, index) => ({ status, cells: dayCells(grid[index]?.doc, grid[index]?.period, days, grid[index]?.running ?? false) })),
-      days, file: html.file, now: f.calendar.now(), version: f.version, ...(maxLagMs === undefined ? {} : { maxLag: formatDuration(maxLagMs) }),
+      days, file: html.file, now: f.calendar.now(), version: f.version, redact: (text) => f.secrets.redact(text), ...(maxLagMs === undefined ? {} : { maxLag: formatDuration(maxLagMs) }),
     });
-    await writeFileAtomic(html.path, f.secrets.redact(page)).catch((error: unknown) => {
+    await writeFileAtomic(html.path, page).catch((error: unknown) => {
       throw new CliError(`cannot write the page ${html.path}: ${(error as Error).message}`, EXIT.internal);
     });
   }

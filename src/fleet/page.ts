@@ -126,6 +126,9 @@ export interface PageInput {
   /** --max-lag, when given */
   maxLag?: string;
   version: string;
+  /** masks the secrets a text may hold (an error naming a URL with its password): applied before
+   * escaping, which would hide a secret holding `&` from it */
+  redact?: (text: string) => string;
 }
 
 const STYLE = `
@@ -165,9 +168,16 @@ footer { margin-top: 1rem; font-size: 11px; color: #666; }
 
 const NUMBER = new Intl.NumberFormat('en-US');
 
+/** An instant of the state (ISO, UTC) as Paris wall time to the minute, as the page's other times. */
+function parisMinute(iso: string): string {
+  const at = DateTime.fromISO(iso, { zone: PARIS_ZONE });
+  return at.isValid ? at.toFormat('yyyy-MM-dd HH:mm') : iso;
+}
+
 /** The page, whole. */
 export function statusPage(input: PageInput): string {
-  const e = escapeHtml;
+  const redact = input.redact ?? ((text: string) => text);
+  const e = (text: string) => escapeHtml(redact(text));
   const now = DateTime.fromMillis(input.now, { zone: PARIS_ZONE });
   const first = input.days[0]?.date;
   const last = input.days.at(-1)?.date;
@@ -184,7 +194,7 @@ export function statusPage(input: PageInput): string {
       status.lock ? `<span class="note">${status.lock.stale ? 'lock left by' : 'running: lock held by'} ${e(String(status.lock.pid ?? '?'))}${status.lock.host ? `@${e(status.lock.host)}` : ''}</span>` : '',
     ].join('');
     const lag = status.state === null ? '' : `${e(lagText(status.lagSeconds))}${status.stale ? ' STALE' : ''}`;
-    const run = status.lastRun ? `${NUMBER.format(status.lastRun.rows)} rows, ${e(bytesText(status.lastRun.bytes))}<br>${NUMBER.format(status.lastRun.windows)} window${status.lastRun.windows === 1 ? '' : 's'}, ${e(status.lastRun.at.slice(0, 16).replace('T', ' '))} UTC` : '';
+    const run = status.lastRun ? `${NUMBER.format(status.lastRun.rows)} rows, ${e(bytesText(status.lastRun.bytes))}<br>${NUMBER.format(status.lastRun.windows)} window${status.lastRun.windows === 1 ? '' : 's'}, ${e(parisMinute(status.lastRun.at))}` : '';
     const tds = cells.map((cell) => {
       const kind = KINDS[cell.kind];
       const title = `${status.job}, ${cell.date}: ${kind.name}${cell.detail ? `: ${cell.detail}` : ''}`;
@@ -221,7 +231,7 @@ ${rows}
 </tbody>
 </table>
 </div>
-<footer>Made by reporting ${e(input.version)} (reporting jobs status --html). Lag: from the end of the last window done to now. Last run: what the job's last run finished.</footer>
+<footer>Made by reporting ${e(input.version)} (reporting jobs status --html). Times are Paris times. Lag: from the end of the last window done to now. Last run: what the job's last run finished, and when it started.</footer>
 </body>
 </html>
 `;

@@ -10,6 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { sandboxEnv, withSandbox } from '../helpers/http.js';
@@ -105,7 +106,7 @@ describe('jobs status --html', () => {
       const buyer = (JSON.parse(json.stdout) as { jobs: { job: string; lastRun: { at: string; windows: number; rows: number; bytes: number } }[] }).jobs[0]?.lastRun;
       expect(buyer?.rows).toBeGreaterThan(0);
       const rowOf = (job: string) => new RegExp(`<tr data-job="${job}">.*?</tr>`, 's').exec(html)?.[0] ?? '';
-      expect(rowOf('buyer')).toContain(`<td class="lag">6h 0m</td><td class="run">${buyer?.rows} rows, ${buyer?.bytes} B<br>${buyer?.windows} windows, ${buyer?.at.slice(0, 16).replace('T', ' ')} UTC</td>`);
+      expect(rowOf('buyer')).toContain(`<td class="lag">6h 0m</td><td class="run">${buyer?.rows} rows, ${buyer?.bytes} B<br>${buyer?.windows} windows, ${DateTime.fromISO(buyer?.at ?? '', { zone: 'Europe/Paris' }).toFormat('yyyy-MM-dd HH:mm')}</td>`);
       expect(rowOf('late')).toContain('<td class="lag stale">never STALE</td>');
       expect(html).toContain('3 jobs of &#60;script&#62;jobs.yaml · days 2026-11-19 to 2026-11-22 (Europe/Paris) · as of 2026-11-23 06:00 Paris time · 1 stale beyond --max-lag 12h');
       // self-contained: no script, no stylesheet or font from elsewhere, no URL at all

@@ -92,6 +92,14 @@ describe('the page', () => {
     expect(page).not.toMatch(/https?:\/\/|url\(|@import/i);
   });
 
+  it('masks secrets before escaping: a password holding & is not let through as &#38;', () => {
+    const state = doc([day('2026-11-19', 'failed', { error: 'cannot connect to postgres://me:p&ss@db/x' })]);
+    const status = jobStatus({ job: 'j', profile: 'p', state: 's.json', doc: state, toFetch: 0, now: Date.parse('2026-11-23T05:00:00Z') });
+    const page = statusPage({ jobs: [{ status, cells: dayCells(state, undefined, [dayOf('2026-11-19')], false) }], days: [dayOf('2026-11-19')], file: 'f.yaml', now: Date.parse('2026-11-23T05:00:00Z'), version: '1', redact: (text) => text.split('p&ss').join('***') });
+    expect(page).toContain('postgres://me:***@db/x');
+    expect(page).not.toContain('p&#38;ss');
+  });
+
   it('escapeHtml makes text safe in an element and in a quoted attribute', () => {
     expect(escapeHtml(`a<b>&"c'`)).toBe('a&#60;b&#62;&#38;&#34;c&#39;');
     expect(escapeHtml('bell\u0007')).toBe('bell\ufffd');
