@@ -2,8 +2,9 @@
 // CLI from states the sandbox's runs left (and two windows of one state changed by hand: a failure
 // whose error holds markup, a report in progress). The page is read twice: as text, each cell's
 // kind and letter against what the states say; and in headless Chromium (Debian's `chromium`),
-// which lays it out at 1280x800, takes a screenshot whose pixels are checked cell by cell, and
-// reports what it parsed (no script, nothing fetched, nothing wider than the screen). Without
+// which lays it out at 1280x800, takes a screenshot whose pixels are checked cell by cell,
+// reports what it parsed (no script, nothing fetched, nothing wider than the screen), and prints
+// it (one landscape page). Without
 // Chromium that test says SKIPPED.
 
 import { spawnSync } from 'node:child_process';
@@ -186,7 +187,7 @@ interface Seen { rows: { job: string; cells: { day: string; kind: string; letter
 const rgb = (hex: string) => [1, 3, 5].map((i) => Number.parseInt(hex.slice(i, i + 2), 16));
 
 describe('jobs status --html in headless Chromium', () => {
-  it.skipIf(!CHROMIUM)('the screenshot shows each job\'s days as its state says, a month of days fits a laptop screen, and the page runs nothing and fetches nothing', async () => {
+  it.skipIf(!CHROMIUM)('the screenshot shows each job\'s days as its state says, a month of days fits a laptop screen and one landscape page, and the page runs nothing and fetches nothing', async () => {
     await withSandbox({}, async (sandbox, dir) => {
       const env = { ...sandboxEnv(sandbox, dir), REPORTING_NOW: NOW };
       await fleet(env, dir);
@@ -234,6 +235,15 @@ describe('jobs status --html in headless Chromium', () => {
         const expected = row.cells.map((cell) => rgb(KINDS[cell.kind as DayKind].background));
         colours.forEach((colour, i) => expect(colour.every((value, c) => Math.abs(value - (expected[i]?.[c] ?? -99)) <= 3), `${row.job} ${row.cells[i]?.day}: ${colour.join(',')} for ${row.cells[i]?.kind}`).toBe(true));
       }
+
+      // printed: one landscape page (the print CSS's @page) for these five jobs and 31 days
+      chromium(dir, ['--no-pdf-header-footer', '--print-to-pdf=status.pdf', pathToFileURL(join(dir, 'status.html')).href]);
+      const pdf = readFileSync(join(dir, 'status.pdf')).toString('latin1');
+      expect(pdf.startsWith('%PDF-')).toBe(true);
+      expect([...pdf.matchAll(/\/Count (\d+)/g)].map((m) => m[1])).toEqual(['1']);
+      const boxes = [...pdf.matchAll(/\/MediaBox \[0 0 ([\d.]+) ([\d.]+)\]/g)].map((m) => [Number(m[1]), Number(m[2])]);
+      expect(boxes.length).toBeGreaterThan(0);
+      for (const [width, height] of boxes) expect(width as number).toBeGreaterThan(height as number);
     });
   }, 120_000);
 });
