@@ -100,6 +100,12 @@ const stateFile = () => new Argument('<file>', 'the state file (as given to run 
 /** `--key`: which state of a database's _reporting_state (`--state table`). */
 const stateKey = () => new Option('--key <key>', 'with a database: which of its states (the load table and the scope; needed when it holds several)');
 
+/** `jobs status --html FILE`: a file (stdout keeps the lines or the JSON). */
+function htmlFile(text: string, previous?: string): string {
+  if (text.trim() === '-') throw new InvalidArgumentError('a file name: the page goes to a file, the lines (or --json) to stdout');
+  return path(text, previous);
+}
+
 /** `jobs run|list|validate`: a job file, and which of its jobs. */
 function jobsEntry(action: JobsOptions['action'], summary: string, selects: boolean): AnyEntry {
   return entry<JobsOptions>({
@@ -121,7 +127,10 @@ function jobsEntry(action: JobsOptions['action'], summary: string, selects: bool
         command.addOption(logFormatOption())
           .option('--metrics-file <path>', 'write what each job did in Prometheus\' text format (node_exporter\'s textfile collector), replaced whole at the end');
       }
-      if (action === 'status') command.option('--max-lag <duration>', 'exit 1 when a job\'s last window done ended longer ago than DURATION (e.g. 36h), or none is', duration('--max-lag', BOUNDS.maxLag));
+      if (action === 'status') {
+        command.option('--max-lag <duration>', 'exit 1 when a job\'s last window done ended longer ago than DURATION (e.g. 36h), or none is', duration('--max-lag', BOUNDS.maxLag))
+          .option('--html <file>', 'also write a page of the jobs by day, up to the last 31: done, unchanged, failed, missing, in progress; self-contained, printable', htmlFile);
+      }
     },
     options: (args, parsed, command) => ({
       action,
@@ -132,6 +141,7 @@ function jobsEntry(action: JobsOptions['action'], summary: string, selects: bool
       logFormat: parsed.logFormat as JobsOptions['logFormat'],
       maxLagMs: parsed.maxLag as number | undefined,
       metricsFile: parsed.metricsFile as string | undefined,
+      html: parsed.html as string | undefined,
       parser: runParser(REGISTRY.find((e) => e.name === 'run') as AnyEntry),
     }),
     load: () => import('../commands/jobs.js'),

@@ -18,8 +18,10 @@ import { jsonLine, safeLine, safeText } from '../io/safe-text.js';
 import { shellCommand } from '../io/shell.js';
 import { table } from '../io/table.js';
 import { jobStatus, statusCells, STATUS_HEADER, type JobStatus } from '../fleet/status.js';
-import { readStateOf } from '../engine/state.js';
+import { readStateOf, type StateDoc } from '../engine/state.js';
 import { TABLE_STATE } from '../engine/stores/targets.js';
+import { dayCells, pageDays, recordedSpan, statusPage, type Period } from '../fleet/page.js';
+import { writeFileAtomic } from '../fs/atomic.js';
 import { runJob } from '../engine/engine.js';
 import { RunMetrics, writeMetricsFile, type JobRun } from '../engine/metrics.js';
 import { LockedError } from '../fs/lock.js';
@@ -54,6 +56,8 @@ export interface JobsOptions {
   logFormat?: LogFormat;
   /** `jobs status --max-lag`: exit 1 when a job's lag is beyond it */
   maxLagMs?: number;
+  /** `jobs status --html`: the page of the fleet, written there (the lines still go to stdout) */
+  html?: string;
   /** `jobs run --metrics-file`: every job's run, in Prometheus' text format */
   metricsFile?: string;
   parser: RunWordsParser;
@@ -71,7 +75,12 @@ export async function run(opts: JobsOptions, f: Factory): Promise<void> {
   let checked: ReturnType<typeof checkFile>;
   try {
     checked = checkFile(opts, f);
-    if (opts.action === 'status') return await withSettledPathsAsync(() => statusJobs(checked.selected, opts.parser, f, opts.maxLagMs));
+    if (opts.action === 'status') {
+      // the page's file is checked before any state is read (the file cannot be written: said first)
+      if (opts.html !== undefined) checkWritableTarget(opts.html, f.cwd, opts.html, 'probe', '--html');
+      const html = opts.html === undefined ? undefined : resolve(f.cwd, opts.html);
+      return await withSettledPathsAsync(() => statusJobs(checked.selected, opts.parser, f, opts.maxLagMs, html === undefined ? undefined : { path: html, file: checked.file.file }));
+    }
     if (opts.action !== 'run') return await answer(opts.action, checked, opts.parser, f);
   } finally {
     for (const release of releases) release();
@@ -396,9 +405,11 @@ async function planJobs(jobs: readonly FileJob[], parser: RunWordsParser, f: Fac
 
 /** `jobs status`: each job's state (no lock taken, no request to the API), one line a job; exit 1
  * when one is stale beyond --max-lag. */
-async function statusJobs(jobs: readonly FileJob[], parser: RunWordsParser, f: Factory, maxLagMs: number | undefined): Promise<void> {
+async function statusJobs(jobs: readonly FileJob[], parser: RunWordsParser, f: Factory, maxLagMs: number | undefined, html?: { path: string; file: string }): Promise<void> {
   const factories = new Map<string, Factory>();
   const statuses: JobStatus[] = [];
+  // (--html) what each job's row of days is made of
+  const grid: { doc?: StateDoc; period?: Period; running: boolean }[] = [];
   for (const job of jobs) {
     let jf = factories.get(job.profile);
     if (!jf) factories.set(job.profile, jf = createFactory(f, { ...f.globals, profile: job.profile, json: false }));
@@ -417,11 +428,25 @@ async function statusJobs(jobs: readonly FileJob[], parser: RunWordsParser, f: F
     // --start) says `?`; a state of another request is an error
     const windows = error !== undefined ? undefined : await previewJob(prepared, jf).catch((caught: unknown) => (doc ? said(caught) : caught instanceof UsageError ? undefined : said(caught)));
     statuses.push(jobStatus({ job: job.name, profile: job.profile, state: store?.name, doc, lock, toFetch: windows?.filter((w) => w.action !== 'skip').length ?? null, now: f.calendar.now(), maxLagMs, ...(error === undefined ? {} : { error }) }));
+    if (html && store) grid.push({ doc, period: periodOf(prepared, doc), running: lock !== undefined && !lock.stale });
+    else if (html) grid.push({ running: false });
   }
+  // the page first: a scheduler's --max-lag exit 1 below comes with it
   if (f.globals.json) f.stdout.write(`${JSON.stringify({ jobs: statuses })}\n`);
   else {
     const cells = statuses.map(statusCells);
     f.stdout.write(f.stdout.isTTY ? table(STATUS_HEADER, cells, f.stdout.columns, { keep: [0, 1, 2] }) : cells.map((row) => `${row.map(safeLine).join('\t')}\n`).join(''));
+  }
+  if (html) {
+    const spans = grid.map(({ doc, period }) => spanOf(period, recordedSpan(doc)));
+    const days = pageDays(spans, f.calendar.now());
+    const page = statusPage({
+      jobs: statuses.map((status, index) => ({ status, cells: dayCells(grid[index]?.doc, grid[index]?.period, days, grid[index]?.running ?? false) })),
+      days, file: html.file, now: f.calendar.now(), version: f.version, redact: (text) => f.secrets.redact(text), ...(maxLagMs === undefined ? {} : { maxLag: formatDuration(maxLagMs) }),
+    });
+    await writeFileAtomic(html.path, page).catch((error: unknown) => {
+      throw new CliError(`cannot write the page ${html.path}: ${(error as Error).message}`, EXIT.internal);
+    });
   }
   const stale = statuses.filter((status) => status.stale);
   if (stale.length && maxLagMs !== undefined) {
@@ -430,6 +455,16 @@ async function statusJobs(jobs: readonly FileJob[], parser: RunWordsParser, f: F
       'a job whose last window done is older (or that has none): see its state with `reporting state show`, and its last run\'s log');
   }
 }
+
+/** The period a job asks for now: from its --since (with --since auto: its first window recorded,
+ * else its --start), to its --until; undefined while a --since auto job has neither. */
+function periodOf(job: Job, doc: StateDoc | undefined): Period | undefined {
+  const since = job.flags.sinceAuto ? recordedSpan(doc)?.since ?? job.flags.startAt : job.request.since;
+  return since === undefined ? undefined : { since, until: job.request.until };
+}
+
+const spanOf = (a: Period | undefined, b: Period | undefined): Period | undefined =>
+  a && b ? { since: Math.min(a.since, b.since), until: Math.max(a.until, b.until) } : a ?? b;
 
 /** What a job's events add up to. */
 class Tally {

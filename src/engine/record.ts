@@ -67,7 +67,7 @@ export class Recorder {
     if (output.outcome === 'unchanged' && file !== undefined) this.view.emit({ event: 'unchanged', window, reportId, file, rows, bytes: bytes ?? 0, sha256: sha256 ?? '' });
     else this.view.emit({ event: 'written', window, reportId, file, rows, bytes, sha256 });
     for (const piece of output.covered) {
-      await this.state?.done(piece.window, { rows: piece.rows, bytes: bytes ?? null, sha256: sha256 ?? null, file: output.path ?? null, ...(output.etag ? { etag: output.etag } : {}) });
+      await this.state?.done(piece.window, { rows: piece.rows, bytes: bytes ?? null, sha256: sha256 ?? null, file: output.path ?? null, ...(output.etag ? { etag: output.etag } : {}) }, output.outcome === 'unchanged');
       this.forget(piece.window);
     }
     for (const piece of output.pieces) this.forget(piece);
@@ -89,7 +89,7 @@ export class Recorder {
     const { window, table, rows } = output;
     // the report IDs of the rows the table holds: an unchanged window keeps the rows loaded before
     const reportIds = output.outcome === 'unchanged' ? this.state?.entry(window)?.loaded?.reportIds : output.reportIds;
-    await this.state?.loaded(window, { table: table as string, rows, sha256: output.sha256 ?? '', ...(reportIds ? { reportIds: [...reportIds] } : {}) });
+    await this.state?.loaded(window, { table: table as string, rows, sha256: output.sha256 ?? '', ...(reportIds ? { reportIds: [...reportIds] } : {}) }, output.outcome === 'unchanged');
     this.forget(window);
     for (const piece of output.pieces) this.forget(piece);
   }

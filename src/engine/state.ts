@@ -76,6 +76,10 @@ const entrySchema = z.object({
   /** run --load: the window's rows are in this table (its transaction committed): how many, and
    * the sha256 of the rows loaded (the report's row texts, one a line) */
   loaded: z.object({ table: z.string(), rows: z.number().int().nonnegative(), sha256: z.string().regex(/^[0-9a-f]{64}$/), at: z.string(), reportIds: z.array(z.string()).optional() }).nullable().optional(),
+  /** (version 2, since issue 32 item 6) for done: the last fetch found what was already there (the
+   * file left untouched, the object or the table's rows kept); absent: false. `jobs status --html`
+   * shows it */
+  unchanged: z.boolean().optional(),
 }).refine((entry) => entry.sinceUnix <= entry.untilUnix, { message: 'sinceUnix is after untilUnix' });
 export type StateEntry = z.infer<typeof entrySchema>;
 
@@ -512,7 +516,7 @@ function storeOf(target: StateStore | string, options: Pick<OpenOptions, 'now' |
   return new FileStore(target, { cwd: '/', host, now: options.lock?.now ?? options.now, lock: options.lock });
 }
 
-export type EntryPatch = Partial<Pick<StateEntry, 'status' | 'reportId' | 'submittedAt' | 'attempts' | 'rows' | 'bytes' | 'sha256' | 'file' | 'etag' | 'finishedAt' | 'error' | 'submitting' | 'loaded'>>;
+export type EntryPatch = Partial<Pick<StateEntry, 'status' | 'reportId' | 'submittedAt' | 'attempts' | 'rows' | 'bytes' | 'sha256' | 'file' | 'etag' | 'finishedAt' | 'error' | 'submitting' | 'loaded' | 'unchanged'>>;
 
 function newEntry(window: Window): StateEntry {
   return {
@@ -551,7 +555,7 @@ function fromPieces(pieces: readonly StateEntry[]): EntryPatch {
 /** What the log (state-log.ts) knows of a window's record. */
 const ENTRY_SHAPE: EntryShape<StateEntry> = {
   create: (since, until) => newEntry({ since, until }),
-  fields: ['status', 'reportId', 'submittedAt', 'attempts', 'rows', 'bytes', 'sha256', 'file', 'etag', 'finishedAt', 'error', 'submitting', 'loaded'] satisfies (keyof EntryPatch)[],
+  fields: ['status', 'reportId', 'submittedAt', 'attempts', 'rows', 'bytes', 'sha256', 'file', 'etag', 'finishedAt', 'error', 'submitting', 'loaded', 'unchanged'] satisfies (keyof EntryPatch)[],
   invalid: (entry) => {
     const parsed = entrySchema.safeParse(entry);
     if (parsed.success) return undefined;
@@ -699,14 +703,20 @@ export class RunState {
     });
   }
 
-  done(window: Window, result: { rows: number; bytes: number | null; sha256: string | null; file: string | null; etag?: string }): Promise<void> {
-    return this.update(window, { status: 'done', ...result, finishedAt: instant(this.now()), error: null });
+  done(window: Window, result: { rows: number; bytes: number | null; sha256: string | null; file: string | null; etag?: string }, unchanged = false): Promise<void> {
+    return this.update(window, { status: 'done', ...result, finishedAt: instant(this.now()), error: null, ...this.unchangedPatch(window, unchanged) });
   }
 
   /** A window's rows are in a table: done, with what was loaded (a file written beside it keeps its record). */
-  loaded(window: Window, result: { table: string; rows: number; sha256: string; reportIds?: string[] }): Promise<void> {
+  loaded(window: Window, result: { table: string; rows: number; sha256: string; reportIds?: string[] }, unchanged = false): Promise<void> {
     const at = instant(this.now());
-    return this.update(window, { status: 'done', rows: result.rows, loaded: { ...result, at }, finishedAt: at, error: null });
+    return this.update(window, { status: 'done', rows: result.rows, loaded: { ...result, at }, finishedAt: at, error: null, ...this.unchangedPatch(window, unchanged) });
+  }
+
+  /** `unchanged` recorded when true, and cleared only where it was true: the records of windows
+   * that changed keep their shape of before (no field) */
+  private unchangedPatch(window: Window, unchanged: boolean): EntryPatch {
+    return unchanged ? { unchanged: true } : this.entry(window)?.unchanged ? { unchanged: false } : {};
   }
 
   /** What `loaded` will record for the window, without recording it (a table state writes it in

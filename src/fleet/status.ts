@@ -81,14 +81,14 @@ function bytesOf(entries: readonly { file: string | null; bytes: number | null }
 }
 
 /** 1d 6h, 5h 12m, 42m, 30s: a lag as a person reads it. */
-function lagText(seconds: number | null): string {
+export function lagText(seconds: number | null): string {
   if (seconds === null) return 'never';
   const [days, hours, minutes] = [Math.floor(seconds / 86_400), Math.floor((seconds % 86_400) / 3600), Math.floor((seconds % 3600) / 60)];
   if (days > 0) return `${days}d ${hours}h`;
   if (hours > 0) return `${hours}h ${minutes}m`;
   return minutes > 0 ? `${minutes}m` : `${seconds}s`;
 }
-const bytesText = (bytes: number) => (bytes >= 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : bytes >= 1e3 ? `${(bytes / 1e3).toFixed(1)} kB` : `${bytes} B`);
+export const bytesText = (bytes: number) => (bytes >= 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : bytes >= 1e3 ? `${(bytes / 1e3).toFixed(1)} kB` : `${bytes} B`);
 
 /** The cells of a job's line: JOB, LAST DONE, LAG, FAILED, TO FETCH, LAST RUN, LOCK. */
 export function statusCells(status: JobStatus): string[] {

@@ -49,7 +49,7 @@ function logLines(stderr: string): LogLine[] {
 }
 const eventsOf = (lines: LogLine[], name: string) => lines.filter((line) => line.event === name).map((line) => line.window.since.slice(0, 10));
 
-interface StateFile { version: number; request: { output: string | null }; windows: { since: string; until: string; status: string; error: string | null; reportId: string | null; attempts: number; sha256: string | null; file: string | null; rows: number | null }[] }
+interface StateFile { version: number; request: { output: string | null }; windows: { since: string; until: string; status: string; error: string | null; reportId: string | null; attempts: number; sha256: string | null; file: string | null; rows: number | null; unchanged?: boolean }[] }
 const readStateFile = (path: string): StateFile | undefined => {
   try {
     return JSON.parse(readFileSync(path, 'utf8')) as StateFile;
@@ -370,6 +370,15 @@ describe('three nightly runs with --since auto --lookback 2d against --restate 2
       expect(readdirSync(out).sort()).toEqual(['16', '17', '18', '19', '20', '21', '22'].map((d) => `buyer-2026-11-${d}.csv`));
       const state = readStateFile(join(dir, 'buyer.state.json')) as StateFile;
       expect(state.windows.map((w) => `${w.since.slice(0, 10)} ${w.status}`)).toEqual(['16', '17', '18', '19', '20', '21', '22'].map((d) => `2026-11-${d} done`));
+      // each window says whether its last fetch found it unchanged (jobs status --html shows it),
+      // and a window written after an unchanged fetch says so no more
+      const lastFetch = new Map<string, boolean>();
+      for (const night of [one, two, three, again]) {
+        for (const day of night.written) lastFetch.set(day, false);
+        for (const day of night.unchanged) lastFetch.set(day, true);
+      }
+      expect(state.windows.filter((w) => w.unchanged).map((w) => w.since.slice(0, 10))).toEqual([...lastFetch].filter(([, same]) => same).map(([day]) => day).sort());
+      expect(state.windows.filter((w) => w.unchanged).map((w) => w.since.slice(0, 10))).toContain('2026-11-20');
       for (const entry of state.windows) {
         const date = entry.since.slice(0, 10);
         const rows = parse(readFileSync(entry.file as string, 'utf8'), { columns: true }) as Record<string, string>[];
