@@ -46,6 +46,8 @@ const requestSchema = z.object({
   delimiter: z.string().optional(),
   bom: z.boolean().optional(),
   excel: z.boolean().optional(),
+  /** --column-case (absent in files that predate it: camel, the names as received) */
+  columnCase: z.enum(['camel', 'snake']).optional(),
   /** where the numbers came from (version 2): the base URL and the profile, never a token */
   server: z.object({ baseUrl: z.string(), profile: z.string() }).optional(),
   /** run --load: the database (never its password) and the table */
@@ -173,7 +175,7 @@ function parseDocument(path: string, text: string): { doc: StateDoc; version: nu
   }
   // version 1: the output's shape as it then always was
   const { request } = parsed.data;
-  const doc = { ...parsed.data, version: STATE_VERSION, request: { columns: null, delimiter: ',', bom: false, excel: false, ...request } };
+  const doc = { ...parsed.data, version: STATE_VERSION, request: { columns: null, delimiter: ',', bom: false, excel: false, columnCase: 'camel' as const, ...request } };
   return { doc, version: parsed.data.version };
 }
 
@@ -183,6 +185,7 @@ export interface OutputShape {
   delimiter: string;
   bom: boolean;
   excel: boolean;
+  columnCase: 'camel' | 'snake';
 }
 
 /** What `run` records as its request. `output` is the -o template, best resolved to an absolute path. */
@@ -278,6 +281,7 @@ function outputShape(stored: StateRequest, wanted: StateRequest, differences: st
   };
   flag('bom');
   flag('excel');
+  if (both('columnCase') && stored.columnCase !== wanted.columnCase) differences.push(`--column-case is ${wanted.columnCase} here, ${stored.columnCase} in the state file`);
   if (stored.server && wanted.server) {
     if (stored.server.baseUrl !== wanted.server.baseUrl) differences.push(`the server is ${wanted.server.baseUrl} here, ${stored.server.baseUrl} in the state file`);
     if (stored.server.profile !== wanted.server.profile) differences.push(`the profile is ${wanted.server.profile} here, ${stored.server.profile} in the state file`);

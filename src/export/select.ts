@@ -6,6 +6,14 @@ import { Kind, fromBytes, holdsValue, sameKeys, toBytes } from './scanner.js';
 
 const jsonText = (value: string, kind: Kind) => (kind === Kind.String ? JSON.stringify(value) : kind === Kind.Null ? 'null' : value);
 
+/** A row as a compact JSON object of its own fields, in their order (keys as given: in bytes mode,
+ * bytes, which JSON.stringify keeps as they are). */
+export function rowObject(keys: readonly string[], values: readonly string[], kinds: readonly Kind[]): string {
+  let text = '{';
+  for (let k = 0; k < keys.length; k++) text += `${k > 0 ? ',' : ''}${JSON.stringify(keys[k])}:${jsonText(values[k] as string, kinds[k] as Kind)}`;
+  return `${text}}`;
+}
+
 export class RowSelector {
   private readonly names: string[];
   private layoutKeys: string[] = [];
