@@ -15,11 +15,15 @@ import type { Sink } from './sink.js';
  * column (`fooBar` and `foo_bar`, which no field of the contract is) are refused, never merged. */
 export class SnakeKeys {
   private readonly renamed = new WeakMap<string[], string[]>();
+  /** the last keys and their names: most rows bring the same keys array as the row before */
+  private lastKeys?: string[];
+  private lastNamed: string[] = [];
 
   /** `bytes`: the keys are in the scanner's bytes mode (named as text in the error) */
   constructor(private readonly bytes = false) {}
 
   of(keys: string[]): string[] {
+    if (keys === this.lastKeys) return this.lastNamed;
     let named = this.renamed.get(keys);
     if (named === undefined) {
       named = keys.map(snakeCase);
@@ -32,6 +36,8 @@ export class SnakeKeys {
       }
       this.renamed.set(keys, named);
     }
+    this.lastKeys = keys;
+    this.lastNamed = named;
     return named;
   }
 }
@@ -49,9 +55,18 @@ export class SnakeCaseRows implements RowWriter {
     return this.inner.byteRows;
   }
 
+  /** JSON: the `"name":` texts of the last keys, made once per keys array */
+  private namesOf?: string[];
+  private names: string[] = [];
+
   row(keys: string[], values: string[], kinds: Kind[], raw: string): void {
     const named = this.keys.of(keys);
-    this.inner.row(named, values, kinds, this.json ? rowObject(named, values, kinds) : raw);
+    if (!this.json) return this.inner.row(named, values, kinds, raw);
+    if (named !== this.namesOf) {
+      this.names = named.map((name, k) => `${k > 0 ? ',' : '{'}${JSON.stringify(name)}:`);
+      this.namesOf = named;
+    }
+    this.inner.row(named, values, kinds, rowObject(this.names, values, kinds));
   }
 
   take(): string | Buffer | Promise<string | Buffer> {

@@ -132,6 +132,40 @@ describe('--column-case snake in files', () => {
     expect(merged.summary).toMatchObject({ since: (report.summary as { since: string }).since, until: (report.summary as { until: string }).until });
   });
 
+  it('rows summed across windows (no time breakdown) are summed by field before renaming: the same totals as one report', async () => {
+    const dir = tempDir();
+    const args = ['buyer', '--since', '2026-11-01', '--until', '2026-11-03', '--breakdowns', 'REGION', '--metrics', 'revenueEuro,eyesTrackings'];
+    const id = await run(dir, 'one.csv', args);
+    await run(dir, 'sum.csv', args, ['--column-case', 'snake', '--chunk', 'day']);
+    const summed = csvOf(join(dir, 'sum.csv'));
+    expect(summed[0]).toEqual(['admin_level_1', 'revenue_euro', 'eyes_trackings']);
+    const byRegion = new Map(summed.slice(1).map(([region, revenue, eyes]) => [region, [Number(revenue), Number(eyes)]]));
+    const report = (await served(id)).data;
+    expect(byRegion.size).toBe(report.length);
+    for (const row of report) {
+      const [revenue, eyes] = byRegion.get(row.adminLevel1 as string) ?? [];
+      expect(revenue).toBeCloseTo(row.revenueEuro as number, 6);
+      expect(eyes).toBe(row.eyesTrackings);
+    }
+  });
+
+  it('a field first seen in a later row: the CSV header grows with its snake-case name', async () => {
+    const body = JSON.stringify({
+      data: [{ date: '2026-11-01', clicks: 1, revenueEuro: 1.5 }, { date: '2026-11-01', clicks: 2, revenueEuro: 2.5, lateField: 'x' }],
+      summary: { since: '2026-11-01T00:00:00+01:00', until: '2026-11-01T23:59:59+01:00', breakdowns: ['DAILY'], timezone: 'europe/paris' },
+    });
+    const server = await craftedServer(body);
+    try {
+      const dir = tempDir();
+      const result = await runCli(['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-01', '--breakdowns', 'DAILY', '--metrics', 'clicks,revenueEuro',
+        '--column-case', 'snake', '--columns', 'all', '-o', join(dir, 'r.csv'), '-q'], { env: env(dir, { baseUrl: server.baseUrl, token: 't'.repeat(40) }) });
+      expect(result.code, result.stderr).toBe(0);
+      expect(csvOf(join(dir, 'r.csv'))).toEqual([['date', 'clicks', 'revenue_euro', 'late_field'], ['2026-11-01', '1', '1.5', ''], ['2026-11-01', '2', '2.5', 'x']]);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('two fields that would be one column are refused, naming both', async () => {
     const body = JSON.stringify({
       data: [{ date: '2026-11-01', clicks: 1, fooBar: 'a', foo_bar: 'b' }],
