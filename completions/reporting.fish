@@ -228,7 +228,7 @@ complete -c reporting -n '__reporting_using schema' -l columns -r -d 'as the exp
 complete -c reporting -n '__reporting_using schema' -l as -r -d 'what to print'
 complete -c reporting -n '__reporting_using schema' -l table -r -d 'table name for CREATE TABLE (default: <side>_report)'
 complete -c reporting -n '__reporting_using schema' -l for-load -d 'with --as duckdb or postgres: the CREATE TABLE that run --load runs, its metadata columns included'
-complete -c reporting -n '__reporting_using schema' -l column-case -r -d 'the columns\' names, as the export\'s: camel, as the API sends them (the default), or snake (revenue_euro)'
+complete -c reporting -n '__reporting_using schema' -l column-case -r -d 'the columns\' names, as the export\'s: camel, as the API sends them (the default), or snake, as in revenue_euro'
 complete -c reporting -n '__reporting_using sandbox' -l port -r -d 'port to listen on; 0 picks a free one'
 complete -c reporting -n '__reporting_using sandbox' -l host -r -d 'address to listen on'
 complete -c reporting -n '__reporting_using sandbox' -l seed -r -d 'seed of the synthetic data'

@@ -376,13 +376,13 @@ ${examples(
         .addOption(choiceOption('--as <format>', 'what to print', SCHEMA_FORMATS, 'schema format').default('table'))
         .option('--table <name>', 'table name for CREATE TABLE (default: <side>_report)')
         .option('--for-load', 'with --as duckdb or postgres: the CREATE TABLE that run --load runs, its metadata columns included')
-        .addOption(choiceOption('--column-case <case>', 'the columns\' names, as the export\'s: camel, as the API sends them (the default), or snake (revenue_euro)', COLUMN_CASES, 'column case'))
+        .addOption(choiceOption('--column-case <case>', 'the columns\' names, as the export\'s: camel, as the API sends them (the default), or snake, as in revenue_euro', COLUMN_CASES, 'column case'))
         .addHelpText('after', examples(
           'reporting schema buyer --breakdowns DAILY,COUNTRY',
           'reporting schema buyer --breakdowns DAILY,COUNTRY --metrics clicks --as bigquery --table daily',
           'reporting schema buyer --breakdowns DAILY,COUNTRY --columns all --as duckdb',
           'reporting schema buyer --breakdowns DAILY,COUNTRY --as postgres --for-load --table ads.buyer_daily',
-          'reporting schema buyer --breakdowns DAILY --metrics revenueEuro --as postgres --for-load --column-case snake',
+          'reporting schema buyer --breakdowns DAILY,REGION --as postgres --for-load --column-case snake',
           'reporting schema seller --breakdowns HOURLY,APP --as json-schema > row.schema.json',
         ));
     },
