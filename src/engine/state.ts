@@ -23,6 +23,7 @@ import type { StateStore, StateWrites, StoredState, StoreLock } from './stores/s
 import { parisIso } from '../report/time.js';
 import type { Window } from '../report/windows.js';
 import { PARIS_ZONE } from '../paris-zone.js';
+import { COLUMN_CASES, type ColumnCase } from '../report/column-case.js';
 
 
 export const STATE_VERSION = 2;
@@ -47,7 +48,7 @@ const requestSchema = z.object({
   bom: z.boolean().optional(),
   excel: z.boolean().optional(),
   /** --column-case (absent in files that predate it: camel, the names as received) */
-  columnCase: z.enum(['camel', 'snake']).optional(),
+  columnCase: z.enum(COLUMN_CASES).optional(),
   /** where the numbers came from (version 2): the base URL and the profile, never a token */
   server: z.object({ baseUrl: z.string(), profile: z.string() }).optional(),
   /** run --load: the database (never its password) and the table */
@@ -185,7 +186,7 @@ export interface OutputShape {
   delimiter: string;
   bom: boolean;
   excel: boolean;
-  columnCase: 'camel' | 'snake';
+  columnCase: ColumnCase;
 }
 
 /** What `run` records as its request. `output` is the -o template, best resolved to an absolute path. */
