@@ -17,7 +17,7 @@ _reporting_values() {
 _reporting() {
   local cur="${COMP_WORDS[COMP_CWORD]}" prev="" cmd="" arg="" side="" word i skip=0
   ((COMP_CWORD > 0)) && prev="${COMP_WORDS[COMP_CWORD-1]}"
-  local value_options=" --accounts --ad-network-id --adunit-id --advertiser-id --app-id --as --base-url --body --breakdowns --buyer-id --campaign-id --carrier --chunk --city-id --columns --concurrency --country-id --deal-id --delay --delimiter --department-id --device-brand-id --device-model --device-type-id --dmp-id --dmp-source-id --email --error --exclude --fail-over-days --file --format --format-id --host --html --key --latency --layout --load --lock-wait --log-format --lookback --malformed --max-lag --max-running --max-wait --metrics --metrics-file --now --on-schema-change --os-id --output --param --placement-id --platform-id --poll-interval --port --postalcode --profile --publisher-id --region-id --report-status --report-ttl --reset-download --restate --retries --scale --scope --seed --shard --since --stall-download --start --state --sub-publisher-id --sub-sub-publisher-id --table --timeout --token-uses --until --work -f -o "
+  local value_options=" --accounts --ad-network-id --adunit-id --advertiser-id --app-id --as --base-url --body --breakdowns --buyer-id --campaign-id --carrier --chunk --city-id --column-case --columns --concurrency --country-id --deal-id --delay --delimiter --department-id --device-brand-id --device-model --device-type-id --dmp-id --dmp-source-id --email --error --exclude --fail-over-days --file --format --format-id --host --html --key --latency --layout --load --lock-wait --log-format --lookback --malformed --max-lag --max-running --max-wait --metrics --metrics-file --now --on-schema-change --os-id --output --param --placement-id --platform-id --poll-interval --port --postalcode --profile --publisher-id --region-id --report-status --report-ttl --reset-download --restate --retries --scale --scope --seed --shard --since --stall-download --start --state --sub-publisher-id --sub-sub-publisher-id --table --timeout --token-uses --until --work -f -o "
   for ((i = 1; i < COMP_CWORD; i++)); do
     word="${COMP_WORDS[i]}"
     if ((skip)); then skip=0; continue; fi
@@ -60,6 +60,7 @@ _reporting() {
     --body) values="form json" ;;
     --since) values="now today yesterday this-week last-week this-month last-month month-to-date" ;;
     --until) values="now today yesterday this-week last-week this-month last-month month-to-date" ;;
+    --column-case) values="camel snake" ;;
     --log-format) values="text json" ;;
     --on-schema-change) values="fail add-columns allow-missing" ;;
     --as) values="table json-schema postgres bigquery duckdb" ;;
@@ -97,12 +98,12 @@ _reporting() {
     buyer) opts="--since --until --metrics --breakdowns --param --no-validate --advertiser-id --adunit-id --campaign-id --os-id --format-id --country-id --region-id --department-id --city-id --postalcode --ad-network-id --device-type-id --device-brand-id --carrier --device-model" ;;
     seller) opts="--since --until --metrics --breakdowns --param --no-validate --publisher-id --sub-publisher-id --sub-sub-publisher-id --platform-id --app-id --placement-id --buyer-id --deal-id --dmp-id --dmp-source-id --os-id --format-id --country-id --region-id --department-id --city-id --postalcode --ad-network-id --device-type-id --device-brand-id --carrier --device-model" ;;
     status) opts="--wait --poll-interval --max-wait" ;;
-    download) opts="--wait --output -o --format --columns --delimiter --bom --excel --state --no-validate --poll-interval --max-wait" ;;
-    run) opts="--since --until --metrics --breakdowns --param --no-validate --advertiser-id --adunit-id --campaign-id --publisher-id --sub-publisher-id --sub-sub-publisher-id --platform-id --app-id --placement-id --buyer-id --deal-id --dmp-id --dmp-source-id --os-id --format-id --country-id --region-id --department-id --city-id --postalcode --ad-network-id --device-type-id --device-brand-id --carrier --device-model --output -o --format --columns --delimiter --bom --excel --chunk --concurrency --no-split --state --lookback --start --full-refresh --lock-wait --no-resume --log-format --metrics-file --plan --load --table --scope --on-schema-change --poll-interval --max-wait" ;;
+    download) opts="--wait --output -o --format --columns --delimiter --bom --excel --column-case --state --no-validate --poll-interval --max-wait" ;;
+    run) opts="--since --until --metrics --breakdowns --param --no-validate --advertiser-id --adunit-id --campaign-id --publisher-id --sub-publisher-id --sub-sub-publisher-id --platform-id --app-id --placement-id --buyer-id --deal-id --dmp-id --dmp-source-id --os-id --format-id --country-id --region-id --department-id --city-id --postalcode --ad-network-id --device-type-id --device-brand-id --carrier --device-model --output -o --format --columns --delimiter --bom --excel --column-case --chunk --concurrency --no-split --state --lookback --start --full-refresh --lock-wait --no-resume --log-format --metrics-file --plan --load --table --scope --on-schema-change --poll-interval --max-wait" ;;
     jobs) opts="--file -f --exclude --shard --log-format --metrics-file --max-lag --html" ;;
     state) opts="--key --force" ;;
     campaigns) opts="--format --output -o" ;;
-    schema) opts="--metrics --breakdowns --columns --as --table --for-load" ;;
+    schema) opts="--metrics --breakdowns --columns --as --table --for-load --column-case" ;;
     sandbox) opts="--port --host --seed --accounts --delay --work --max-running --fail-over-days --restate --report-ttl --now --latency --error --reset-download --stall-download --token-uses --report-status --malformed --scale --layout" ;;
     completion) opts="" ;;
   esac

@@ -7,7 +7,7 @@ function __reporting_state --description "print the subcommand and the side bein
     set -l side
     set -l arg
     set -l skip 0
-    set -l value_options --accounts --ad-network-id --adunit-id --advertiser-id --app-id --as --base-url --body --breakdowns --buyer-id --campaign-id --carrier --chunk --city-id --columns --concurrency --country-id --deal-id --delay --delimiter --department-id --device-brand-id --device-model --device-type-id --dmp-id --dmp-source-id --email --error --exclude --fail-over-days --file --format --format-id --host --html --key --latency --layout --load --lock-wait --log-format --lookback --malformed --max-lag --max-running --max-wait --metrics --metrics-file --now --on-schema-change --os-id --output --param --placement-id --platform-id --poll-interval --port --postalcode --profile --publisher-id --region-id --report-status --report-ttl --reset-download --restate --retries --scale --scope --seed --shard --since --stall-download --start --state --sub-publisher-id --sub-sub-publisher-id --table --timeout --token-uses --until --work -f -o
+    set -l value_options --accounts --ad-network-id --adunit-id --advertiser-id --app-id --as --base-url --body --breakdowns --buyer-id --campaign-id --carrier --chunk --city-id --column-case --columns --concurrency --country-id --deal-id --delay --delimiter --department-id --device-brand-id --device-model --device-type-id --dmp-id --dmp-source-id --email --error --exclude --fail-over-days --file --format --format-id --host --html --key --latency --layout --load --lock-wait --log-format --lookback --malformed --max-lag --max-running --max-wait --metrics --metrics-file --now --on-schema-change --os-id --output --param --placement-id --platform-id --poll-interval --port --postalcode --profile --publisher-id --region-id --report-status --report-ttl --reset-download --restate --retries --scale --scope --seed --shard --since --stall-download --start --state --sub-publisher-id --sub-sub-publisher-id --table --timeout --token-uses --until --work -f -o
     for word in $tokens[2..-1]
         if test $skip = 1
             set skip 0
@@ -152,7 +152,8 @@ complete -c reporting -n '__reporting_using download' -l columns -r -d '`request
 complete -c reporting -n '__reporting_using download' -l delimiter -r -d 'CSV: field delimiter (default: ,)'
 complete -c reporting -n '__reporting_using download' -l bom -d 'CSV: start with a UTF-8 byte order mark'
 complete -c reporting -n '__reporting_using download' -l excel -d 'CSV for spreadsheets in France: BOM, ";", CRLF, decimal comma, formulas made inert'
-complete -c reporting -n '__reporting_using download' -l state -r -d 'the state file of the run that submitted the report: its columns are written (read only)'
+complete -c reporting -n '__reporting_using download' -l column-case -r -d 'the columns\' names: camel, as the API sends them (revenueEuro, the default), or snake (revenue_euro), in files, JSON keys and --load\'s table'
+complete -c reporting -n '__reporting_using download' -l state -r -d 'the state file of the run that submitted the report: its columns and column case are written (read only)'
 complete -c reporting -n '__reporting_using download' -l no-validate -d 'accept --columns names that are no row field of either side'
 complete -c reporting -n '__reporting_using download' -l poll-interval -r -d 'poll at this fixed interval (default: 1s, doubling to 7.5s)'
 complete -c reporting -n '__reporting_using download' -l max-wait -r -d 'give up waiting for the report after this long'
@@ -193,6 +194,7 @@ complete -c reporting -n '__reporting_using run' -l columns -r -d '`requested` (
 complete -c reporting -n '__reporting_using run' -l delimiter -r -d 'CSV: field delimiter (default: ,)'
 complete -c reporting -n '__reporting_using run' -l bom -d 'CSV: start with a UTF-8 byte order mark'
 complete -c reporting -n '__reporting_using run' -l excel -d 'CSV for spreadsheets in France: BOM, ";", CRLF, decimal comma, formulas made inert'
+complete -c reporting -n '__reporting_using run' -l column-case -r -d 'the columns\' names: camel, as the API sends them (revenueEuro, the default), or snake (revenue_euro), in files, JSON keys and --load\'s table'
 complete -c reporting -n '__reporting_using run' -l chunk -r -d 'one report per window of day, week, month, Nd or Nh (Paris calendar), merged in order'
 complete -c reporting -n '__reporting_using run' -l concurrency -r -d 'with --chunk: reports in progress at once, 1-16'
 complete -c reporting -n '__reporting_using run' -l no-split -d 'with --chunk: do not halve a window whose report fails or is too large'
@@ -228,6 +230,7 @@ complete -c reporting -n '__reporting_using schema' -l columns -r -d 'as the exp
 complete -c reporting -n '__reporting_using schema' -l as -r -d 'what to print'
 complete -c reporting -n '__reporting_using schema' -l table -r -d 'table name for CREATE TABLE (default: <side>_report)'
 complete -c reporting -n '__reporting_using schema' -l for-load -d 'with --as duckdb or postgres: the CREATE TABLE that run --load runs, its metadata columns included'
+complete -c reporting -n '__reporting_using schema' -l column-case -r -d 'the columns\' names, as the export\'s: camel, as the API sends them (the default), or snake, as in revenue_euro'
 complete -c reporting -n '__reporting_using sandbox' -l port -r -d 'port to listen on; 0 picks a free one'
 complete -c reporting -n '__reporting_using sandbox' -l host -r -d 'address to listen on'
 complete -c reporting -n '__reporting_using sandbox' -l seed -r -d 'seed of the synthetic data'
@@ -264,6 +267,7 @@ complete -c reporting -l delimiter -x -a 'comma semicolon tab pipe'
 complete -c reporting -l body -x -a 'form json'
 complete -c reporting -l since -x -a 'now today yesterday this-week last-week this-month last-month month-to-date'
 complete -c reporting -l until -x -a 'now today yesterday this-week last-week this-month last-month month-to-date'
+complete -c reporting -l column-case -x -a 'camel snake'
 complete -c reporting -l log-format -x -a 'text json'
 complete -c reporting -l on-schema-change -x -a 'fail add-columns allow-missing'
 complete -c reporting -l as -x -a 'table json-schema postgres bigquery duckdb'

@@ -4,6 +4,7 @@
 import { Option, type Command } from 'commander';
 import { FILTERS, DEFAULT_METRICS, dimensionsOf, type Side } from '../report/catalog.js';
 import { FORMATS, type OutputOptions } from '../export/output.js';
+import { COLUMN_CASES, type ColumnCase } from '../report/column-case.js';
 import type { WaitFlags } from '../report/poll.js';
 import type { ReportFlags } from '../report/request.js';
 import { BOUNDS } from '../duration.js';
@@ -94,7 +95,8 @@ export function addOutputOptions(command: Command, placeholders: readonly string
       : '`requested` (the default of CSV, Parquet, XLSX when a journal or --state knows the report\'s request, else every field), `all` (every field of every row; JSON and NDJSON\'s default), or field names (comma-separated, repeatable)', list)
     .option('--delimiter <char>', 'CSV: field delimiter (default: ,)')
     .option('--bom', 'CSV: start with a UTF-8 byte order mark')
-    .option('--excel', 'CSV for spreadsheets in France: BOM, ";", CRLF, decimal comma, formulas made inert');
+    .option('--excel', 'CSV for spreadsheets in France: BOM, ";", CRLF, decimal comma, formulas made inert')
+    .addOption(choiceOption('--column-case <case>', 'the columns\' names: camel, as the API sends them (revenueEuro, the default), or snake (revenue_euro), in files, JSON keys and --load\'s table', COLUMN_CASES, 'column case'));
 }
 
 export function outputFlagsOf(parsed: Parsed): OutputOptions {
@@ -105,6 +107,7 @@ export function outputFlagsOf(parsed: Parsed): OutputOptions {
     delimiter: parsed.delimiter as string | undefined,
     bom: parsed.bom as boolean | undefined,
     excel: parsed.excel as boolean | undefined,
+    columnCase: parsed.columnCase as ColumnCase | undefined,
   };
 }
 

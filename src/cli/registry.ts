@@ -22,6 +22,7 @@ import type { Shell } from '../completion/scripts.js';
 import { CAMPAIGNS_FORMATS, PLACEHOLDERS, type CampaignsFormat } from '../export/output.js';
 import type { Factory } from '../factory.js';
 import { SIDES, type Side } from '../report/catalog.js';
+import { COLUMN_CASES, type ColumnCase } from '../report/column-case.js';
 import { SCHEMA_FORMATS, type SchemaFormat } from '../report/schema.js';
 import { BOUNDS } from '../duration.js';
 import { EXIT_CODES_HELP } from './exit.js';
@@ -214,7 +215,7 @@ ${examples(
     define(command) {
       command.argument('<id>', 'report ID').option('--wait', 'poll until the report is ready, then download');
       addOutputOptions(command, ['reportId'])
-        .option('--state <file>', 'the state file of the run that submitted the report: its columns are written (read only)')
+        .option('--state <file>', 'the state file of the run that submitted the report: its columns and column case are written (read only)')
         .option('--no-validate', 'accept --columns names that are no row field of either side');
       addWaitOptions(command, 'the report').addHelpText('after', `
 -o takes the placeholder {reportId}; {side}, {since} and {until} are known to \`run\` only.
@@ -390,11 +391,13 @@ ${examples(
         .addOption(choiceOption('--as <format>', 'what to print', SCHEMA_FORMATS, 'schema format').default('table'))
         .option('--table <name>', 'table name for CREATE TABLE (default: <side>_report)')
         .option('--for-load', 'with --as duckdb or postgres: the CREATE TABLE that run --load runs, its metadata columns included')
+        .addOption(choiceOption('--column-case <case>', 'the columns\' names, as the export\'s: camel, as the API sends them (the default), or snake, as in revenue_euro', COLUMN_CASES, 'column case'))
         .addHelpText('after', examples(
           'reporting schema buyer --breakdowns DAILY,COUNTRY',
           'reporting schema buyer --breakdowns DAILY,COUNTRY --metrics clicks --as bigquery --table daily',
           'reporting schema buyer --breakdowns DAILY,COUNTRY --columns all --as duckdb',
           'reporting schema buyer --breakdowns DAILY,COUNTRY --as postgres --for-load --table ads.buyer_daily',
+          'reporting schema buyer --breakdowns DAILY,REGION --as postgres --for-load --column-case snake',
           'reporting schema seller --breakdowns HOURLY,APP --as json-schema > row.schema.json',
         ));
     },
@@ -406,6 +409,7 @@ ${examples(
       as: parsed.as as SchemaFormat,
       table: parsed.table as string | undefined,
       forLoad: Boolean(parsed.forLoad),
+      columnCase: parsed.columnCase as ColumnCase | undefined,
     }),
     load: () => import('../commands/schema.js'),
   }),

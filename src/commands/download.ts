@@ -11,6 +11,7 @@ import { checkWritableTarget } from '../export/sink.js';
 import { checkObjectTarget, isObjectUrl } from '../destinations/objects.js';
 import type { Factory } from '../factory.js';
 import { SIDES, columnNames } from '../report/catalog.js';
+import type { ColumnCase } from '../report/column-case.js';
 import { createReporter } from '../io/progress.js';
 import { shellCommand } from '../io/shell.js';
 import { describeSaved, saveReport, targetOf } from '../engine/download.js';
@@ -33,6 +34,8 @@ export interface DownloadOptions {
 interface Known {
   about: ReportAbout;
   columns?: string[] | null;
+  /** the state's --column-case */
+  columnCase?: ColumnCase;
 }
 
 async function knownRequest(opts: DownloadOptions, f: Factory): Promise<Known | undefined> {
@@ -43,16 +46,18 @@ async function knownRequest(opts: DownloadOptions, f: Factory): Promise<Known | 
     if (!doc.windows.some((window) => window.reportId === opts.id)) {
       throw new UsageError(`report ${opts.id} is not in the state file ${opts.state}`, 'give the state file of the run that submitted it, or drop --state (then the columns are every field unless named with --columns)');
     }
-    const { side, metrics, breakdowns, columns } = doc.request;
-    return { about: { side, metrics, breakdowns }, columns: columns ?? null };
+    const { side, metrics, breakdowns, columns, columnCase } = doc.request;
+    return { about: { side, metrics, breakdowns }, columns: columns ?? null, columnCase };
   }
   const remembered = new Journal(configDir(f.env, f.host.platform), f.now).findReport(opts.id);
   return remembered?.about ? { about: remembered.about } : undefined;
 }
 
 /** The output plan once the request is known, or known to be unknown: by default the columns the
- * state's files have, else the requested ones, else (no journal entry, no state) every field. */
-function planColumns(plan: OutputPlan, known: Known | undefined): OutputPlan {
+ * state's files have, else the requested ones, else (no journal entry, no state) every field; and
+ * by default the state's column case. */
+function planColumns(given: OutputPlan, known: Known | undefined, caseGiven: boolean): OutputPlan {
+  const plan = !caseGiven && known?.columnCase ? { ...given, csv: { ...given.csv, columnCase: known.columnCase } } : given;
   if (known && plan.columnsBy === 'default' && known.columns !== undefined && isTabular(plan.format)) {
     const shaped: OutputPlan = known.columns === null ? { ...plan, columnsBy: 'all' } : { ...plan, columnsBy: 'named', csv: { ...plan.csv, columns: [...known.columns] } };
     return resolveRequestedColumns(shaped, known.about);
@@ -73,7 +78,7 @@ export async function run(opts: DownloadOptions, f: Factory): Promise<void> {
     }
   }
   // the side of a report is not known before its download: --columns may name a field of either
-  const plan = planColumns(planOutput({ ...opts.output, json, validate: opts.validate }, ['reportId'], columnNames(SIDES)), await knownRequest(opts, f));
+  const plan = planColumns(planOutput({ ...opts.output, json, validate: opts.validate }, ['reportId'], columnNames(SIDES)), await knownRequest(opts, f), opts.output.columnCase !== undefined);
   refuseBinaryOnTerminal(plan, f.stdout);
   const poll = pollOptionsFrom(opts.wait, f);
   const target = targetOf(plan, { reportId: id });

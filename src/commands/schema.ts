@@ -8,7 +8,8 @@ import { columnNames, type Side } from '../report/catalog.js';
 import { resolveBreakdowns, resolveMetrics } from '../report/request.js';
 import { exportedColumns, loadDdl } from '../load/load.js';
 import { tableName } from '../load/target.js';
-import { DIALECTS, createTable, exportColumns, jsonSchema, type SchemaFormat } from '../report/schema.js';
+import type { ColumnCase } from '../report/column-case.js';
+import { DIALECTS, casedColumns, createTable, exportColumns, jsonSchema, type SchemaFormat } from '../report/schema.js';
 
 export interface SchemaOptions {
   side: Side;
@@ -21,6 +22,8 @@ export interface SchemaOptions {
   table?: string;
   /** the CREATE TABLE of run --load: the export's columns and the metadata columns */
   forLoad?: boolean;
+  /** --column-case: the columns' names as the export writes them (camel by default) */
+  columnCase?: ColumnCase;
 }
 
 export async function run(opts: SchemaOptions, f: Factory): Promise<void> {
@@ -31,15 +34,19 @@ export async function run(opts: SchemaOptions, f: Factory): Promise<void> {
   // row fields, with a did-you-mean; `all` is every field of a row
   const named = columnsOf(columnNames([side]), opts.columns, true);
   const word = named?.length === 1 ? named[0] : undefined;
-  const columns = word === 'all' ? exportColumns({ side, metrics, breakdowns })
+  const fields = word === 'all' ? exportColumns({ side, metrics, breakdowns })
     : named === undefined || word === 'requested' ? exportColumns({ side, metrics, breakdowns, requestedOnly: true })
     : exportColumns({ side, metrics, breakdowns, columns: named });
+  // a field named like a metadata column is refused, as run --load refuses it (before renaming,
+  // as run --load checks it)
+  if (opts.forLoad) exportedColumns(fields, undefined, undefined);
+  // named as the export names them (--column-case)
+  const columns = casedColumns(fields, opts.columnCase);
   const title = `${side} report row${breakdowns.length ? ` (${breakdowns.join(',')})` : ''}`;
 
   let text: string;
   if (opts.forLoad) {
     if (as !== 'duckdb' && as !== 'postgres') throw new UsageError(`--for-load prints the CREATE TABLE that run --load runs, in DuckDB's or Postgres's SQL, not ${as}`, 'add --as duckdb or --as postgres');
-    exportedColumns(columns, undefined, undefined); // a field named like a metadata column is refused, as run --load refuses it
     text = loadDdl(columns, as, tableName(opts.table, side, as), true);
   } else if (as === 'json-schema') text = `${JSON.stringify(jsonSchema(columns, title), null, 2)}\n`;
   // IF NOT EXISTS: a recipe that creates its table and loads it can run twice

@@ -14,9 +14,11 @@ import type { Summary } from '../api/schemas.js';
 import { CliError, EXIT, UnexpectedResponseError } from '../errors.js';
 import { BodyBrokenError, type Progress } from '../export/export.js';
 import { RowLayout } from '../export/typed.js';
+import { SnakeKeys } from '../export/case.js';
+import type { ColumnCase } from '../report/column-case.js';
 import { ReportFormatError, ReportScanner, fromBytes, sameKeys, type Kind } from '../export/scanner.js';
 import {
-  addColumnsSql, deleteOverlappingSql, deleteSql, heldSql, scopesSql, driftError, driftOf, leftEmpty, loadDdl, loadedWindowsSql, partialSql, tableOnlyColumns,
+  addColumnsSql, caseDriftError, deleteOverlappingSql, deleteSql, heldSql, scopesSql, driftError, driftOf, leftEmpty, loadDdl, loadedWindowsSql, partialSql, tableOnlyColumns,
   type LoadConnection, type Metadata, type OnSchemaChange, type TableAppender,
 } from '../load/load.js';
 import { LOAD_METADATA, fieldType, type Column } from '../report/schema.js';
@@ -28,8 +30,10 @@ export interface TableSpec {
   connect(): Promise<LoadConnection>;
   /** the table's name, parts (schema, table) as given */
   table: readonly string[];
-  /** the export's columns, typed */
+  /** the export's columns, typed, named in `columnCase` */
   columns: readonly Column[];
+  /** --column-case: the name a row's field has in the table */
+  columnCase?: ColumnCase;
   /** the columns were chosen (the requested ones by default, or --columns): other fields of a row
    * are left out, as in a file */
   selected: boolean;
@@ -153,7 +157,7 @@ export class TableDestination implements Destination {
     }
     const drift = driftOf(current, [...spec.columns, ...LOAD_METADATA], connection.dialect);
     // --columns all: the table's columns beyond the export's are known fields, not left empty
-    const refused = driftError(this.shownTable, spec.selected ? drift : { ...drift, missing: [] }, spec.onSchemaChange);
+    const refused = caseDriftError(this.shownTable, drift) ?? driftError(this.shownTable, spec.selected ? drift : { ...drift, missing: [] }, spec.onSchemaChange);
     if (refused) throw refused;
     const empty = spec.selected ? leftEmpty(drift) : [];
     if (empty.length) spec.warn?.(`the table ${this.shownTable} has columns this load does not write, left NULL in its rows (--on-schema-change ${spec.onSchemaChange}): ${empty.join(', ')}`);
@@ -272,16 +276,18 @@ export class TableDestination implements Destination {
     const layout = new RowLayout(columns.map((column) => column.name), columns, this.spec.dropped, true);
     layout.startEmpty('table');
     const known = new Set(columns.map((column) => column.name));
-    // the keys handed on (bytes) and the same keys as text: a new array only when the keys change
+    // the keys handed on (bytes) and the same keys as text, named as the table's columns are
+    // (--column-case): a new array only when the keys change
     let byteKeys: string[] = [];
     let keys: string[] = [];
     const { selected } = this.spec;
+    const named = this.spec.columnCase === 'snake' ? new SnakeKeys() : undefined;
     return new ReportScanner({
       row: (rowKeys: string[], values: string[], kinds: Kind[], raw: string) => {
         // the columns are being added: this row and the rest are loaded again from the copy
         if (this.growing) return;
         if (!sameKeys(rowKeys, byteKeys)) {
-          const text = rowKeys.map(fromBytes);
+          const text = named ? named.of(rowKeys.map(fromBytes)) : rowKeys.map(fromBytes);
           const extra = selected ? [] : text.filter((key) => !known.has(key));
           if (extra.length) {
             if (!this.grows) throw this.newFieldError(open.origin, extra);

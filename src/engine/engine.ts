@@ -81,7 +81,7 @@ export function stateRequestOfJob(job: Job, f: Factory, output: string | undefin
 }
 
 /** What the state records of the output's shape: another one would mix two kinds of file. */
-export const outputShapeOf = ({ output: { csv } }: Job) => ({ columns: csv.columns ?? null, delimiter: csv.delimiter, bom: csv.bom, excel: csv.excel });
+export const outputShapeOf = ({ output: { csv } }: Job) => ({ columns: csv.columns ?? null, delimiter: csv.delimiter, bom: csv.bom, excel: csv.excel, columnCase: csv.columnCase ?? 'camel' });
 
 async function nothingToFetch(job: Job, f: Factory, startedAt: number): Promise<void> {
   const view = observed(job, await createView(f, { shape: 'windows', format: job.flags.logFormat ?? 'text', quiet: f.globals.quiet, side: job.side, total: 0, secrets: f.secrets, retries: f.globals.retries }));

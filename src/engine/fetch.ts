@@ -126,7 +126,9 @@ async function download(window: Window, ctx: TaskContext, reportId: string, clie
   const open = async (): Promise<Receiver> => {
     if ('begin' in into) return (last = output = await into.begin(window, ctx.origin, reportId));
     if (whole) return (last = output = await whole(window, ctx.origin, reportId));
-    const receiver = sinkReceiver(await openFileSink(spool as string, { cwd: into.cwd, host: into.host }), 'json', deps.job.output.csv);
+    // the spool keeps the fields' own names: the merger sums metrics by them (--column-case renames
+    // the rows as they reach the output)
+    const receiver = sinkReceiver(await openFileSink(spool as string, { cwd: into.cwd, host: into.host }), 'json', { ...deps.job.output.csv, columnCase: 'camel' });
     commitSpool = () => receiver.sink.commit();
     return (last = receiver);
   };

@@ -9,6 +9,7 @@ import { openDuckDb } from '../load/duckdb.js';
 import { exportedColumns, legacyScopeOf, scopeOf } from '../load/load.js';
 import { openPostgres } from '../load/postgres.js';
 import { timeDimensionOf } from '../report/catalog.js';
+import { casedColumns } from '../report/schema.js';
 import type { Window } from '../report/windows.js';
 import type { Job, LoadPlan } from './job.js';
 import type { RunState } from './state.js';
@@ -46,7 +47,9 @@ export function tableSpecOf(job: Job, load: LoadPlan, f: Factory, period: Window
       ? openDuckDb(isAbsolute(target.location) ? target.location : `${f.cwd}/${target.location}`, target.shown, job.wait.maxWaitMs, sleepFor, f.signal, () => f.now())
       : openPostgres(target, f.env),
     table: load.table,
-    columns: exportedColumns(csv.schema, csv.columns, timeDimensionOf(job.request.breakdowns)),
+    // named as the files' columns are (--column-case)
+    columns: casedColumns(exportedColumns(csv.schema, csv.columns, timeDimensionOf(job.request.breakdowns)), job.output.csv.columnCase),
+    columnCase: job.output.csv.columnCase ?? 'camel',
     selected: csv.columns !== undefined,
     // the fields the chosen columns leave out that held a value: the run names them at its end
     dropped: job.output.csv.dropped,

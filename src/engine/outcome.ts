@@ -34,6 +34,7 @@ export function pickUpFlags(output: OutputOptions, plan: OutputPlan, f: Pick<Fac
     if (output.bom) words.push('--bom');
     if (output.delimiter !== undefined) words.push('--delimiter', output.delimiter);
   }
+  if (plan.csv.columnCase === 'snake') words.push('--column-case', 'snake');
   if (plan.csv.columns?.length) words.push('--columns', plan.csv.columns.join(','));
   // every field: said, since download's default is the requested columns when it knows the request
   else if (isTabular(plan.format)) words.push('--columns', 'all');

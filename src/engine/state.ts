@@ -23,6 +23,7 @@ import type { StateStore, StateWrites, StoredState, StoreLock } from './stores/s
 import { parisIso } from '../report/time.js';
 import type { Window } from '../report/windows.js';
 import { PARIS_ZONE } from '../paris-zone.js';
+import { COLUMN_CASES, type ColumnCase } from '../report/column-case.js';
 
 
 export const STATE_VERSION = 2;
@@ -46,6 +47,8 @@ const requestSchema = z.object({
   delimiter: z.string().optional(),
   bom: z.boolean().optional(),
   excel: z.boolean().optional(),
+  /** --column-case (absent in files that predate it: camel, the names as received) */
+  columnCase: z.enum(COLUMN_CASES).optional(),
   /** where the numbers came from (version 2): the base URL and the profile, never a token */
   server: z.object({ baseUrl: z.string(), profile: z.string() }).optional(),
   /** run --load: the database (never its password) and the table */
@@ -177,7 +180,7 @@ function parseDocument(path: string, text: string): { doc: StateDoc; version: nu
   }
   // version 1: the output's shape as it then always was
   const { request } = parsed.data;
-  const doc = { ...parsed.data, version: STATE_VERSION, request: { columns: null, delimiter: ',', bom: false, excel: false, ...request } };
+  const doc = { ...parsed.data, version: STATE_VERSION, request: { columns: null, delimiter: ',', bom: false, excel: false, columnCase: 'camel' as const, ...request } };
   return { doc, version: parsed.data.version };
 }
 
@@ -187,6 +190,7 @@ export interface OutputShape {
   delimiter: string;
   bom: boolean;
   excel: boolean;
+  columnCase: ColumnCase;
 }
 
 /** What `run` records as its request. `output` is the -o template, best resolved to an absolute path. */
@@ -282,6 +286,7 @@ function outputShape(stored: StateRequest, wanted: StateRequest, differences: st
   };
   flag('bom');
   flag('excel');
+  if (both('columnCase') && stored.columnCase !== wanted.columnCase) differences.push(`--column-case is ${wanted.columnCase} here, ${stored.columnCase} in the state file`);
   if (stored.server && wanted.server) {
     if (stored.server.baseUrl !== wanted.server.baseUrl) differences.push(`the server is ${wanted.server.baseUrl} here, ${stored.server.baseUrl} in the state file`);
     if (stored.server.profile !== wanted.server.profile) differences.push(`the profile is ${wanted.server.profile} here, ${stored.server.profile} in the state file`);

@@ -8,6 +8,9 @@ import { summary as summarySchema, type Summary } from '../api/schemas.js';
 import { CliError, NetworkError, UnexpectedResponseError } from '../errors.js';
 import type { Format } from './output.js';
 import { Kind, ReportFormatError, ReportScanner, type RowHandler } from './scanner.js';
+import { casedColumns } from '../report/schema.js';
+import { snakeCase } from '../report/column-case.js';
+import { SnakeCaseRows } from './case.js';
 import { RowSelector } from './select.js';
 import type { Sink } from './sink.js';
 import { CountingWriter, CsvWriter, NdjsonWriter, NewFieldError, type CsvOptions, type RowWriter } from './writers.js';
@@ -54,12 +57,22 @@ export async function* stallGuarded(
 export class BodyBrokenError extends NetworkError {}
 
 /** `bytesOk`: a CSV writer may take rows in bytes mode (see ReportScanner); scanners follow
- * `bytesOf(writer)` */
-async function makeWriter(format: Format, csv: CsvOptions, sink: Sink, bytesOk = false): Promise<RowWriter> {
+ * `bytesOf(writer)`. `jsonRows`: JSON is written from the rows (merged windows), never copied. */
+async function makeWriter(format: Format, csv: CsvOptions, sink: Sink, bytesOk = false, jsonRows = false): Promise<RowWriter> {
+  if (csv.columnCase !== 'snake') return namedWriter(format, csv, sink, bytesOk, jsonRows);
+  // --column-case snake: the writer gets rows whose keys are the columns' names, and the columns
+  // chosen (and the schema of an empty report) so named; JSON is then written from the rows
+  const named: CsvOptions = { ...csv, columns: csv.columns?.map(snakeCase), schema: csv.schema && casedColumns(csv.schema, 'snake') };
+  const writer = await namedWriter(format, named, sink, bytesOk, true);
+  return new SnakeCaseRows(writer, (format === 'json' || format === 'ndjson') && !csv.columns);
+}
+
+/** The writer of a format, fed rows whose keys are the columns' names. */
+async function namedWriter(format: Format, csv: CsvOptions, sink: Sink, bytesOk: boolean, jsonRows: boolean): Promise<RowWriter> {
   if (format === 'csv') return new CsvWriter(csv, sink.rewrite !== undefined, bytesOk);
   if (format === 'ndjson') return new NdjsonWriter(csv);
   // JSON with --columns: written from the rows (the body is copied as received otherwise)
-  if (format === 'json' && csv.columns) return new JsonRowsWriter(csv, bytesOk);
+  if (format === 'json' && (csv.columns || jsonRows)) return new JsonRowsWriter(csv, bytesOk);
   // loaded only when asked for: the Parquet and XLSX libraries stay out of every other run
   if (format === 'parquet') return new (await import('./parquet.js')).ParquetRowWriter(csv);
   if (format === 'xlsx') return new (await import('./xlsx.js')).XlsxRowWriter(csv);
@@ -126,7 +139,7 @@ export class RowOutput {
   /** `bytesOk`: every row reaches the writer from replay()'s scanner as it was scanned (nothing in
    * between reads the values, as summing would), so they may be in bytes mode */
   static async open(sink: Sink, format: Format, csv: CsvOptions, bytesOk = false): Promise<RowOutput> {
-    return new RowOutput(sink, format, format === 'json' ? new JsonRowsWriter(csv, bytesOk) : await makeWriter(format, csv, sink, bytesOk));
+    return new RowOutput(sink, format, await makeWriter(format, csv, sink, bytesOk, true));
   }
 
   /** A downloaded body (a spool file) replayed through the scanner into `handler`, whose rows
@@ -166,8 +179,8 @@ export async function writeReport(
 ): Promise<ExportResult> {
   const writer = await makeWriter(format, csv, sink, true);
   const scanner = new ReportScanner(writer, undefined, bytesOf(writer));
-  // JSON as received (byte for byte), unless --columns chose its fields
-  const copy = format === 'json' && !csv.columns;
+  // JSON as received (byte for byte), unless --columns chose its fields or --column-case renames them
+  const copy = format === 'json' && !csv.columns && csv.columnCase !== 'snake';
   let bytes = 0;
   try {
     for await (const chunk of body) {

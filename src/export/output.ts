@@ -4,6 +4,7 @@
 import { CliError, EXIT, UsageError } from '../errors.js';
 import type { Output } from '../context.js';
 import { metricField, type Side } from '../report/catalog.js';
+import { snakeCase, type ColumnCase } from '../report/column-case.js';
 import { exportColumns } from '../report/schema.js';
 import { didYouMean } from '../suggest.js';
 import type { CsvOptions } from './writers.js';
@@ -25,6 +26,8 @@ export interface OutputOptions {
   delimiter?: string;
   bom?: boolean;
   excel?: boolean;
+  /** --column-case (undefined: not given, camel) */
+  columnCase?: ColumnCase;
   json?: boolean;
 }
 
@@ -134,7 +137,8 @@ export function columnsOf(fields: readonly string[], given: readonly string[] | 
     return [(words[0] as string).toLowerCase()];
   }
   const named = !validate ? columns : columns.map((column) => {
-    const match = fields.find((field) => field.toLowerCase() === column.toLowerCase());
+    // a field by its name in any case, or by its snake-case name (--column-case snake's columns)
+    const match = fields.find((field) => field.toLowerCase() === column.toLowerCase()) ?? fields.find((field) => snakeCase(field) === column.toLowerCase());
     if (match) return match;
     const renamed = metricField(column);
     const note = renamed !== column ? `; the metric ${column} arrives as the field ${renamed}` : didYouMean(column, fields);
@@ -185,7 +189,7 @@ export function planOutput(options: OutputOptions & { validate?: boolean }, avai
     if (given.length) throw new UsageError(`--${given[0]} applies to CSV output, not ${format}`);
   }
   const tsv = format === 'csv' && options.format === undefined && template !== undefined && extensionOf(template) === '.tsv';
-  const csv: CsvOptions = { delimiter: delimiterOf(options.delimiter ?? (tsv && !options.excel ? 'tab' : undefined)), bom: Boolean(options.bom), excel: Boolean(options.excel), columns, dropped: new Set() };
+  const csv: CsvOptions = { delimiter: delimiterOf(options.delimiter ?? (tsv && !options.excel ? 'tab' : undefined)), bom: Boolean(options.bom), excel: Boolean(options.excel), columns, dropped: new Set(), columnCase: options.columnCase ?? 'camel' };
   if (csv.excel && options.delimiter !== undefined && csv.delimiter !== ';') {
     throw new UsageError('--excel writes ";" as the delimiter (a decimal comma needs it); drop --delimiter');
   }

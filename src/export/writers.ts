@@ -9,6 +9,7 @@ import { NewFieldError, type HeaderGrowth, type RowWriter } from './row-writer.j
 import { Kind, fromBytes, holdsValue, sameKeys, toBytes } from './scanner.js';
 import type { Sink } from './sink.js';
 import type { TypedColumn } from './typed.js';
+import type { ColumnCase } from '../report/column-case.js';
 
 // export.ts (being rewritten) imports these from here
 export { NewFieldError, type RowWriter };
@@ -26,6 +27,9 @@ export interface CsvOptions {
   /** filled by the writers: the fields outside `columns` that held a value (not null, not "") in
    * some row. Shared by every writer of a run, which names them at its end: never dropped silently */
   dropped?: Set<string>;
+  /** --column-case: the names the columns get. `columns` and `schema` keep the fields' names;
+   * makeWriter (export.ts) hands its writers rows, columns and schema in the case asked for */
+  columnCase?: ColumnCase;
 }
 
 /** A cell with its own csv-stringify options (passed through by `cast.object`): a negative number

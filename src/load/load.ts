@@ -7,6 +7,7 @@ import { CliError, EXIT, UsageError } from '../errors.js';
 import type { RowLayout } from '../export/typed.js';
 import { LOAD_METADATA, createTable, fieldType, sqlType, type Column, type ColumnType, type Dialect } from '../report/schema.js';
 import type { ReportRequest } from '../report/request.js';
+import { snakeCase } from '../report/column-case.js';
 import { qualified, quoteIdent, type Engine } from './target.js';
 
 export const ON_SCHEMA_CHANGE = ['fail', 'add-columns', 'allow-missing'] as const;
@@ -160,11 +161,23 @@ export function driftOf(existing: ReadonlyMap<string, string>, wanted: readonly 
   return { added, missing, retyped };
 }
 
+/** The table's columns are the export's fields named in the other --column-case (`revenueEuro`
+ * against `revenue_euro`): refused whatever the policy, since add-columns would split each field
+ * over two columns. */
+export function caseDriftError(table: string, drift: Drift): CliError | undefined {
+  const recased = drift.added.flatMap((column) => drift.missing.filter((name) => name !== column.name && snakeCase(name) === snakeCase(column.name)).map((name) => `${name} in the table, ${column.name} in the export`));
+  if (!recased.length) return undefined;
+  return new CliError(`the table ${table} does not have the export's columns: its columns are named in the other --column-case (${recased.slice(0, 3).join('; ')}${recased.length > 3 ? '; ...' : ''}); nothing was loaded`, EXIT.usage,
+    'load with the --column-case the table was made with, or into another --table');
+}
+
 /** A drift refused: exit 2, the difference printed, nothing written. */
 export function driftError(table: string, drift: Drift, policy: OnSchemaChange): CliError | undefined {
   const parts: string[] = [];
   if (drift.retyped.length) parts.push(`type changed: ${drift.retyped.map((r) => `${r.name} (${r.table} in the table, ${r.export} in the export)`).join(', ')}`);
   if (drift.added.length && policy !== 'add-columns') parts.push(`new in the export: ${drift.added.map((c) => c.name).join(', ')}`);
+  const recased = caseDriftError(table, drift);
+  if (recased) return recased;
   if (parts.length) {
     return new CliError(`the table ${table} does not have the export's columns: ${parts.join('; ')}; nothing was loaded`, EXIT.usage,
       drift.retyped.length ? 'a type change is never applied: load into another --table, or change the column yourself' : 'add the new columns with --on-schema-change add-columns, or choose the columns with --columns');

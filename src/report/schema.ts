@@ -5,6 +5,7 @@ import {
   AMOUNT_FIELDS, BREAKDOWN_FIELDS, ROW_FIELDS, requestedFieldNames, rowFieldNames, timeDimensionOf,
   type Side, type TimeDimension,
 } from './catalog.js';
+import { columnName, fieldOfColumn, type ColumnCase } from './column-case.js';
 
 /** `month` is the MONTHLY bucket `2026-11`: text, since no SQL or Parquet type holds a month. */
 export type ColumnType = 'string' | 'int64' | 'double' | 'date' | 'timestamp' | 'month';
@@ -20,8 +21,10 @@ export interface Column {
 
 const METRIC_FIELDS = new Set([...ROW_FIELDS.buyer, ...ROW_FIELDS.seller].filter((f) => f.type === 'number').map((f) => f.name));
 
-/** The type of a row field. Fields the contract does not list are kept as text, never dropped. */
-export function fieldType(name: string, time: TimeDimension | undefined): ColumnType {
+/** The type of a row field (or of its column in snake case). Fields the contract does not list are
+ * kept as text, never dropped. */
+export function fieldType(column: string, time: TimeDimension | undefined): ColumnType {
+  const name = fieldOfColumn(column);
   if (name === 'date') return time === 'DAILY' ? 'date' : time === 'HOURLY' ? 'timestamp' : time === 'MONTHLY' ? 'month' : 'string';
   if (METRIC_FIELDS.has(name)) return AMOUNT_FIELDS.includes(name) ? 'double' : 'int64';
   return 'string';
@@ -60,6 +63,11 @@ export function exportColumns(request: SchemaRequest): Column[] {
     nullable: name === 'date' ? false : contract.get(name) === 'nullable',
     key: keyFields.has(name),
   }));
+}
+
+/** The columns named in the case asked for (--column-case): types and the row key unchanged. */
+export function casedColumns<C extends { name: string }>(columns: readonly C[], columnCase: ColumnCase | undefined): C[] {
+  return columns.map((column) => ({ ...column, name: columnName(column.name, columnCase) }));
 }
 
 /** A JSON Schema (draft-07) that the rows of the downloaded JSON (and of NDJSON output) satisfy. */

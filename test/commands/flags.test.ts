@@ -8,6 +8,7 @@ import type { DownloadOptions } from '../../src/commands/download.js';
 import type { LoginOptions } from '../../src/commands/login.js';
 import type { ReportOptions } from '../../src/commands/report.js';
 import type { RunOptions } from '../../src/commands/run.js';
+import type { SchemaOptions } from '../../src/commands/schema.js';
 import type { StatusOptions } from '../../src/commands/status.js';
 import { parseOptions } from '../helpers/ctx.js';
 
@@ -42,6 +43,18 @@ describe('run', () => {
       expect(name).toBe('');
       expect(stderr.split('\n')[0]).toMatch(new RegExp(args[0] as string));
     }
+  });
+});
+
+describe('--column-case', () => {
+  it('run, download and schema take camel or snake in any case (not given: undefined, camel); another word is a usage error with a did-you-mean', async () => {
+    expect((await parseOptions<RunOptions>('run', 'buyer', '--column-case', 'SNAKE')).opts.output.columnCase).toBe('snake');
+    expect((await parseOptions<RunOptions>('run', 'buyer')).opts.output.columnCase).toBeUndefined();
+    expect((await parseOptions<DownloadOptions>('download', 'abc', '--column-case', 'camel')).opts.output.columnCase).toBe('camel');
+    expect((await parseOptions<SchemaOptions>('schema', 'buyer', '--column-case', 'snake')).opts.columnCase).toBe('snake');
+    const wrong = await parseOptions<RunOptions>('run', 'buyer', '--column-case', 'snak');
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain('unknown column case "snak": --column-case is one of camel, snake; did you mean snake?');
   });
 });
 

@@ -26,6 +26,9 @@ describe('the pick-up command of a run', () => {
     expect(pickUpFlags(all, planOf(all), { profileName: 'default', globals: DEFAULT_GLOBALS })).toEqual(['--columns', 'all']);
     const ndjson = { output: 'n.ndjson', columns: ['ALL'] };
     expect(pickUpFlags(ndjson, planOf(ndjson), { profileName: 'default', globals: DEFAULT_GLOBALS })).toEqual([]);
+    // --column-case snake: download would write the names as received otherwise
+    const snake = { output: 's.csv', columnCase: 'snake' as const };
+    expect(pickUpFlags(snake, planOf(snake), { profileName: 'default', globals: DEFAULT_GLOBALS })).toEqual(['--column-case', 'snake', '--columns', 'date,country,displays,clicks']);
   });
 });
 
@@ -35,6 +38,11 @@ describe('--columns', () => {
     expect(() => columnsOf(['date', 'clicks'], ['clicks', 'CLICKS'], true)).toThrow(/--columns names clicks twice/);
     expect(() => columnsOf([], ['x', 'x'], false)).toThrow(/names x twice/);
     expect(columnsOf(['date', 'clicks'], ['CLICKS,date'], true)).toEqual(['clicks', 'date']);
+  });
+
+  it('takes a field by its snake-case name too (--column-case snake\'s columns), as the field', () => {
+    expect(columnsOf(['date', 'revenueEuro', 'adminLevel1'], ['revenue_euro,admin_level_1,DATE'], true)).toEqual(['revenueEuro', 'adminLevel1', 'date']);
+    expect(() => columnsOf(['date', 'revenueEuro'], ['revenue_euros'], true)).toThrow(/no row has a field "revenue_euros"/);
   });
 
   it('takes the words requested and all alone, in any case, never mixed with names', () => {
