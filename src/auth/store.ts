@@ -36,7 +36,8 @@ export class TokenStore {
   /** conf's file: `config.json` in the folder */
   readonly path: string;
 
-  constructor(private readonly configDir: string, private readonly host: LockHost) {
+  /** `now`: the clock the lock's age and the wait are judged by (tests move it) */
+  constructor(private readonly configDir: string, private readonly host: LockHost, private readonly now: () => number = Date.now) {
     this.path = join(configDir, 'config.json');
   }
 
@@ -108,7 +109,7 @@ export class TokenStore {
   private async withLock(body: () => void): Promise<void> {
     let lock;
     try {
-      lock = await waitForLock(this.path, this.host, { timeoutMs: LOCK_GIVE_UP_MS, maxHoldMs: LOCK_STALE_MS });
+      lock = await waitForLock(this.path, this.host, { timeoutMs: LOCK_GIVE_UP_MS, maxHoldMs: LOCK_STALE_MS, now: this.now });
     } catch (error) {
       if (error instanceof LockedError) {
         throw new StoreError(`the token store is locked by another process (${this.path}.lock)`, 'if no other reporting is running, delete the lock file');

@@ -190,3 +190,18 @@ describe('the summer', () => {
       .toBe('{"a":"x\\"y\\n","b":null,"c":1e3,"d":true,"e":[1,2]}');
   });
 });
+
+describe('a key is its values and their kinds (issue 34, a surviving mutant)', () => {
+  it('the text "1" and the number 1 of one dimension are two rows, never summed together', () => {
+    const query: Query = { side: 'buyer', metrics: ['displays'], breakdowns: ['CAMPAIGN'] };
+    const whole = period('2026-11-01', '2026-11-02');
+    const [first, second] = chunked(whole, 'day').map(({ window }) => window) as [Window, Window];
+    const text = (campaignId: string) => `{"data":[{"campaignId":${campaignId},"displays":5}],"summary":{"displays":5}}`;
+    const out = collector();
+    const merger = new WindowMerger(mergePlan(query.side, query.metrics, query.breakdowns, { split: true }), out);
+    merger.end(first, scan(text('"1"'), merger.begin(first, first)));
+    merger.end(second, scan(text('1'), merger.begin(second, second)));
+    merger.finish();
+    expect(out.rows.map((row) => JSON.parse(row.raw) as unknown)).toEqual([{ campaignId: '1', displays: 5 }, { campaignId: 1, displays: 5 }]);
+  });
+});

@@ -181,6 +181,24 @@ describe.each(engines)('table destination: %s', (_name, make, skip) => {
     expect(await engine.select('SELECT count(*) FROM buyer_daily')).toEqual(['2']);
   });
 
+  it.skipIf(skip)('a split window: its first piece is restartable (the window starts again), a later piece is not (its rows would lose the first piece\'s)', async () => {
+    const engine = make();
+    const destination = new TableDestination(engine.spec());
+    try {
+      const first = await destination.begin(day(0), span(0, 1), 'r1');
+      expect(first.restartable).toBe(true);
+      await first.take(body(rowsOf(day(0), ['FR'])));
+      expect(await first.commit()).toEqual([]);
+      const second = await destination.begin(day(1), span(0, 1), 'r2');
+      expect(second.restartable).toBe(false);
+      await second.take(body(rowsOf(day(1), ['FR'])));
+      expect((await second.commit()).map((c) => c.rows)).toEqual([2]);
+    } finally {
+      await destination.finish();
+    }
+    expect(await engine.select('SELECT count(*) FROM buyer_daily')).toEqual(['2']);
+  });
+
   it.skipIf(skip)('add-columns: the copy of a window\'s body goes at a forced exit (registered with the host), and is forgotten once the window commits', async () => {
     const engine = make();
     const registered = new Set<() => void>();

@@ -128,6 +128,20 @@ describe('the log of a large state (FILE.log)', () => {
     await state.close();
   });
 
+  it('the switch is at 32 windows: 32 are rewritten whole at each change, 33 logged (issue 34: a surviving mutant)', async () => {
+    for (const [count, logged] of [[32, false], [33, true]] as const) {
+      const path = join(tempDir(), `edge-${count}.state.json`);
+      const state = await RunState.open(path, REQUEST, { now, host: HOST });
+      const windows = hours(count);
+      await state.pending(windows);
+      await state.submitted(windows[0] as Window, 'r1');
+      expect(existsSync(`${path}.log`), `${count} windows`).toBe(logged);
+      expect(raw(path).windows.length, `${count} windows: the document as written`).toBe(logged ? 0 : count);
+      await state.close();
+      expect(raw(path).windows.length).toBe(count);
+    }
+  });
+
   it('after a crash, the next run sees every change acknowledged; a torn last line is ignored; its first write folds the log', async () => {
     const path = join(tempDir(), 'crash.state.json');
     const windows = hours(50);

@@ -16,10 +16,11 @@ import { until } from '../helpers/wait.js';
 // the lock `holdMs`), and one profile of its own; it prints how often it found someone inside
 const UPDATER = `
 import { closeSync, openSync, unlinkSync } from 'node:fs';
-const [storeModule, hostModule, config, marker, name, rounds, holdMs, startAt] = process.argv.slice(1);
+const [storeModule, hostModule, config, marker, name, rounds, holdMs, startAt, aheadMs] = process.argv.slice(1);
 const { TokenStore } = await import(storeModule);
 const { HOST } = await import(hostModule);
-const store = new TokenStore(config, HOST);
+// a clock ahead of the real one by aheadMs: the lock it finds is that much older to it
+const store = new TokenStore(config, HOST, () => Date.now() + Number(aheadMs));
 let overlaps = 0;
 // conf loads before the start, so that the first attempts meet at the lock
 await store.writer();
@@ -57,8 +58,8 @@ afterAll(() => rmSync(bundleDir, { recursive: true, force: true }));
 
 interface Updater { exited: Promise<{ code: number | null; overlaps?: number; stderr: string }>; pid?: number }
 
-function updater(config: string, marker: string, name: string, rounds: number, holdMs: number, startAt: number): Updater {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', UPDATER, storeModule, hostModule, config, marker, name, String(rounds), String(holdMs), String(startAt)], { stdio: ['ignore', 'pipe', 'pipe'] });
+function updater(config: string, marker: string, name: string, rounds: number, holdMs: number, startAt: number, aheadMs = 0): Updater {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', UPDATER, storeModule, hostModule, config, marker, name, String(rounds), String(holdMs), String(startAt), String(aheadMs)], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => { out += chunk; });
@@ -113,12 +114,14 @@ describe('the token store lock, between processes', () => {
     const holder = updater(config, marker, 'holder', 1, 300, startAt);
     await until(() => readdirSync(dir).includes('inside'), 'the holder inside');
     process.kill(holder.pid as number, 'SIGSTOP');
-    const waiters = Array.from({ length: 3 }, (_, i) => updater(config, marker, `w${i}`, 1, 2, Date.now()));
-    await new Promise((resolve) => setTimeout(resolve, 11_000));
+    // the waiters' clocks run 11 s ahead: to them the stopped holder's lock is older than every
+    // rule of age (10 s) from their first look; they try for 2 s of real time, and take nothing
+    const waiters = Array.from({ length: 3 }, (_, i) => updater(config, marker, `w${i}`, 1, 2, Date.now(), 11_000));
+    await new Promise((resolve) => setTimeout(resolve, 2000));
     process.kill(holder.pid as number, 'SIGCONT');
     const done = await Promise.all([holder, ...waiters].map((u) => u.exited));
     expect(done.map((d) => d.code), done.map((d) => d.stderr).join('')).toEqual([0, 0, 0, 0]);
     expect(done.map((d) => d.overlaps)).toEqual([0, 0, 0, 0]);
     expect(profilesOf(config).counter?.token).toBe('4');
-  }, 40_000);
+  }, 30_000);
 });
