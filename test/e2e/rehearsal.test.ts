@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { collect, runCli, startCli, type Result } from '../helpers/cli.js';
 import { MOTO, SECRET, startMoto, type Moto } from '../helpers/moto.js';
+import { POSTGRES_AVAILABLE, startCluster, type Cluster } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/tmp.js';
 import { until } from '../helpers/wait.js';
 
@@ -119,6 +120,10 @@ async function checkAll(prefix: string, days: readonly string[]): Promise<void> 
  * was killed (`submitting` in the state, no report ID): the report the killed pod asked for may be
  * running, of an ID nobody knows, and the next pod submits it anew (twice at most). */
 function exactlyOnce(counts: Map<string, number>, days: readonly string[], inFlight: ReadonlySet<string> = new Set()): void {
+  exactlyOnceOf(counts, days, inFlight);
+}
+
+function exactlyOnceOf(counts: Map<string, number>, days: readonly string[], inFlight: ReadonlySet<string> = new Set()): void {
   const expected = [1, 2, 3].flatMap((account) => ['buyer', 'seller'].flatMap((side) => days.map((day) => `${account} ${side} ${day}`)));
   expect([...counts.keys()].sort()).toEqual(expected.sort());
   for (const key of expected) {
@@ -211,5 +216,139 @@ describe.skipIf(!MOTO)('a cluster rehearsal: pods with no disk, the state in a b
     expect(retry.code, retry.stderr).toBe(0);
     exactlyOnce(submits(start), killedDays, inFlight);
     await checkAll('r2', killedDays);
+  }, 300_000);
+});
+
+// The same fleet loading into Postgres with `state: table` (issue 31, items 2 and 6): no bucket
+// and no disk; each job's state is rows of _reporting_state beside its table's rows, the lock a
+// session advisory lock that a killed pod's connection frees at once.
+describe.skipIf(!POSTGRES_AVAILABLE)('a cluster rehearsal: pods with no disk, loading into Postgres with state: table', () => {
+  let cluster: Cluster;
+  let pgSandbox: Sandbox;
+  beforeAll(async () => {
+    [cluster, pgSandbox] = await Promise.all([startCluster(), startSandbox({ port: 0, readyDelayMs: 400, accounts: 3 })]);
+  }, 60_000);
+  afterAll(async () => {
+    cluster?.stop();
+    await pgSandbox?.close();
+  });
+
+  const JOBS = ['buyer', 'seller'].flatMap((side) => PROFILES.map((profile) => `${side}@${profile}`));
+
+  function tableFolder(db: string, since: string, until: string): string {
+    const folder = tempDir();
+    writeFileSync(join(folder, 'reporting.yaml'), [
+      'version: 1', 'concurrency: 4', 'defaults:', `  since: ${since}`, `  until: ${until}`, '  chunk: day', '  breakdowns: [DAILY]',
+      '  state: table', `  load: ${cluster.url(db, false)}`, '  poll-interval: 50ms',
+      'jobs:', '  - name: buyer', '    side: buyer', `    profiles: [${PROFILES.join(', ')}]`,
+      '  - name: seller', '    side: seller', `    profiles: [${PROFILES.join(', ')}]`, '',
+    ].join('\n'));
+    return folder;
+  }
+  /** a pod: its own empty HOME, a token per profile, the database's password (a Secret) */
+  function pgPod(): Record<string, string> {
+    const home = tempDir();
+    mkdirSync(join(home, '.config'));
+    return {
+      HOME: home, REPORTING_CONFIG_DIR: join(home, '.config'), REPORTING_BASE_URL: pgSandbox.baseUrl, PGPASSWORD: cluster.password,
+      ...Object.fromEntries(PROFILES.map((profile, i) => [`REPORTING_TOKEN_${profile.toUpperCase()}`, pgSandbox.accounts[i]?.token as string])),
+    };
+  }
+  const run = (folder: string, shard: string) => startCli(['jobs', 'run', '--shard', shard, '--log-format', 'json'], { env: pgPod(), cwd: folder });
+  function pgSubmits(from: number): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const report of pgSandbox.reports().slice(from)) {
+      const key = `${report.account} ${report.side} ${dayOf(report.since)}`;
+      counts.set(key, (counts.get(key) ?? 0) + report.events.filter((e) => e.kind === 'submit').length);
+    }
+    return counts;
+  }
+  interface Entry { since: string; status: string; reportId: string | null; submitting?: string | null; loaded: { rows: number; reportIds?: string[] } | null }
+  /** each job's windows (account=PROFILE in the key) */
+  function states(db: string): Map<string, Entry[]> {
+    const out = new Map<string, Entry[]>();
+    const exists = cluster.psql("SELECT count(*) FROM information_schema.tables WHERE table_name = '_reporting_state'", db).trim();
+    if (exists === '0') return out;
+    for (const line of cluster.psql('SELECT state_key, body FROM _reporting_state WHERE window_since >= 0 ORDER BY state_key, window_since', db).split('\n').filter(Boolean)) {
+      const [key, body] = [line.slice(0, line.indexOf('|')), line.slice(line.indexOf('|') + 1)];
+      const side = /side=(\w+)/.exec(key)?.[1] as string;
+      const account = /account=(\w+)$/.exec(key)?.[1] as string;
+      const job = `${side}@${account}`;
+      out.set(job, [...out.get(job) ?? [], JSON.parse(body) as Entry]);
+    }
+    return out;
+  }
+  /** Every job: its windows done, each with the rows and reports its table holds under its scope. */
+  function checkTables(db: string, days: readonly string[]): void {
+    const all = states(db);
+    expect([...all.keys()].sort()).toEqual([...JOBS].sort());
+    const totals = new Map<string, number>();
+    for (const side of ['buyer', 'seller']) {
+      const rows = cluster.psql(`SELECT _scope, to_char(_window_since AT TIME ZONE 'Europe/Paris', 'YYYY-MM-DD'), count(*), string_agg(DISTINCT _report_id, ','), sum(displays) FROM ${side}_report GROUP BY 1, 2 ORDER BY 1, 2`, db).split('\n').filter(Boolean);
+      for (const line of rows) {
+        const [scope, day, count, ids, sum] = line.split('|') as [string, string, string, string, string];
+        const job = `${side}@${/account=(\w+)$/.exec(scope)?.[1]}`;
+        const entry = all.get(job)?.find((e) => e.since.slice(0, 10) === day);
+        expect(entry?.status, `${job} ${day}`).toBe('done');
+        expect(entry?.loaded?.rows, `${job} ${day}`).toBe(Number(count));
+        expect([...entry?.loaded?.reportIds ?? []].sort().join(','), `${job} ${day}`).toBe(ids.split(',').sort().join(','));
+        totals.set(job, (totals.get(job) ?? 0) + Number(sum));
+      }
+    }
+    for (const job of JOBS) expect(all.get(job)?.map((e) => [e.since.slice(0, 10), e.status]), job).toEqual(days.map((day) => [day, 'done']));
+    for (const side of ['buyer', 'seller']) expect(new Set(PROFILES.map((profile) => totals.get(`${side}@${profile}`))).size).toBe(3);
+    // no lock left: no session holds an advisory lock
+    expect(cluster.psql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'", db).trim()).toBe('0');
+  }
+
+  it('4 pods at once, a second wave with nothing to do, a pod killed after its first submit, two pods of one shard', async () => {
+    cluster.psql('CREATE DATABASE rehearsal');
+    const days = ['2026-11-01', '2026-11-02', '2026-11-03'];
+    const folder = tableFolder('rehearsal', days[0] as string, days[2] as string);
+    const before = pgSandbox.reports().length;
+    const wave = await Promise.all(['1/4', '2/4', '3/4', '4/4'].map((shard) => collect(run(folder, shard), { timeoutMs: 120_000 })));
+    for (const result of wave) {
+      expect(result.code, result.stderr).toBe(0);
+      eventsOf(result);
+      expect(result.stdout + result.stderr).not.toContain(cluster.password);
+    }
+    exactlyOnceOf(pgSubmits(before), days);
+    checkTables('rehearsal', days);
+    const after = pgSandbox.reports().length;
+    const again = await Promise.all(['1/4', '2/4', '3/4', '4/4'].map((shard) => collect(run(folder, shard), { timeoutMs: 120_000 })));
+    for (const result of again) expect(result.code, result.stderr).toBe(0);
+    expect(pgSandbox.reports().length, 'nothing submitted by the second wave').toBe(after);
+
+    // a pod killed after its first submit: a fresh pod at once (the session's lock went with it)
+    cluster.psql('CREATE DATABASE rehearsal2');
+    const killedDays = ['2026-11-04', '2026-11-05', '2026-11-06'];
+    const second = tableFolder('rehearsal2', killedDays[0] as string, killedDays[2] as string);
+    const start = pgSandbox.reports().length;
+    const doomed = run(second, '1/4');
+    const doomedDone = collect(doomed, { timeoutMs: 120_000 });
+    await until(async () => [...states('rehearsal2').values()].flat().some((e) => e.status === 'submitted'), 'a window of shard 1/4 submitted', 30_000);
+    doomed.kill('SIGKILL');
+    await doomedDone;
+    const left = [...states('rehearsal2')].flatMap(([job, entries]) => entries.map((e) => ({ job, ...e })));
+    const submittedIds = left.filter((e) => e.status === 'submitted').map((e) => e.reportId);
+    const inFlight = new Set(left.filter((e) => e.submitting && e.status !== 'submitted')
+      .map((e) => `${PROFILES.indexOf(e.job.split('@')[1] as string) + 1} ${e.job.split('@')[0]} ${e.since.slice(0, 10)}`));
+    expect(submittedIds.length).toBeGreaterThan(0);
+    const fresh = await collect(run(second, '1/4'), { timeoutMs: 120_000 });
+    expect(fresh.code, fresh.stderr).toBe(0);
+    const resumed = eventsOf(fresh).filter((e) => e.event === 'resumed').map((e) => e.reportId);
+    for (const id of submittedIds) expect(resumed, 'the killed pod\'s reports resumed by their IDs').toContain(id);
+
+    // two pods of one shard at once: each job run by one of them, the other says why
+    const pair = await Promise.all([collect(run(second, '2/4'), { timeoutMs: 120_000 }), collect(run(second, '2/4'), { timeoutMs: 120_000 })]);
+    const losers = pair.filter((result) => result.code !== 0);
+    expect(losers.length, pair.map((r) => r.stderr).join('\n')).toBeGreaterThan(0);
+    for (const loser of losers) expect(loser.stderr).toMatch(/is in use by process \d+/);
+    for (const shard of ['3/4', '4/4', '2/4']) {
+      const result = await collect(run(second, shard), { timeoutMs: 120_000 });
+      expect(result.code, result.stderr).toBe(0);
+    }
+    exactlyOnceOf(pgSubmits(start), killedDays, inFlight);
+    checkTables('rehearsal2', killedDays);
   }, 300_000);
 });
