@@ -32,7 +32,7 @@ import { DEFAULT_CONCURRENCY, logFormatFrom, type LogFormat } from '../engine/li
 import { checkChunk, parseChunk } from '../report/windows.js';
 import { accountOf, jobStateStore } from '../engine/load.js';
 import { scopeOf } from '../load/load.js';
-import { databaseIdentity, tableIdentity } from '../load/target.js';
+import { databaseIdentity, tableIdentity } from '../load/engines.js';
 import { isObjectUrl, realTarget, withSettledPaths, withSettledPathsAsync } from '../paths.js';
 import { targetFolders } from '../engine/plan.js';
 import { checkObjectOutput, prepareRun, type RunOptions } from './run.js';
@@ -252,7 +252,7 @@ class SharedTargets {
     const baseUrl = this.baseUrlOf(job.profile);
     if (baseUrl === undefined) return;
     const scope = scopeOf(prepared.request, baseUrl, accountOf(load, { env: f.env, profileName: job.profile }));
-    this.take(index, JSON.stringify(['table', databaseIdentity(load.target, f.cwd, f.host.platform), tableIdentity(load.table, load.target.engine), scope]), 'table',
+    this.take(index, JSON.stringify(['table', databaseIdentity(load.target, f.cwd, f.host.platform), tableIdentity(load.table, load.target), scope]), 'table',
       `${load.table.join('.')} (${f.secrets.redact(load.target.shown)})`);
   }
 

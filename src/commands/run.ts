@@ -22,7 +22,8 @@ import type { WaitFlags } from '../report/poll.js';
 import { buildReportRequest, type ReportFlags } from '../report/request.js';
 import { endOfParisDay, parisDate, parseTime } from '../report/time.js';
 import { timeDimensionOf } from '../report/catalog.js';
-import { parseLoadTarget, tableName, withoutPassword, type LoadFlags } from '../load/target.js';
+import { withoutPassword, type LoadFlags } from '../load/target.js';
+import { loadSecrets, parseLoadTarget, tableName } from '../load/engines.js';
 import type { LoadPlan } from '../engine/job.js';
 import { DEFAULT_CONCURRENCY, logFormatFrom } from '../engine/limits.js';
 import { TABLE_STATE, isDatabaseUrl, isStatePath } from '../engine/stores/targets.js';
@@ -152,9 +153,7 @@ function loadPlanOf(flags: LoadFlags | undefined, side: Side, f: Factory): Omit<
   const given = flags?.load ?? f.env.REPORTING_LOAD;
   if (given === undefined || given.trim() === '') return undefined;
   const target = parseLoadTarget(given, f.cwd);
-  f.secrets.add(target.password);
-  for (const value of target.hidden ?? []) f.secrets.add(value);
-  f.secrets.add(f.env.PGPASSWORD);
+  for (const secret of loadSecrets(target, f.env)) f.secrets.add(secret);
   if (flags?.scope !== undefined && flags.scope.trim() === '') throw new UsageError('--scope wants a name', 'e.g. --scope acme-fr');
   return { target, table: tableName(flags?.table, side, target.engine), account: flags?.scope?.trim(), onSchemaChange: flags?.onSchemaChange ?? 'fail' };
 }

@@ -7,7 +7,7 @@ import type { Factory } from '../factory.js';
 import { columnNames, type Side } from '../report/catalog.js';
 import { resolveBreakdowns, resolveMetrics } from '../report/request.js';
 import { exportedColumns, loadDdl } from '../load/load.js';
-import { tableName } from '../load/target.js';
+import { tableName } from '../load/engines.js';
 import type { ColumnCase } from '../report/column-case.js';
 import { DIALECTS, casedColumns, createTable, exportColumns, jsonSchema, type SchemaFormat } from '../report/schema.js';
 

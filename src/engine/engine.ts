@@ -3,7 +3,7 @@
 // windows' reports into the destination, in order) -> record (record.ts: state, journal, events).
 // A run of one report is a plan of one window, streamed straight into its output.
 
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createReadStream } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,7 +11,8 @@ import { join, resolve } from 'node:path';
 import type { ReportingClient } from '../api/client.js';
 import { sleepFor } from '../api/http.js';
 import { configDir } from '../auth/store.js';
-import { isObjectUrl, realTarget } from '../paths.js';
+import { isObjectUrl } from '../paths.js';
+import { databaseGone } from '../load/engines.js';
 import { chooseDestination, type Committed, type Destination } from '../destinations/index.js';
 import { abortRecordedUploads, type ObjectStoreConfig, type RecordedObject, type UploadLedger } from '../destinations/objects.js';
 import { droppedWarning } from '../export/output.js';
@@ -51,7 +52,7 @@ export async function runJob(job: Job, f: Factory): Promise<void> {
     // the uploads a killed run left in flight (recorded in the state, wherever it is): aborted
     if (state.uploads.length) await state.uploadsEnded(await abortRecordedUploads(state.uploads, objectsConfig(f, where.configDir)));
     if (start.upToDate) return await nothingToFetch(job, f, where.startedAt);
-    await runPlanned(job, f, { ...where, since, state, lookbackFrom: start.lookbackFrom, tableGone: databaseGone(job, f) });
+    await runPlanned(job, f, { ...where, since, state, lookbackFrom: start.lookbackFrom, tableGone: job.load !== undefined && databaseGone(job.load.target, f.cwd) });
   } finally {
     await state.close();
   }
@@ -63,12 +64,6 @@ const objectsConfig = (f: Factory, dir: string): ObjectStoreConfig => ({ env: f.
 /** The state as the record of the uploads in flight. */
 const ledgerOf = (state: RunState): UploadLedger => ({ started: (upload) => state.uploadStarted(upload), ended: (ids) => state.uploadsEnded(ids) });
 
-/** A DuckDB file the state's windows were loaded into, removed since: every window of the period
- * is loaded again (a Postgres table is checked window by window, as each is loaded). */
-function databaseGone(job: Job, f: Factory): boolean {
-  const target = job.load?.target;
-  return target?.engine === 'duckdb' && target.location !== ':memory:' && !existsSync(resolve(f.cwd, target.location));
-}
 
 /** The output as the state records it: an absolute path, or an object's URL as given. */
 export const recordedOutput = (job: Job, f: Factory): string | undefined =>

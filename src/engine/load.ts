@@ -5,9 +5,8 @@ import { environmentToken } from '../auth/resolve.js';
 import { sleepFor } from '../api/http.js';
 import type { TableSpec } from '../destinations/table.js';
 import type { Factory } from '../factory.js';
-import { openDuckDb } from '../load/duckdb.js';
 import { exportedColumns, legacyScopeOf, scopeOf } from '../load/load.js';
-import { openPostgres } from '../load/postgres.js';
+import { connectTo } from '../load/engines.js';
 import { timeDimensionOf } from '../report/catalog.js';
 import { casedColumns } from '../report/schema.js';
 import type { Window } from '../report/windows.js';
@@ -16,7 +15,6 @@ import type { RunState } from './state.js';
 import { databaseOf, stateStoreOf, storeDeps } from './stores/kinds.js';
 import type { StateStore } from './stores/store.js';
 import { TableStore } from './stores/table.js';
-import { isAbsolute } from 'node:path';
 
 const recordIn = (state: RunState, store: TableStore): NonNullable<TableSpec['recordWindow']> => async (connection, loaded) =>
   store.recordInTransaction(connection, state.loadedRecord(loaded.window, { table: loaded.table, rows: loaded.rows, sha256: loaded.sha256, reportIds: [...loaded.reportIds] }));
@@ -42,10 +40,7 @@ export function tableSpecOf(job: Job, load: LoadPlan, f: Factory, period: Window
   const { target } = load;
   const csv = load.columns;
   return {
-    connect: () => target.engine === 'duckdb'
-      // the path as written under the working folder: its `..` is the file system's (openDuckDb)
-      ? openDuckDb(isAbsolute(target.location) ? target.location : `${f.cwd}/${target.location}`, target.shown, job.wait.maxWaitMs, sleepFor, f.signal, () => f.now())
-      : openPostgres(target, f.env),
+    connect: () => connectTo(target, { cwd: f.cwd, env: f.env, waitMs: job.wait.maxWaitMs, sleep: sleepFor, signal: f.signal, now: () => f.now() }),
     table: load.table,
     // named as the files' columns are (--column-case)
     columns: casedColumns(exportedColumns(csv.schema, csv.columns, timeDimensionOf(job.request.breakdowns)), job.output.csv.columnCase),

@@ -9,6 +9,7 @@ import { LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument, type Docum
 import { CliError, EXIT, UsageError } from '../errors.js';
 import { didYouMean } from '../suggest.js';
 import { TABLE_STATE } from '../engine/stores/targets.js';
+import { loadInFolder } from '../load/engines.js';
 
 export const JOB_FILE = 'reporting.yaml';
 /** the most reports running at once across all jobs of one process */
@@ -399,10 +400,8 @@ function readJobs(source: Source, placed: boolean): JobFile {
         if (value !== String(text)) personal = true;
         // (`state: table` is the --load database's, not a path)
         if (PATH_KEYS.has(key) && value !== '-' && !URL_LIKE.test(value) && !isAbsolute(value) && !(key === 'state' && value === TABLE_STATE)) value = resolve(folder, value);
-        // a DuckDB file is a path too; a postgres:// URL is left as written
-        const duckdb = key === 'load' ? /^duckdb:(.+)$/is.exec(value.trim()) : null;
-        // `..` kept: the file system resolves it after the symbolic link before it (paths.ts realFilePath)
-        if (duckdb?.[1] && !duckdb[1].startsWith(':') && !isAbsolute(duckdb[1])) value = `duckdb:${folder.replace(/\/$/, '')}/${duckdb[1]}`;
+        // a database file is a path too (DuckDB's); a URL is left as written
+        if (key === 'load') value = loadInFolder(value, folder);
         if (key === 'state') state = value;
         if (key === 'output') output = value;
         return `--${flag.name}=${value}`;

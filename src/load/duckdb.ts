@@ -6,13 +6,15 @@
 // spelling of its path (a symlink, `sub/..`), by its real path (realFilePath).
 
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { UsageError } from '../errors.js';
 import { CliError, EXIT } from '../errors.js';
 import { boundYoungGeneration } from '../io/young-generation.js';
 import { loadDuckDb, loadDuckDbBindings } from '../lazy.js';
 import type { Column } from '../report/schema.js';
 import { DuckDbChunkAppender } from './duckdb-chunks.js';
-import type { LoadConnection, StateHolder, TableAppender } from './load.js';
+import type { LoadConnection, LoadEngine, StateHolder, TableAppender } from './load.js';
 import { qualified } from './target.js';
 import { realFilePath } from '../paths.js';
 
@@ -130,6 +132,39 @@ function beingCreated(error: unknown, file: string): boolean {
     return false;
   }
 }
+
+/** DuckDB, as the engines' table (engines.ts) knows it: `duckdb:PATH`, a file (created if missing). */
+export const DUCKDB: LoadEngine = {
+  name: 'duckdb',
+  matches: (text) => /^duckdb:/i.test(text.trim()),
+  parse: (text, cwd) => {
+    const path = text.trim().slice('duckdb:'.length);
+    if (!path) throw new UsageError('--load duckdb: needs the path of a database file', 'e.g. --load duckdb:warehouse.duckdb');
+    // shown (and recorded in a state file) as an absolute path: the same words run from another
+    // folder name another database, which the state must not take for the one it loaded
+    return { engine: 'duckdb', location: path, shown: `duckdb:${path === ':memory:' ? path : resolve(cwd, path)}` };
+  },
+  // by its real path (symbolic links and `..` resolved, as the loader opens it: after the link
+  // before it), case folded where the file system folds it
+  identity: (target, cwd, platform) => {
+    if (target.location === ':memory:') return 'duckdb::memory:';
+    const real = realFilePath(isAbsolute(target.location) ? target.location : `${cwd}/${target.location}`);
+    return `duckdb:${platform === 'darwin' || platform === 'win32' ? real.toLowerCase() : real}`;
+  },
+  // names are case-insensitive (quoted or not); `main` is the default schema, the only one
+  tableIdentity: (parts) => JSON.stringify((parts.length === 2 && parts[0] === 'main' ? parts.slice(1) : parts).map((part) => part.toLowerCase())),
+  tableHint: (parts) => (parts.length > 2 || (parts.length > 1 && parts[0] !== 'main') ? 'give a table NAME' : undefined),
+  // the path as written under the working folder: its `..` is the file system's (openDuckDb)
+  connect: (target, deps) => openDuckDb(isAbsolute(target.location) ? target.location : `${deps.cwd}/${target.location}`, target.shown, deps.waitMs, deps.sleep, deps.signal, deps.now),
+  secrets: () => [],
+  gone: (target, cwd) => target.location !== ':memory:' && !existsSync(resolve(cwd, target.location)),
+  // a job file's `load: duckdb:PATH`: PATH relative to the file's folder (`..` kept: the file
+  // system resolves it after the symbolic link before it, paths.ts realFilePath)
+  inFolder: (text, folder) => {
+    const path = /^duckdb:(.+)$/is.exec(text.trim())?.[1];
+    return path && !path.startsWith(':') && !isAbsolute(path) ? `duckdb:${folder.replace(/\/$/, '')}/${path}` : text;
+  },
+};
 
 /** `path`: absolute, as written (`..` not collapsed: realFilePath resolves it); `now`: the clock
  * the wait for a held file is measured by */

@@ -8,7 +8,7 @@ import type { RowLayout } from '../export/typed.js';
 import { LOAD_METADATA, createTable, fieldType, sqlType, type Column, type ColumnType, type Dialect } from '../report/schema.js';
 import type { ReportRequest } from '../report/request.js';
 import { snakeCase } from '../report/column-case.js';
-import { qualified, quoteIdent, type Engine } from './target.js';
+import { qualified, quoteIdent, type Engine, type LoadTarget } from './target.js';
 
 export const ON_SCHEMA_CHANGE = ['fail', 'add-columns', 'allow-missing'] as const;
 export type OnSchemaChange = (typeof ON_SCHEMA_CHANGE)[number];
@@ -61,6 +61,42 @@ export interface LoadConnection {
   /** the other session holding a state key (Postgres), as far as the server says */
   stateHolder(key: string): Promise<StateHolder | undefined>;
   close(): Promise<void>;
+}
+
+/** What the rest of the tool asks of a database engine of --load; engines.ts holds the table of
+ * them, each defined beside its connection (duckdb.ts, postgres.ts). */
+export interface LoadEngine {
+  readonly name: Engine;
+  /** --load's text names this engine (by its prefix) */
+  matches(text: string): boolean;
+  /** the target, checked (a usage error says what is wrong) */
+  parse(text: string, cwd: string): LoadTarget;
+  /** the database as one string, so that two spellings of one database are one */
+  identity(target: LoadTarget, cwd: string, platform: NodeJS.Platform): string;
+  /** a table (in parts) as the engine names it: the default schema is no part of it */
+  tableIdentity(parts: readonly string[]): string;
+  /** the hint for a --table this engine does not take (undefined: it takes it) */
+  tableHint(parts: readonly string[]): string | undefined;
+  connect(target: LoadTarget, deps: ConnectDeps): Promise<LoadConnection>;
+  /** every secret its connection may use: masked wherever text leaves the process */
+  secrets(target: LoadTarget, env: Readonly<Record<string, string | undefined>>): readonly (string | undefined)[];
+  /** the database is gone (a DuckDB file removed): every window of the period is a fresh load */
+  gone(target: LoadTarget, cwd: string): boolean;
+  /** a job file's value, its path made relative to the job file's folder */
+  inFolder(text: string, folder: string): string;
+}
+
+/** What opening a connection needs of the run. */
+export interface ConnectDeps {
+  cwd: string;
+  env: Readonly<Record<string, string | undefined>>;
+  /** how long a database held by another process is waited for (DuckDB's file) */
+  waitMs: number;
+  signal: AbortSignal;
+  now(): number;
+  sleep(ms: number, signal: AbortSignal): Promise<void>;
+  /** the process, named to another run that finds a state's lock held (Postgres's application_name) */
+  holder?: { pid: number; host: string };
 }
 
 /** Who holds a state key: the process (from the session's application_name) and since when. */

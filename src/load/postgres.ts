@@ -3,14 +3,17 @@
 // rows. The password comes from the URL, PGPASSWORD or ~/.pgpass (the client library reads the
 // last two) and is never shown: errors name the target without it.
 
+import { accessSync, constants, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Client } from 'pg';
+import { UsageError } from '../errors.js';
 import { AuthError, CliError, EXIT, NetworkError } from '../errors.js';
 import { toBytes } from '../export/scanner.js';
 import type { RowLayout } from '../export/typed.js';
 import { loadPg, loadPgCopy } from '../lazy.js';
 import type { Column } from '../report/schema.js';
-import type { LoadConnection, Metadata, StateHolder, TableAppender } from './load.js';
-import { qualified, quoteIdent, type LoadTarget } from './target.js';
+import type { LoadConnection, LoadEngine, Metadata, StateHolder, TableAppender } from './load.js';
+import { LOAD_HINT, qualified, quoteIdent, type LoadTarget } from './target.js';
 
 const CONNECT_TIMEOUT_MS = 10_000;
 
@@ -38,6 +41,113 @@ export async function openPostgres(target: LoadTarget, env: Record<string, strin
     throw connectError(error, target.shown);
   }
   return new PostgresConnection(client, target.shown);
+}
+
+
+/** Postgres, as the engines' table (engines.ts) knows it: `postgres://` or `postgresql://` URLs. */
+export const POSTGRES: LoadEngine = {
+  name: 'postgres',
+  matches: (text) => /^postgres(ql)?:\/\//i.test(text.trim()),
+  parse: (text, cwd) => parsePostgresTarget(text.trim(), cwd),
+  identity: (target) => postgresIdentity(target),
+  tableIdentity: (parts) => JSON.stringify(parts.length === 2 && parts[0] === 'public' ? parts.slice(1) : parts),
+  tableHint: (parts) => (parts.length > 2 ? 'give NAME or SCHEMA.NAME' : undefined),
+  connect: (target, deps) => openPostgres(target, deps.env, deps.holder),
+  // the client reads PGPASSWORD (and ~/.pgpass) itself: masked wherever text leaves the process
+  secrets: (target, env) => [target.password, ...target.hidden ?? [], env.PGPASSWORD],
+  gone: () => false,
+  inFolder: (text) => text,
+};
+
+/** `postgres://USER:PASSWORD@HOST:PORT/DB?...`: the password and password-like parameters kept out
+ * of `shown`, the parameters the client reads checked. */
+function parsePostgresTarget(value: string, cwd: string): LoadTarget {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError('--load: the postgres URL cannot be read', LOAD_HINT);
+  }
+  const password = url.password ? decoded(url.password) : undefined;
+  const shown = new URL(value);
+  shown.password = '';
+  // any password-like query parameter goes too, and is masked wherever it would be shown
+  const hidden: string[] = [];
+  for (const key of [...shown.searchParams.keys()]) {
+    if (!/pass/i.test(key)) continue;
+    hidden.push(...shown.searchParams.getAll(key));
+    shown.searchParams.delete(key);
+  }
+  checkPostgresParams(url, shown.toString(), cwd);
+  return { engine: 'postgres', location: value, shown: shown.toString(), password, hidden };
+}
+
+const SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify'];
+const SSL_FILES = ['sslcert', 'sslkey', 'sslrootcert'];
+
+/**
+ * The URL's parameters that the Postgres client reads, checked before any report is requested: a
+ * port that is not a port left the client waiting forever (the run ended with exit 0 and nothing
+ * written), and a certificate file that cannot be read made it throw as it was built.
+ */
+function checkPostgresParams(url: URL, shown: string, cwd: string): void {
+  const refuse = (what: string, hint: string): never => { throw new UsageError(`--load ${shown}: ${what}`, hint); };
+  const params = url.searchParams;
+  for (const key of ['port', 'connect_timeout']) {
+    const value = params.get(key);
+    if (value === null) continue;
+    const number = /^\d{1,5}$/.test(value) ? Number(value) : NaN;
+    if (key === 'port' ? !(number >= 1 && number <= 65535) : Number.isNaN(number)) {
+      refuse(`${key}=${value} is not ${key === 'port' ? 'a port (1 to 65535)' : 'a number of seconds'}`, key === 'port' ? 'give the port in the URL: postgres://USER@HOST:PORT/DB' : 'give connect_timeout=SECONDS');
+    }
+  }
+  const mode = params.get('sslmode');
+  if (mode !== null && !SSL_MODES.includes(mode)) refuse(`sslmode=${mode} is not one of ${SSL_MODES.join(', ')}`, 'e.g. ?sslmode=require');
+  for (const key of SSL_FILES) {
+    const value = params.get(key);
+    if (value === null) continue;
+    // the client reads the file from the current folder, as given
+    const path = resolve(cwd, value);
+    try {
+      if (!statSync(path).isFile()) refuse(`${key}=${value} is not a file`, `give the path of a PEM file as ${key}`);
+      accessSync(path, constants.R_OK);
+    } catch (error) {
+      if (error instanceof UsageError) throw error;
+      const code = (error as NodeJS.ErrnoException).code;
+      refuse(`${key}=${value} cannot be read: ${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code ?? 'unreadable'}`, `give the path of a PEM file as ${key}`);
+    }
+  }
+}
+
+/** A URL's password as written, its %-escapes undone where they can be (`50%` stays as it is). */
+function decoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+
+const LOOPBACK = /^(localhost|localhost\.localdomain|127(\.\d{1,3}){3}|\[?::1\]?|\[?0*:0*:0*:0*:0*:0*:0*:0*1\]?)$/i;
+
+/** A Postgres database as one string: its host (every loopback name and address as one, other
+ * names lower-cased, a `host=` socket folder), port (5432 when none is given) and database (the
+ * user's name when none is given, as libpq does). */
+function postgresIdentity(target: LoadTarget): string {
+  let url: URL;
+  try {
+    url = new URL(target.location);
+  } catch {
+    return target.shown;
+  }
+  const params = url.searchParams;
+  const hostname = (params.get('host') ?? decoded(url.hostname)).toLowerCase();
+  const host = !hostname || LOOPBACK.test(hostname) ? 'loopback' : hostname;
+  const port = params.get('port') ?? (url.port || '5432');
+  const user = decoded(url.username) || params.get('user') || '';
+  const database = decoded(url.pathname.replace(/^\//, '')) || params.get('dbname') || user;
+  return `postgres:${host}:${Number(port)}/${database}`;
 }
 
 /** An error of the database once connected: the server's message, as a one-line error. */

@@ -11,7 +11,7 @@ import { TableDestination, type TableSpec } from '../../src/destinations/table.j
 import { openDuckDb } from '../../src/load/duckdb.js';
 import type { LoadConnection } from '../../src/load/load.js';
 import { openPostgres } from '../../src/load/postgres.js';
-import { parseLoadTarget } from '../../src/load/target.js';
+import { parseLoadTarget } from '../../src/load/engines.js';
 import type { Column } from '../../src/report/schema.js';
 import type { Window } from '../../src/report/windows.js';
 import { loadTargets } from '../helpers/load-targets.js';

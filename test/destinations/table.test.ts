@@ -10,7 +10,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { TableDestination, type TableSpec } from '../../src/destinations/table.js';
 import { openDuckDb } from '../../src/load/duckdb.js';
 import { openPostgres } from '../../src/load/postgres.js';
-import { parseLoadTarget } from '../../src/load/target.js';
+import { parseLoadTarget } from '../../src/load/engines.js';
 import type { Column } from '../../src/report/schema.js';
 import type { Window } from '../../src/report/windows.js';
 import { POSTGRES_AVAILABLE, startCluster, type Cluster } from '../helpers/postgres.js';

@@ -2,7 +2,8 @@
 
 import { describe, expect, it } from 'vitest';
 import { scopeOf } from '../../src/load/load.js';
-import { parseLoadTarget, tableName, withoutPassword } from '../../src/load/target.js';
+import { withoutPassword } from '../../src/load/target.js';
+import { parseLoadTarget, tableName } from '../../src/load/engines.js';
 import { retryCommand } from '../../src/engine/outcome.js';
 
 describe('--load TARGET', () => {

@@ -1,14 +1,12 @@
 // The kinds of state store, by the --state target they serve (store.ts: the interface).
 
 import { hostname } from 'node:os';
-import { isAbsolute } from 'node:path';
 import { sleepFor } from '../../api/http.js';
 import { configDir } from '../../auth/store.js';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
-import { openDuckDb } from '../../load/duckdb.js';
-import { openPostgres } from '../../load/postgres.js';
-import { parseLoadTarget, type LoadTarget } from '../../load/target.js';
+import type { LoadTarget } from '../../load/target.js';
+import { connectTo, parseLoadTarget } from '../../load/engines.js';
 import { isObjectUrl } from '../../paths.js';
 import { BucketStore } from './bucket.js';
 import { FileStore } from './file.js';
@@ -51,10 +49,7 @@ export function databaseOf(target: LoadTarget, deps: Pick<StoreDeps, 'cwd' | 'en
     pid: deps.host.pid,
     now: deps.now,
     signal: deps.signal,
-    connect: (waitMs) => target.engine === 'duckdb'
-      // the path as written under the working folder: its `..` is the file system's (openDuckDb)
-      ? openDuckDb(isAbsolute(target.location) ? target.location : `${deps.cwd}/${target.location}`, target.shown, waitMs, sleepFor, signal, deps.now)
-      : openPostgres(target, deps.env, { pid: deps.host.pid, host: hostname() }),
+    connect: (waitMs) => connectTo(target, { cwd: deps.cwd, env: deps.env, waitMs, sleep: sleepFor, signal, now: deps.now, holder: { pid: deps.host.pid, host: hostname() } }),
   };
 }
 
