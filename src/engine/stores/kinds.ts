@@ -14,14 +14,13 @@ import type { StateStore, StoreDeps, TableStateDeps } from './store.js';
 import { TableStore } from './table.js';
 import { TABLE_STATE, isDatabaseUrl } from './targets.js';
 
-interface StoreKind {
+export interface StoreKind {
   matches(target: string): boolean;
   open(target: string, deps: StoreDeps): StateStore;
 }
 
-
 /** The kinds of store, the first that matches a --state target wins. */
-const STORES: readonly StoreKind[] = [
+const STORES: StoreKind[] = [
   { matches: isObjectUrl, open: (target, deps) => new BucketStore(target, deps) },
   {
     matches: (target) => target === TABLE_STATE,
@@ -34,11 +33,19 @@ const STORES: readonly StoreKind[] = [
   { matches: () => true, open: (target, deps) => new FileStore(target, deps) },
 ];
 
+/** A kind of store added before the others (a test's: one file, and this one call). */
+export function registerStateStore(kind: StoreKind): () => void {
+  STORES.unshift(kind);
+  return () => {
+    const at = STORES.indexOf(kind);
+    if (at >= 0) STORES.splice(at, 1);
+  };
+}
+
 /** The store a `--state` target names. */
 export function stateStoreOf(target: string, deps: StoreDeps): StateStore {
   return (STORES.find((kind) => kind.matches(target)) as StoreKind).open(target, deps);
 }
-
 
 /** A database (as --load names it) as a table state's home, its key aside. */
 export function databaseOf(target: LoadTarget, deps: Pick<StoreDeps, 'cwd' | 'env' | 'host' | 'now' | 'signal'>): Omit<TableStateDeps, 'key'> {
