@@ -39,6 +39,12 @@ export function path(text: string, previous?: string): string {
   return text;
 }
 
+/** `run`'s -o: a file path, never empty, repeatable (several outputs of one report). */
+export function paths(text: string, previous: string[] = []): string[] {
+  if (text.trim() === '') throw new InvalidArgumentError('a file name, not an empty one (- for stdout)');
+  return [...previous, text];
+}
+
 /** Repeatable, never split (free text such as a carrier name may hold a comma). */
 export function repeat(text: string, previous: string[] = []): string[] {
   return [...previous, text];

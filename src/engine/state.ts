@@ -50,6 +50,8 @@ const requestSchema = z.object({
   server: z.object({ baseUrl: z.string(), profile: z.string() }).optional(),
   /** run --load: the database (never its password) and the table */
   load: z.object({ target: z.string(), table: z.string() }).nullable().optional(),
+  /** -o repeated: every output (`output` is the first; null: stdout); absent with one -o */
+  outputs: z.array(z.string().nullable()).optional(),
 });
 export type StateRequest = z.infer<typeof requestSchema>;
 
@@ -76,6 +78,9 @@ const entrySchema = z.object({
   /** run --load: the window's rows are in this table (its transaction committed): how many, and
    * the sha256 of the rows loaded (the report's row texts, one a line) */
   loaded: z.object({ table: z.string(), rows: z.number().int().nonnegative(), sha256: z.string().regex(/^[0-9a-f]{64}$/), at: z.string(), reportIds: z.array(z.string()).optional() }).nullable().optional(),
+  /** -o repeated: each output's record, in -o's order (file, bytes, sha256 and etag above are the
+   * first's); the window is done once every output holds it */
+  outputs: z.array(z.object({ file: z.string().nullable(), bytes: z.number().int().nonnegative().nullable(), sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(), etag: z.string().nullable().optional() })).nullable().optional(),
 }).refine((entry) => entry.sinceUnix <= entry.untilUnix, { message: 'sinceUnix is after untilUnix' });
 export type StateEntry = z.infer<typeof entrySchema>;
 
@@ -194,6 +199,7 @@ export function stateRequestOf(
   shape?: OutputShape,
   server?: { baseUrl: string; profile: string },
   load?: { target: string; table: string },
+  outputs?: (string | null)[],
 ): StateRequest {
   return {
     side: request.side,
@@ -207,6 +213,7 @@ export function stateRequestOf(
     ...(shape ? { ...shape, columns: shape.columns ? [...shape.columns] : null } : {}),
     ...(server ? { server: { ...server } } : {}),
     ...(load ? { load: { ...load } } : {}),
+    ...(outputs ? { outputs: [...outputs] } : {}),
   };
 }
 
@@ -250,6 +257,9 @@ export function requestDifferences(stored: StateRequest, wanted: StateRequest): 
   keyed('--param', stored.params, wanted.params);
   scalar('the format', stored.format, wanted.format);
   scalar('the output', stored.output, wanted.output);
+  // -o repeated: the same outputs, in the same order (one -o records none)
+  const outputs = (request: StateRequest) => (request.outputs ?? [request.output]).map((output) => output ?? '-').join(', ');
+  if (outputs(stored) !== outputs(wanted)) differences.push(`the outputs are ${outputs(wanted)} here, ${outputs(stored)} in the state file`);
   // the requested columns follow from the metrics and breakdowns: another list of them is another
   // set of columns already said
   const derived = carried(stored.metrics).join(',') !== carried(wanted.metrics).join(',') || stored.breakdowns.join(',') !== wanted.breakdowns.join(',');
@@ -320,8 +330,12 @@ function isComplete(entry: StateEntry): boolean {
  * be there: checking would cost a request per window). */
 const outputExists = (file: string) => isObjectUrl(file) || existsSync(file);
 
+/** Every output recorded for a window (-o repeated: each of them) still exists. */
+const outputsExist = (entry: StateEntry, fileExists: (path: string) => boolean) =>
+  (entry.outputs ?? [entry]).every((output) => output.file === null || fileExists(output.file));
+
 const isSettled = (entry: StateEntry, fileExists: (path: string) => boolean = outputExists) =>
-  entry.status === 'done' && isComplete(entry) && (entry.file === null || fileExists(entry.file));
+  entry.status === 'done' && isComplete(entry) && outputsExist(entry, fileExists);
 
 /** The second after the last window done (with complete numbers), or undefined when none is. */
 function afterLastDone(doc: StateDoc): number | undefined {
@@ -457,7 +471,7 @@ function decide(entry: StateEntry, options: PlanOptions): Step {
       if (!isComplete(entry)) return { action: 'submit', window, reason: 'incomplete', entry };
       // an object in a bucket is taken to be there (its check would cost a request per window)
       const exists = options.fileExists ?? outputExists;
-      if (entry.file !== null && !exists(entry.file)) return { action: 'submit', window, reason: 'missing-file', entry };
+      if (!outputsExist(entry, exists)) return { action: 'submit', window, reason: 'missing-file', entry };
       if (options.tableGone && entry.loaded) return { action: 'submit', window, reason: 'missing-file', entry };
       return { action: 'skip', window, entry };
     }
@@ -512,7 +526,7 @@ function storeOf(target: StateStore | string, options: Pick<OpenOptions, 'now' |
   return new FileStore(target, { cwd: '/', host, now: options.lock?.now ?? options.now, lock: options.lock });
 }
 
-export type EntryPatch = Partial<Pick<StateEntry, 'status' | 'reportId' | 'submittedAt' | 'attempts' | 'rows' | 'bytes' | 'sha256' | 'file' | 'etag' | 'finishedAt' | 'error' | 'submitting' | 'loaded'>>;
+export type EntryPatch = Partial<Pick<StateEntry, 'status' | 'reportId' | 'submittedAt' | 'attempts' | 'rows' | 'bytes' | 'sha256' | 'file' | 'etag' | 'finishedAt' | 'error' | 'submitting' | 'loaded' | 'outputs'>>;
 
 function newEntry(window: Window): StateEntry {
   return {
@@ -551,7 +565,7 @@ function fromPieces(pieces: readonly StateEntry[]): EntryPatch {
 /** What the log (state-log.ts) knows of a window's record. */
 const ENTRY_SHAPE: EntryShape<StateEntry> = {
   create: (since, until) => newEntry({ since, until }),
-  fields: ['status', 'reportId', 'submittedAt', 'attempts', 'rows', 'bytes', 'sha256', 'file', 'etag', 'finishedAt', 'error', 'submitting', 'loaded'] satisfies (keyof EntryPatch)[],
+  fields: ['status', 'reportId', 'submittedAt', 'attempts', 'rows', 'bytes', 'sha256', 'file', 'etag', 'finishedAt', 'error', 'submitting', 'loaded', 'outputs'] satisfies (keyof EntryPatch)[],
   invalid: (entry) => {
     const parsed = entrySchema.safeParse(entry);
     if (parsed.success) return undefined;
@@ -699,7 +713,7 @@ export class RunState {
     });
   }
 
-  done(window: Window, result: { rows: number; bytes: number | null; sha256: string | null; file: string | null; etag?: string }): Promise<void> {
+  done(window: Window, result: { rows: number; bytes: number | null; sha256: string | null; file: string | null; etag?: string; outputs?: StateEntry['outputs'] }): Promise<void> {
     return this.update(window, { status: 'done', ...result, finishedAt: instant(this.now()), error: null });
   }
 

@@ -19,6 +19,8 @@ export type CampaignsFormat = (typeof CAMPAIGNS_FORMATS)[number];
 
 export interface OutputOptions {
   output?: string;
+  /** run's -o repeated: the outputs after the first, written from the same report */
+  more?: string[];
   format?: string;
   /** repeatable, each comma-separated */
   columns?: string[];
