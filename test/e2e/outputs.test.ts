@@ -10,6 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { startSandbox } from '../../src/sandbox/server.js';
 import { runCli, startCli, collect } from '../helpers/cli.js';
 import { duckdbRows } from '../helpers/duckdb.js';
+import { MOTO, startMoto } from '../helpers/moto.js';
+import { CreateBucketCommand, GetObjectCommand, ListMultipartUploadsCommand } from '@aws-sdk/client-s3';
 import { sandboxEnv, withSandbox } from '../helpers/http.js';
 import { tempDir } from '../helpers/tmp.js';
 import { until } from '../helpers/wait.js';
@@ -159,12 +161,52 @@ describe('-o repeated: one output fails', () => {
       writeFileSync(join(dir, 'gone'), 'a file, not a folder');
       slow.advance(60_000);
       const result = await done;
-      expect(result.code).not.toBe(0);
-      expect(result.code).not.toBe(null);
-      expect(result.stderr).toMatch(/error: .*gone/);
+      // a file that cannot be written: exit 1, as with one -o; the pick-up command writes both
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/error: cannot write \S*gone\/day\.parquet: \S*gone is a file, not a folder/);
+      expect(result.stderr).toMatch(/hint: pick it up later with: reporting download (\w+) --wait .*-o \S*day\.csv && reporting download \1 .*-o \S*gone\/day\.parquet\n/);
       expect(readdirSync(dir).filter((name) => name !== '.config')).toEqual(['gone']);
     } finally {
       await slow.close();
     }
   });
+});
+
+describe.skipIf(!MOTO)('-o repeated with s3:// objects (moto on loopback)', () => {
+  it('a local file and two objects from one download, byte for byte; a failed object leaves no other output and no upload', async () => {
+    const moto = await startMoto();
+    try {
+      await moto.s3.send(new CreateBucketCommand({ Bucket: 'reports' }));
+      const object = async (key: string) => Buffer.from(await ((await moto.s3.send(new GetObjectCommand({ Bucket: 'reports', Key: key }))).Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray());
+      await withSandbox({}, async (sandbox, dir) => {
+        const env = { ...sandboxEnv(sandbox, dir), HOME: dir, ...moto.env };
+        const result = await runCli([...RUN, '-o', join(dir, 'day.csv'), '-o', join(dir, 'day.parquet'), '-o', 's3://reports/day.csv', '-o', 's3://reports/day.parquet', '-q'], { env });
+        expect(result.code, result.stderr).toBe(0);
+        expect(sandbox.requests.filter((r) => r.endpoint === 'download')).toHaveLength(1);
+        expect(await object('day.csv')).toEqual(readFileSync(join(dir, 'day.csv')));
+        expect(await object('day.parquet')).toEqual(readFileSync(join(dir, 'day.parquet')));
+      });
+      // the bucket refuses writes once the report is submitted: no object, no file, no upload left
+      const slow = await startSandbox({ port: 0, readyDelayMs: 60_000, now: () => Date.parse('2026-11-21T11:00:00Z') });
+      try {
+        const dir = tempDir();
+        const env = { ...sandboxEnv(slow, dir), HOME: dir, ...moto.env };
+        const child = startCli([...RUN, '-o', join(dir, 'late.csv'), '-o', 's3://reports/late.parquet'], { env });
+        const done = collect(child);
+        await until(() => slow.requests.some((r) => r.endpoint === 'status'), 'the report submitted');
+        await fetch(`${moto.endpoint}/moto-api/reset`, { method: 'POST' });
+        slow.advance(60_000);
+        const result = await done;
+        expect(result.code).toBe(2);
+        expect(result.stderr).toContain('error: cannot write s3://reports/late.parquet: the bucket reports does not exist');
+        expect(readdirSync(dir).filter((name) => name !== '.config')).toEqual([]);
+        await moto.s3.send(new CreateBucketCommand({ Bucket: 'reports' }));
+        expect((await moto.s3.send(new ListMultipartUploadsCommand({ Bucket: 'reports' }))).Uploads ?? []).toEqual([]);
+      } finally {
+        await slow.close();
+      }
+    } finally {
+      await moto.close();
+    }
+  }, 60_000);
 });
