@@ -265,6 +265,7 @@ export function toolFiles(configDir: string): PathUse[] {
     { name: 'the token store', path: store },
     { name: "the token store's lock file", path: `${store}.lock` },
     { name: 'the journal', path: join(configDir, 'journal'), folder: true },
+    { name: "the submitted reports' requests", path: join(configDir, 'requests'), folder: true },
     { name: "the uploads' records", path: join(configDir, 'uploads'), folder: true },
   ];
 }
