@@ -35,7 +35,7 @@ export function list(text: string, previous: string[] = []): string[] {
 export function path(text: string, previous?: string): string {
   if (text.trim() === '') throw new InvalidArgumentError('a file name, not an empty one (- for stdout)');
   // commander would keep the last one given: a file the user named would silently not be written
-  if (previous !== undefined) throw new InvalidArgumentError(`given twice (${previous}, then ${text}); give one (a run writes one output, or one file per window with {since})`);
+  if (previous !== undefined) throw new InvalidArgumentError(`given twice (${previous}, then ${text}); give one (\`reporting run\` takes several, each written from the one report)`);
   return text;
 }
 
