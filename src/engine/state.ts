@@ -256,10 +256,10 @@ export function requestDifferences(stored: StateRequest, wanted: StateRequest): 
   keyed('filter', stored.filters, wanted.filters);
   keyed('--param', stored.params, wanted.params);
   scalar('the format', stored.format, wanted.format);
-  scalar('the output', stored.output, wanted.output);
   // -o repeated: the same outputs, in the same order (one -o records none)
-  const outputs = (request: StateRequest) => (request.outputs ?? [request.output]).map((output) => output ?? '-').join(', ');
-  if (outputs(stored) !== outputs(wanted)) differences.push(`the outputs are ${outputs(wanted)} here, ${outputs(stored)} in the state file`);
+  const outputs = (request: StateRequest) => (request.outputs ?? [request.output]).map((output) => output ?? '(stdout)').join(', ');
+  if (!stored.outputs && !wanted.outputs) scalar('the output', stored.output, wanted.output);
+  else if (outputs(stored) !== outputs(wanted)) differences.push(`the outputs are ${outputs(wanted)} here, ${outputs(stored)} in the state file`);
   // the requested columns follow from the metrics and breakdowns: another list of them is another
   // set of columns already said
   const derived = carried(stored.metrics).join(',') !== carried(wanted.metrics).join(',') || stored.breakdowns.join(',') !== wanted.breakdowns.join(',');
