@@ -29,7 +29,7 @@ export interface DownloadOptions {
 }
 
 /** Where the request of a report is known from, said when it is not. */
-const UNKNOWN_REQUEST = 'it was not submitted from this machine\'s configuration folder in the last 7 days';
+const UNKNOWN_REQUEST = 'reporting buyer or seller did not submit it from this configuration folder in the last 7 days';
 
 /** What is known of the report's request: from the state file given (with the columns its files
  * have: null, every field), or from the journal of an interrupted run (less than an hour old). */
@@ -49,7 +49,8 @@ async function knownRequest(opts: DownloadOptions, f: Factory): Promise<Known | 
     const { side, metrics, breakdowns, columns } = doc.request;
     return { about: { side, metrics, breakdowns }, columns: columns ?? null };
   }
-  // an interrupted run's report (the journal, an hour), else one submitted here in the last 7 days
+  // an interrupted run's report (the journal, an hour), else one `buyer` or `seller` submitted
+  // here in the last 7 days
   const journal = new Journal(configDir(f.env, f.host.platform), f.now);
   const about = journal.findReport(opts.id)?.about ?? journal.requestOf(opts.id);
   return about ? { about } : undefined;

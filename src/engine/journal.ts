@@ -127,14 +127,15 @@ export class Journal {
     return join(this.requestsDir, `${createHash('sha256').update(reportId).digest('hex').slice(0, 32)}.json`);
   }
 
-  /** A report was submitted (`buyer`, `seller`, `run` without --state): its request is kept
-   * (REQUESTS_TTL_MS, REQUESTS_MAX), so that `download ID` writes its requested columns, also once
-   * the journal has forgotten it. One file a report: runs submitting at once never share one. */
+  /** A report was submitted by `buyer` or `seller` (to be downloaded later): its request is kept
+   * (REQUESTS_TTL_MS, REQUESTS_MAX), so that `download ID` writes its requested columns. (`run`
+   * leaves nothing behind but its output: its interrupted reports are the journal's.) One file a
+   * report: commands submitting at once never share one. */
   async rememberRequest(reportId: string, about: ReportAbout, submittedAt: number = this.now()): Promise<void> {
     mkdirSync(this.requestsDir, { recursive: true, mode: 0o700 });
     await writeFileAtomic(this.requestFile(reportId), `${JSON.stringify({ v: 1, reportId, submittedAt, about })}\n`, 0o600);
-    // pruned at a process's first record, then every 500th: a run of 10,000 windows lists the
-    // folder 20 times, not 10,000
+    // pruned at a process's first record, then every 500th (a process records few: the folder is
+    // listed once)
     if (this.unpruned === -1 || this.unpruned >= 500) {
       this.pruneRequests();
       this.unpruned = 0;

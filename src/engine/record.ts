@@ -56,8 +56,6 @@ export class Recorder {
     await this.state?.submitted(window, reportId);
     // the journal is a convenience: a run does not fail because it cannot write it
     await this.journal?.journal.remember(this.journal.keyOf(window), reportId, undefined, this.journal.about).catch((error: unknown) => this.trace(`  journal not written: ${messageOf(error)}`));
-    // its request, kept 7 days for `download ID`'s columns
-    if (this.journal?.about) await this.journal.journal.rememberRequest(reportId, this.journal.about).catch((error: unknown) => this.trace(`  request not recorded: ${messageOf(error)}`));
   }
 
   /** An output is in place: say how, and record the windows it holds (a table's: unless `record`

@@ -220,12 +220,12 @@ describe('download', () => {
       const unknown = await runCli(['download', id, '-o', join(config, 'u.csv')], { env: env(config) });
       expect(unknown.code, unknown.stderr).toBe(0);
       expect(unknown.stderr.split('\n').filter((line) => line.includes('not known here'))).toEqual([
-        `note: report ${id}'s request is not known here (it was not submitted from this machine's configuration folder in the last 7 days): every field is written; --state FILE or --columns names the columns`,
+        `note: report ${id}'s request is not known here (reporting buyer or seller did not submit it from this configuration folder in the last 7 days): every field is written; --state FILE or --columns names the columns`,
       ]);
       expect(csvOf(join(config, 'u.csv'))[0]!.length).toBe(26);
       const refused = await runCli(['download', id, '--columns', 'requested', '-o', join(config, 'x.csv')], { env: env(config) });
       expect(refused.code).toBe(2);
-      expect(refused.stderr).toMatch(/^error: --columns requested needs the request, and this report's is not known here \(it was not submitted from this machine's configuration folder in the last 7 days\)$/m);
+      expect(refused.stderr).toMatch(/^error: --columns requested needs the request, and this report's is not known here \(neither the journal of an interrupted run nor reporting buyer or seller on this machine in the last 7 days recorded it\)$/m);
     }
   });
 
