@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { startSandbox } from '../../src/sandbox/server.js';
 import { runCli, startCli, collect } from '../helpers/cli.js';
 import { duckdbRows } from '../helpers/duckdb.js';
+import { craftedServer } from '../helpers/crafted.js';
 import { MOTO, startMoto } from '../helpers/moto.js';
 import { CreateBucketCommand, GetObjectCommand, ListMultipartUploadsCommand } from '@aws-sdk/client-s3';
 import { sandboxEnv, withSandbox } from '../helpers/http.js';
@@ -168,6 +169,29 @@ describe('-o repeated: one output fails', () => {
       expect(readdirSync(dir).filter((name) => name !== '.config')).toEqual(['gone']);
     } finally {
       await slow.close();
+    }
+  });
+});
+
+describe('-o repeated: one output fails mid-report', () => {
+  it('a Parquet file cannot hold an amount the CSV can: the CSV is not written either, exit 5', async () => {
+    // many rows before the bad one: the CSV has taken most of the body when the Parquet writer fails
+    const rows = Array.from({ length: 3000 }, (_, i) => `{"date":"2026-11-01","country":"C${i}","revenueEuro":1.5}`);
+    const server = await craftedServer(`{"data":[${rows.join(',')},{"date":"2026-11-01","country":"X","revenueEuro":1e400}],"summary":{"since":"2026-11-01T00:00:00+01:00","until":"2026-11-01T23:59:59+01:00","breakdowns":["DAILY","COUNTRY"],"timezone":"europe/paris"}}`);
+    try {
+      const dir = tempDir();
+      const env = { REPORTING_CONFIG_DIR: join(dir, '.config'), REPORTING_BASE_URL: server.baseUrl, REPORTING_TOKEN: 't'.repeat(40) };
+      const args = ['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-01', '--breakdowns', 'DAILY,COUNTRY', '--metrics', 'revenueEuro', '--poll-interval', '20ms'];
+      // alone, the CSV is written (it keeps the text as sent)
+      const alone = await runCli([...args, '-o', join(dir, 'alone.csv'), '-q'], { env });
+      expect(alone.code, alone.stderr).toBe(0);
+      expect(csvOf(join(dir, 'alone.csv'))).toHaveLength(3002);
+      const both = await runCli([...args, '-o', join(dir, 'day.csv'), '-o', join(dir, 'day.parquet')], { env });
+      expect(both.code).toBe(5);
+      expect(both.stderr).toMatch(/error: .*revenueEuro is "1e400", out of the range of a double/);
+      expect(readdirSync(dir).filter((name) => name !== '.config')).toEqual(['alone.csv']);
+    } finally {
+      await server.close();
     }
   });
 });
