@@ -82,6 +82,10 @@ describe('-o repeated', () => {
       }
       const [count] = await duckdbRows(':memory:', `SELECT count(*) FROM read_parquet('${join(dir, 'week.parquet')}')`);
       expect(Number(count)).toBe(csvOf(join(dir, 'week.csv')).length - 1);
+      // state show names both
+      const shown = await runCli(['state', 'show', state], { env });
+      expect(shown.stdout).toContain(`outputs:    ${join(dir, 'week.csv')}, ${join(dir, 'week.parquet')}\n`);
+      expect(shown.stdout.trim().split('\n').at(-1)?.split('\t')[5]).toBe(`${join(dir, 'week.csv')}, ${join(dir, 'week.parquet')}`);
       // nothing to fetch: both files are there
       const submitted = submits(sandbox.requests);
       const second = await runCli(args, { env });
