@@ -3,7 +3,7 @@
 // (src/engine/engine.ts).
 
 import { configDir } from '../auth/store.js';
-import { refuseSharedPaths, runFiles } from '../paths.js';
+import { realTarget, refuseSharedPaths, runFiles } from '../paths.js';
 import type { OutputOptions, OutputPlan } from '../export/output.js';
 import { PLACEHOLDERS, expandTemplate, planOutput, refuseBinaryOnTerminal, resolveRequestedColumns } from '../export/output.js';
 import { checkWritableTarget, type WriteCheck } from '../export/sink.js';
@@ -115,7 +115,7 @@ export function prepareRun(opts: RunOptions, f: Factory, check: WriteCheck = 'pr
   const template = opts.output.output;
   const known = (given: string | undefined) => (given && given !== '-' && !given.includes('{reportId}') ? [expandTemplate(given, named)] : []);
   const more = opts.output.more ?? [];
-  refuseSharedOutputs(template, more);
+  refuseSharedOutputs(template, more, (given) => realTarget(expandTemplate(given, { ...named, reportId: 'ID' }), f.cwd));
   refuseSharedPaths(runFiles(flags.state, known(template), configDir(f.env, f.host.platform), more.map(known)), f.cwd, f.host.platform);
   const loading = loadPlanOf(opts.load, side, f);
   // rows only into a table: --json is the result line, not JSON rows
@@ -147,14 +147,20 @@ export function prepareRun(opts: RunOptions, f: Factory, check: WriteCheck = 'pr
   return { side, request, given: opts.output, output, ...(others.length ? { more: others } : {}), wait: opts.wait, chunk, flags, argv, load };
 }
 
-/** -o repeated: the same target twice (`-o -` twice, one object URL twice) is refused here; two
- * spellings of one file are refuseSharedPaths'. */
-function refuseSharedOutputs(first: string | undefined, more: readonly string[]): void {
+/** -o repeated: the same target twice (`-o -` twice, one object URL twice, two files named by
+ * {reportId} that are one file whatever the ID) is refused here; two spellings of one file are
+ * refuseSharedPaths'. */
+function refuseSharedOutputs(first: string | undefined, more: readonly string[], real: (template: string) => string): void {
   if (first === undefined || more.length === 0) return;
   const all = [first, ...more];
   const twice = all.find((target, i) => all.indexOf(target) !== i && (target === '-' || isObjectUrl(target)));
   if (twice === '-') throw new UsageError('-o - is given twice: stdout can take one output', 'write the other outputs to files');
   if (twice !== undefined) throw new UsageError(`-o ${twice} is given twice: one would overwrite the other`, 'give each -o its own object key');
+  // a file named by the report's ID: every -o gets the same ID, so any value tells two apart
+  const byId = all.filter((target) => target.includes('{reportId}') && !isObjectUrl(target));
+  const reals = byId.map(real);
+  const again = reals.findIndex((path, i) => reals.indexOf(path) !== i);
+  if (again >= 0) throw new UsageError(`-o ${byId[reals.indexOf(reals[again] as string)]} and -o ${byId[again]} name the same file: one would overwrite the other`, 'give each -o its own path');
 }
 
 /**

@@ -65,6 +65,15 @@ describe('-o repeated', () => {
     });
   });
 
+  it('{reportId} in each: both named by the one report', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const result = await runCli([...RUN, '-o', join(dir, 'r-{reportId}.csv'), '-o', join(dir, 'r-{reportId}.ndjson'), '--json', '-q'], { env: sandboxEnv(sandbox, dir) });
+      expect(result.code, result.stderr).toBe(0);
+      const { reportId } = JSON.parse(result.stdout) as { reportId: string };
+      expect(readdirSync(dir).filter((name) => name.startsWith('r-')).sort()).toEqual([`r-${reportId}.csv`, `r-${reportId}.ndjson`]);
+    });
+  });
+
   it('with --chunk and --state: one file of each format, the state records both, the next run skips', async () => {
     await withSandbox({}, async (sandbox, dir) => {
       const env = sandboxEnv(sandbox, dir);
@@ -132,9 +141,10 @@ describe('-o repeated', () => {
 
 describe('-o repeated: refused before any request', () => {
   it.each([
-    ['the same file by another spelling', (dir: string) => ['-o', join(dir, 'a.csv'), '-o', join(dir, 'sub', '..', 'a.csv')], /-o and the second -o name the same file/],
+    ['the same file by another spelling', (dir: string) => ['-o', join(dir, 'a.csv'), '-o', `${dir}/sub/../a.csv`], /-o and the second -o name the same file/],
     ['the same file through a symbolic link', (dir: string) => ['-o', join(dir, 'a.csv'), '-o', join(dir, 'link', 'a.csv')], /-o and the second -o name the same file/],
     ['stdout twice', () => ['-o', '-', '-o', '-'], /-o - is given twice/],
+    ['one file named by the report ID, twice', (dir: string) => ['-o', join(dir, 'r-{reportId}.csv'), '-o', `${dir}/sub/../r-{reportId}.csv`], /-o \S+r-\{reportId\}\.csv and -o \S+sub\/\.\.\/r-\{reportId\}\.csv name the same file/],
     ['--format with several -o', (dir: string) => ['-o', join(dir, 'a.csv'), '-o', join(dir, 'a.parquet'), '--format', 'csv'], /--format csv names one format, and -o is given 2 times/],
     ['one file per window beside one file', (dir: string) => ['--chunk', 'day', '-o', join(dir, 'd-{since}.csv'), '-o', join(dir, 'all.csv')], /several -o are all one or all the other/],
     ['--delimiter with no CSV among them', (dir: string) => ['-o', join(dir, 'a.parquet'), '-o', join(dir, 'a.xlsx'), '--delimiter', ';'], /--delimiter applies to CSV output, not parquet/],
