@@ -95,6 +95,12 @@ describe('-o repeated', () => {
       const shown = await runCli(['state', 'show', state], { env });
       expect(shown.stdout).toContain(`outputs:    ${join(dir, 'week.csv')}, ${join(dir, 'week.parquet')}\n`);
       expect(shown.stdout.trim().split('\n').at(-1)?.split('\t')[5]).toBe(`${join(dir, 'week.csv')}, ${join(dir, 'week.parquet')}`);
+      // --plan: nothing requested, every window skipped
+      const requests = sandbox.requests.length;
+      const plan = await runCli([...args, '--plan'], { env });
+      expect(plan.code, plan.stderr).toBe(0);
+      expect(plan.stdout.trim().split('\n').every((line) => /skip/.test(line))).toBe(true);
+      expect(sandbox.requests.length).toBe(requests);
       // nothing to fetch: both files are there
       const submitted = submits(sandbox.requests);
       const second = await runCli(args, { env });
