@@ -254,3 +254,38 @@ describe.skipIf(!MOTO)('-o repeated with s3:// objects (moto on loopback)', () =
     }
   }, 60_000);
 });
+
+describe('a job file\'s output: a list', () => {
+  it('jobs run writes each job\'s files of every format from one report a window, as run with -o repeated does', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const env = sandboxEnv(sandbox, dir);
+      writeFileSync(join(dir, 'reporting.yaml'), `version: 1
+defaults:
+  since: 2026-11-01
+  until: 2026-11-03
+  chunk: day
+  poll-interval: 20ms
+  state: state/{job}.json
+  output:
+    - out/{job}/{since}.csv
+    - out/{job}/{since}.parquet
+jobs:
+  - name: daily
+    side: buyer
+    breakdowns: DAILY,COUNTRY
+    metrics: displays,clicks
+`);
+      const result = await runCli(['jobs', 'run', '-f', join(dir, 'reporting.yaml'), '-q'], { env });
+      expect(result.code, result.stderr).toBe(0);
+      expect(readdirSync(join(dir, 'out', 'daily')).sort()).toEqual([
+        '2026-11-01.csv', '2026-11-01.parquet', '2026-11-02.csv', '2026-11-02.parquet', '2026-11-03.csv', '2026-11-03.parquet',
+      ]);
+      expect(sandbox.requests.filter((r) => r.endpoint === 'download')).toHaveLength(3);
+      const alone = await runCli(['run', 'buyer', '--since', '2026-11-02', '--until', '2026-11-02', '--breakdowns', 'DAILY,COUNTRY', '--metrics', 'displays,clicks', '-o', join(dir, 'alone.csv'), '-q'], { env });
+      expect(alone.code, alone.stderr).toBe(0);
+      expect(readFileSync(join(dir, 'out', 'daily', '2026-11-02.csv'))).toEqual(readFileSync(join(dir, 'alone.csv')));
+      const [count] = await duckdbRows(':memory:', `SELECT count(*) FROM read_parquet('${join(dir, 'out', 'daily', '2026-11-02.parquet')}')`);
+      expect(Number(count)).toBe(csvOf(join(dir, 'alone.csv')).length - 1);
+    });
+  });
+});
