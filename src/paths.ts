@@ -265,12 +265,16 @@ export function toolFiles(configDir: string): PathUse[] {
     { name: 'the token store', path: store },
     { name: "the token store's lock file", path: `${store}.lock` },
     { name: 'the journal', path: join(configDir, 'journal'), folder: true },
+    { name: "the submitted reports' requests", path: join(configDir, 'requests'), folder: true },
     { name: "the uploads' records", path: join(configDir, 'uploads'), folder: true },
   ];
 }
 
 /** What a run touches: its state file, that file's lock and log, its outputs, and the tool's own files. */
-export function runFiles(state: string | undefined, outputs: readonly string[], configDir: string): PathUse[] {
+const ORDINALS = ['second', 'third', 'fourth', 'fifth', 'sixth', 'seventh', 'eighth', 'ninth'];
+
+/** `more`: the files of each -o after the first (run's -o repeated): no two outputs may be one file. */
+export function runFiles(state: string | undefined, outputs: readonly string[], configDir: string, more: readonly (readonly string[])[] = []): PathUse[] {
   return [
     // (a state in a bucket is not a path of this machine either)
     ...(state && !isObjectUrl(state) ? [
@@ -280,6 +284,7 @@ export function runFiles(state: string | undefined, outputs: readonly string[], 
     ] : []),
     // an object in a bucket is not a path of this machine
     ...outputs.filter((path) => !isObjectUrl(path)).map((path) => ({ name: '-o', flag: '-o', path })),
+    ...more.flatMap((files, i) => files.filter((path) => !isObjectUrl(path)).map((path) => ({ name: `the ${ORDINALS[i] ?? `#${i + 2}`} -o`, flag: '-o', path }))),
     ...toolFiles(configDir),
   ];
 }

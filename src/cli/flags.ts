@@ -35,8 +35,14 @@ export function list(text: string, previous: string[] = []): string[] {
 export function path(text: string, previous?: string): string {
   if (text.trim() === '') throw new InvalidArgumentError('a file name, not an empty one (- for stdout)');
   // commander would keep the last one given: a file the user named would silently not be written
-  if (previous !== undefined) throw new InvalidArgumentError(`given twice (${previous}, then ${text}); give one (a run writes one output, or one file per window with {since})`);
+  if (previous !== undefined) throw new InvalidArgumentError(`given twice (${previous}, then ${text}); give one (\`reporting run\` takes several, each written from the one report)`);
   return text;
+}
+
+/** `run`'s -o: a file path, never empty, repeatable (several outputs of one report). */
+export function paths(text: string, previous: string[] = []): string[] {
+  if (text.trim() === '') throw new InvalidArgumentError('a file name, not an empty one (- for stdout)');
+  return [...previous, text];
 }
 
 /** Repeatable, never split (free text such as a carrier name may hold a comma). */

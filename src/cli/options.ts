@@ -12,7 +12,7 @@ import { UsageError } from '../errors.js';
 import type { ChunkFlags, JobFlags } from '../engine/job.js';
 import type { LoadFlags } from '../load/target.js';
 import { DEFAULT_CONCURRENCY, LOG_FORMATS, MAX_CONCURRENCY, parseLookback, type LogFormat } from '../engine/limits.js';
-import { choiceOption, count, duration, list, path, repeat } from './flags.js';
+import { choiceOption, count, duration, list, path, paths, repeat } from './flags.js';
 
 /** What commander hands over: flag name (camelCase) -> parsed value. Typed per group below. */
 export type Parsed = Record<string, unknown>;
@@ -86,10 +86,13 @@ export function waitFlagsOf(parsed: Parsed): WaitFlags {
 }
 
 export function addOutputOptions(command: Command, placeholders: readonly string[]): Command {
+  const run = command.name() === 'run';
+  const filled = `placeholders ${placeholders.map((name) => `{${name}}`).join(' ')}`;
+  command.optionsGroup('Output options:');
+  if (run) command.option('-o, --output <file>', `write to FILE (- for stdout); repeatable: each FILE from the one report, its format from its extension; ${filled}`, paths);
+  else command.option('-o, --output <file>', `write to FILE (- for stdout); ${filled}`, path);
   return command
-    .optionsGroup('Output options:')
-    .option('-o, --output <file>', `write to FILE (- for stdout); placeholders ${placeholders.map((name) => `{${name}}`).join(' ')}`, path)
-    .addOption(choiceOption('--format <format>', 'default: from the file extension, else csv', FORMATS, 'format'))
+    .addOption(choiceOption('--format <format>', run ? 'default: from the file extension, else csv; with several -o, each file\'s extension' : 'default: from the file extension, else csv', FORMATS, 'format'))
     .option('--columns <list>', command.name() === 'run'
       ? '`requested` (the default of CSV, Parquet, XLSX: date, the breakdowns\' fields, the metrics, in that order), `all` (every field of every row; JSON and NDJSON\'s default: the rows as received), or field names (comma-separated, repeatable)'
       : '`requested` (the default of CSV, Parquet, XLSX when a journal or --state knows the report\'s request, else every field), `all` (every field of every row; JSON and NDJSON\'s default), or field names (comma-separated, repeatable)', list)
@@ -100,8 +103,12 @@ export function addOutputOptions(command: Command, placeholders: readonly string
 }
 
 export function outputFlagsOf(parsed: Parsed): OutputOptions {
+  // run's -o is repeatable (a list), download's one value
+  const given = parsed.output as string | string[] | undefined;
+  const [output, ...more] = typeof given === 'string' ? [given] : given ?? [];
   return {
-    output: parsed.output as string | undefined,
+    output,
+    ...(more.length ? { more } : {}),
     format: parsed.format as string | undefined,
     columns: parsed.columns as string[] | undefined,
     delimiter: parsed.delimiter as string | undefined,

@@ -244,6 +244,7 @@ ${examples(
       addLoadOptions(command);
       addWaitOptions(command, 'the report').addHelpText('after', examples(
         'reporting run buyer --since yesterday --until yesterday --breakdowns DAILY,COUNTRY -o nightly.csv',
+        'reporting run buyer --since -7d --until yesterday --breakdowns DAILY -o week.csv -o week.parquet',
         'reporting run seller --since 2026-11-01 --until 2026-11-20 --breakdowns DAILY,APP \\',
         "  -o 'exports/{side}-{since}-{until}.csv'",
         "reporting run buyer --since -7d --until yesterday --json | jq '.data | length'",

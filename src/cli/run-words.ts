@@ -5,6 +5,7 @@
 
 import { Command, CommanderError, type Option } from 'commander';
 import { UsageError } from '../errors.js';
+import { paths } from './flags.js';
 import type { RunOptions } from '../commands/run.js';
 
 /** One of run's long flags, as a job file's key: its name without `--`. */
@@ -39,8 +40,9 @@ export function runCommand(runEntry: RunEntry): Command {
   return command;
 }
 
-/** lists (`<list>`, `<ids>`) and repeatable values (`<name>`, `<name=value>`) take a YAML list */
-const isMany = (option: Option) => /<(list|ids|name|name=value)>$/.test(option.flags);
+/** lists (`<list>`, `<ids>`), repeatable values (`<name>`, `<name=value>`) and -o (several
+ * outputs of one report) take a YAML list */
+const isMany = (option: Option) => /<(list|ids|name|name=value)>$/.test(option.flags) || option.parseArg === paths;
 
 /** `quick: false`: every parse is commander's (the tests compare the two) */
 export function runParser(runEntry: RunEntry, { quick: useQuick = true }: { quick?: boolean } = {}): RunParser {

@@ -29,6 +29,9 @@ export interface DownloadOptions {
   state?: string;
 }
 
+/** Where the request of a report is known from, said when it is not. */
+const UNKNOWN_REQUEST = 'reporting buyer or seller did not submit it from this configuration folder in the last 7 days';
+
 /** What is known of the report's request: from the state file given (with the columns its files
  * have: null, every field), or from the journal of an interrupted run (less than an hour old). */
 interface Known {
@@ -49,8 +52,11 @@ async function knownRequest(opts: DownloadOptions, f: Factory): Promise<Known | 
     const { side, metrics, breakdowns, columns, columnCase } = doc.request;
     return { about: { side, metrics, breakdowns }, columns: columns ?? null, columnCase };
   }
-  const remembered = new Journal(configDir(f.env, f.host.platform), f.now).findReport(opts.id);
-  return remembered?.about ? { about: remembered.about } : undefined;
+  // an interrupted run's report (the journal, an hour), else one `buyer` or `seller` submitted
+  // here in the last 7 days
+  const journal = new Journal(configDir(f.env, f.host.platform), f.now);
+  const about = journal.findReport(opts.id)?.about ?? journal.requestOf(opts.id);
+  return about ? { about } : undefined;
 }
 
 /** The output plan once the request is known, or known to be unknown: by default the columns the
@@ -78,8 +84,13 @@ export async function run(opts: DownloadOptions, f: Factory): Promise<void> {
     }
   }
   // the side of a report is not known before its download: --columns may name a field of either
-  const plan = planColumns(planOutput({ ...opts.output, json, validate: opts.validate }, ['reportId'], columnNames(SIDES)), await knownRequest(opts, f), opts.output.columnCase !== undefined);
+  const known = await knownRequest(opts, f);
+  const plan = planColumns(planOutput({ ...opts.output, json, validate: opts.validate }, ['reportId'], columnNames(SIDES)), known, opts.output.columnCase !== undefined);
   refuseBinaryOnTerminal(plan, f.stdout);
+  // the columns are every field because the request is not known here: said, in one line
+  if (!known && !quiet && plan.columnsBy === 'default' && isTabular(plan.format)) {
+    f.stderr.write(`note: report ${id}'s request is not known here (${UNKNOWN_REQUEST}): every field is written; --state FILE or --columns names the columns\n`);
+  }
   const poll = pollOptionsFrom(opts.wait, f);
   const target = targetOf(plan, { reportId: id });
 

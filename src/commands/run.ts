@@ -3,8 +3,8 @@
 // (src/engine/engine.ts).
 
 import { configDir } from '../auth/store.js';
-import { refuseSharedPaths, runFiles } from '../paths.js';
-import type { OutputOptions } from '../export/output.js';
+import { realTarget, refuseSharedPaths, runFiles } from '../paths.js';
+import type { OutputOptions, OutputPlan } from '../export/output.js';
 import { PLACEHOLDERS, expandTemplate, planOutput, refuseBinaryOnTerminal, resolveRequestedColumns } from '../export/output.js';
 import { checkWritableTarget, type WriteCheck } from '../export/sink.js';
 import { checkObjectTarget, isObjectUrl } from '../destinations/objects.js';
@@ -84,11 +84,12 @@ export async function withMetrics(path: string, name: string, f: Factory, body: 
 /** An s3:// output: its bucket reachable and writable, before the first report is submitted
  * (prepareRun checks the rest without a request, for `jobs validate` and `--plan` too). */
 export async function checkObjectOutput(job: Job, f: Factory): Promise<void> {
-  const template = job.output.template;
-  if (template === undefined || !isObjectUrl(template)) return;
-  const path = expandTemplate(template, { side: job.side, since: parisDate(job.request.since), until: parisDate(job.request.until), reportId: 'ID' });
-  const shown = path === template || template.includes('{reportId}') ? template : `${template} (${path})`;
-  await checkObjectTarget(path, { env: f.env, configDir: configDir(f.env, f.host.platform), host: f.host }, shown);
+  for (const { template } of [job.output, ...job.more ?? []]) {
+    if (template === undefined || !isObjectUrl(template)) continue;
+    const path = expandTemplate(template, { side: job.side, since: parisDate(job.request.since), until: parisDate(job.request.until), reportId: 'ID' });
+    const shown = path === template || template.includes('{reportId}') ? template : `${template} (${path})`;
+    await checkObjectTarget(path, { env: f.env, configDir: configDir(f.env, f.host.platform), host: f.host }, shown);
+  }
 }
 
 /** The run's Job, every flag checked before the first request (`jobs` checks all its jobs so).
@@ -112,29 +113,33 @@ export function prepareRun(opts: RunOptions, f: Factory, check: WriteCheck = 'pr
     throw new UsageError(`--until ${named.until} is after today (${parisDate(f.calendar.now() / 1000)}): with --state, days that have not happened would be recorded done`,
       'end the period today at the latest, e.g. --until yesterday for a nightly job');
   }
-  // one path for two files loses one of them: the token store, the state, its lock, the output
+  // one path for two files loses one of them: the token store, the state, its lock, each output
   const template = opts.output.output;
-  const given = template && template !== '-' && !template.includes('{reportId}') ? [expandTemplate(template, named)] : [];
+  const known = (given: string | undefined) => (given && given !== '-' && !given.includes('{reportId}') ? [expandTemplate(given, named)] : []);
+  const more = opts.output.more ?? [];
+  refuseSharedOutputs(template, more, (given) => realTarget(expandTemplate(given, { ...named, reportId: 'ID' }), f.cwd));
   if (flags.state && isDatabaseUrl(flags.state)) {
     throw new UsageError(`--state ${flags.state.replace(/:[^@/:]*@/, ':***@')}: a run keeps its state in its --load database with --state table`, 'give --load DATABASE --state table (the state of `state show DATABASE`)');
   }
-  refuseSharedPaths(runFiles(flags.state && isStatePath(flags.state) ? flags.state : undefined, given, configDir(f.env, f.host.platform)), f.cwd, f.host.platform);
+  refuseSharedPaths(runFiles(flags.state && isStatePath(flags.state) ? flags.state : undefined, known(template), configDir(f.env, f.host.platform), more.map(known)), f.cwd, f.host.platform);
   const loading = loadPlanOf(opts.load, side, f);
   if (flags.state === TABLE_STATE && !loading) throw new UsageError('--state table keeps the state in the --load database, and there is no --load', 'add --load duckdb:FILE or --load postgres://..., or give --state a file or an s3:// URL');
   // rows only into a table: --json is the result line, not JSON rows
   const tableOnly = loading !== undefined && opts.output.output === undefined;
-  const planned = planOutput({ ...opts.output, json: f.globals.json && !tableOnly, validate: opts.report.validate }, PLACEHOLDERS, columnNames([side]));
-  const output = resolveRequestedColumns(planned, request);
+  const planned = planOutputs({ ...opts.output, json: f.globals.json && !tableOnly, validate: opts.report.validate }, side);
+  const output = resolveRequestedColumns(planned[0] as OutputPlan, request);
+  const others = planned.slice(1).map((plan) => resolveRequestedColumns(plan, request));
   // the table's columns are the tabular formats' (the requested ones by default), whatever -o's
   // format: -o x.ndjson keeps every field in its file, not in the table
-  const tableCsv = loading && resolveRequestedColumns({ ...planned, format: 'csv' }, request).csv;
+  const tableCsv = loading && resolveRequestedColumns({ ...planned[0] as OutputPlan, format: 'csv' }, request).csv;
   const load = loading && tableCsv ? { ...loading, columns: { columns: tableCsv.columns, schema: tableCsv.schema } } : undefined;
-  refuseBinaryOnTerminal(output, f.stdout);
-  // a target that cannot be written is found now, not after the report was waited for (the
-  // report ID is not known yet: any value stands for it)
-  if (output.template) {
-    const path = expandTemplate(output.template, { ...named, reportId: 'ID' });
-    const shown = path === output.template || output.template.includes('{reportId}') ? output.template : `${output.template} (${path})`;
+  for (const plan of [output, ...others]) {
+    refuseBinaryOnTerminal(plan, f.stdout);
+    // a target that cannot be written is found now, not after the report was waited for (the
+    // report ID is not known yet: any value stands for it)
+    if (!plan.template) continue;
+    const path = expandTemplate(plan.template, { ...named, reportId: 'ID' });
+    const shown = path === plan.template || plan.template.includes('{reportId}') ? plan.template : `${plan.template} (${path})`;
     // an s3:// target is checked over the network, by checkObjectOutput, just before the run
     if (!isObjectUrl(path)) checkWritableTarget(path, f.cwd, shown, check);
   }
@@ -145,7 +150,47 @@ export function prepareRun(opts: RunOptions, f: Factory, check: WriteCheck = 'pr
   // per window, so that tomorrow's run with a lookback replaces whole windows, never part of one
   const chunk = loadChunk(opts.chunk ?? (load ? defaultLoadChunk(request.breakdowns, opts.load) : undefined), load, request.breakdowns);
   const argv = withoutPassword(opts.argv ?? [], load?.target);
-  return { side, request, given: opts.output, output, wait: opts.wait, chunk, flags, argv, load };
+  return { side, request, given: opts.output, output, ...(others.length ? { more: others } : {}), wait: opts.wait, chunk, flags, argv, load };
+}
+
+/** -o repeated: the same target twice (`-o -` twice, one object URL twice, two files named by
+ * {reportId} that are one file whatever the ID) is refused here; two spellings of one file are
+ * refuseSharedPaths'. */
+function refuseSharedOutputs(first: string | undefined, more: readonly string[], real: (template: string) => string): void {
+  if (first === undefined || more.length === 0) return;
+  const all = [first, ...more];
+  const twice = all.find((target, i) => all.indexOf(target) !== i && (target === '-' || isObjectUrl(target)));
+  if (twice === '-') throw new UsageError('-o - is given twice: stdout can take one output', 'write the other outputs to files');
+  if (twice !== undefined) throw new UsageError(`-o ${twice} is given twice: one would overwrite the other`, 'give each -o its own object key');
+  // a file named by the report's ID: every -o gets the same ID, so any value tells two apart
+  const byId = all.filter((target) => target.includes('{reportId}') && !isObjectUrl(target));
+  const reals = byId.map(real);
+  const again = reals.findIndex((path, i) => reals.indexOf(path) !== i);
+  if (again >= 0) throw new UsageError(`-o ${byId[reals.indexOf(reals[again] as string)]} and -o ${byId[again]} name the same file: one would overwrite the other`, 'give each -o its own path');
+}
+
+/**
+ * Each -o's output plan. With one -o, as always (`--format` wins, else the extension). With several,
+ * each file's format is its extension's (`-o day.csv -o day.parquet`), and `--format` is refused
+ * (it would name one format for files of several); `-o -` among them writes CSV to stdout (JSON
+ * with --json). The CSV options (--delimiter, --bom, --excel) apply to the CSV outputs among them,
+ * and are refused when none is CSV; --columns applies to every output.
+ */
+function planOutputs(options: OutputOptions & { validate: boolean }, side: Side): OutputPlan[] {
+  const { more = [], ...one } = options;
+  const fields = columnNames([side]);
+  if (more.length === 0) return [planOutput(one, PLACEHOLDERS, fields)];
+  if (options.format !== undefined) {
+    throw new UsageError(`--format ${options.format} names one format, and -o is given ${more.length + 1} times`, 'drop --format: with several -o, each file\'s format comes from its extension (-o day.csv -o day.parquet)');
+  }
+  const csvOptions = { delimiter: options.delimiter, bom: options.bom, excel: options.excel };
+  const plans = [options.output, ...more].map((output) => {
+    const bare = planOutput({ ...one, output, delimiter: undefined, bom: undefined, excel: undefined }, PLACEHOLDERS, fields);
+    return bare.format === 'csv' ? planOutput({ ...one, output, ...csvOptions }, PLACEHOLDERS, fields) : bare;
+  });
+  // --delimiter with no CSV among the outputs: the error of one output
+  if (!plans.some((plan) => plan.format === 'csv')) planOutput({ ...one, output: options.output }, PLACEHOLDERS, fields);
+  return plans;
 }
 
 /** --load (or REPORTING_LOAD) and its companions; the password joins the secrets masked everywhere. */

@@ -73,7 +73,8 @@ async function show(store: StateStore, f: Factory): Promise<void> {
     ...(Object.keys(request.params).length ? [['params', pairs(request.params)] as [string, string]] : []),
     ['format', request.format],
     // a load-only run wrote no file and nothing to stdout: its table is where the rows went
-    ['output', request.output ?? (request.load ? '(none: a table)' : '(stdout)')],
+    // (-o repeated: every output, in order)
+    [request.outputs ? 'outputs' : 'output', request.outputs ? request.outputs.map((output) => output ?? '(stdout)').join(', ') : request.output ?? (request.load ? '(none: a table)' : '(stdout)')],
     ...(request.load ? [['load', `${request.load.table} in ${request.load.target}`] as [string, string]] : []),
     ...(request.chunk !== undefined ? [['chunk', request.chunk ?? '(none)'] as [string, string]] : []),
     ['updated', doc.updatedAt],
@@ -86,7 +87,7 @@ async function show(store: StateStore, f: Factory): Promise<void> {
   let text = lines.map(([name, value]) => `${`${name}:`.padEnd(12)}${safeLine(value)}\n`).join('');
   if (doc.windows.length) {
     const cells = doc.windows.map((entry) => [
-      periodOf(entry), entry.status, entry.reportId ?? '', String(entry.attempts), entry.rows === null ? '' : String(entry.rows), entry.file ?? '', entry.error ?? '',
+      periodOf(entry), entry.status, entry.reportId ?? '', String(entry.attempts), entry.rows === null ? '' : String(entry.rows), entry.outputs?.map((output) => output.file ?? '(stdout)').join(', ') ?? entry.file ?? '', entry.error ?? '',
     ]);
     text += '\n';
     // on a terminal a table; elsewhere one tab-separated line per window (`cut -f2`), as gh does

@@ -37,6 +37,8 @@ export interface Committed {
   outcome: 'written' | 'unchanged';
   reportIds: readonly string[];
   summary?: Summary;
+  /** -o repeated: the other outputs that hold the same windows, committed with this one */
+  others?: readonly Committed[];
 }
 
 /** Takes a report body. A download that breaks off is retried into a fresh receiver when

@@ -3,6 +3,8 @@
 
 import type { Window } from '../report/windows.js';
 import type { Destination } from './destination.js';
+import type { Format } from '../export/output.js';
+import type { CsvOptions } from '../export/writers.js';
 import { MergedOutput } from './merged.js';
 import type { OutputSpec } from './outputs.js';
 import { PerWindowFiles } from './per-window.js';
@@ -11,9 +13,17 @@ import { TableDestination, type TableSpec } from './table.js';
 
 export type { Committed, Destination, Receiver, WindowOutput } from './destination.js';
 
-export interface DestinationChoice extends OutputSpec {
+/** One output of the run: its format, CSV options and file. */
+export interface OutputChoice {
+  format: Format;
+  csv: CsvOptions;
   /** -o's template, expanded for a window and a report ID; undefined: stdout */
   fileOf?: (window: Window, reportId: string) => string;
+}
+
+export interface DestinationChoice extends OutputSpec, OutputChoice {
+  /** -o repeated: the outputs after the first, each written whole from the same body */
+  more?: readonly OutputChoice[];
   /** one file per planned window */
   perWindow: boolean;
   /** one report streamed straight in */
@@ -28,8 +38,10 @@ export interface DestinationChoice extends OutputSpec {
 
 export function chooseDestination(choice: DestinationChoice): Destination {
   const { fileOf, table } = choice;
-  if (table) return fileOf || choice.stdoutToo ? new FanOut(new TableDestination(table), files(choice)) : new TableDestination(table);
-  return files(choice);
+  const outputs = [choice, ...choice.more ?? []].map((output) => files({ ...choice, ...output }));
+  if (table) return fileOf || choice.stdoutToo || outputs.length > 1 ? new FanOut(new TableDestination(table), ...outputs) : new TableDestination(table);
+  const [first, ...rest] = outputs as [Destination, ...Destination[]];
+  return rest.length ? new FanOut(first, ...rest) : first;
 }
 
 function files(choice: DestinationChoice): Destination {

@@ -66,13 +66,23 @@ const ledgerOf = (state: RunState): UploadLedger => ({ started: (upload) => stat
 
 
 /** The output as the state records it: an absolute path, or an object's URL as given. */
-export const recordedOutput = (job: Job, f: Factory): string | undefined =>
-  job.output.template === undefined || isObjectUrl(job.output.template) ? job.output.template : resolve(f.cwd, job.output.template);
+export const recordedOutput = (job: Job, f: Factory): string | undefined => recordedTemplate(job.output.template, f);
+
+const recordedTemplate = (template: string | undefined, f: Factory): string | undefined =>
+  template === undefined || isObjectUrl(template) ? template : resolve(f.cwd, template);
+
+/** -o repeated: every output as the state records it (null: stdout); undefined with one -o. */
+const recordedOutputs = (job: Job, f: Factory): (string | null)[] | undefined =>
+  job.more?.length ? [job.output, ...job.more].map((plan) => recordedTemplate(plan.template, f) ?? null) : undefined;
+
+/** Some output of the run is stdout (`-o -`, first or not). */
+const toStdout = (job: Job): boolean => [job.given.output, ...job.given.more ?? []].includes('-');
 
 /** The request a state file records for this run: what the next run must match. */
 export function stateRequestOfJob(job: Job, f: Factory, output: string | undefined, chunk: Chunk | undefined): StateRequest {
   const load = job.load ? { target: job.load.target.shown, table: job.load.table.join('.') } : undefined;
-  return stateRequestOf(job.request, job.load && output === undefined ? 'table' : job.output.format, output, chunk ? formatChunk(chunk) : null, outputShapeOf(job), { baseUrl: f.baseUrl().url, profile: f.profileName }, load);
+  const outputs = recordedOutputs(job, f);
+  return stateRequestOf(job.request, job.load && output === undefined && !outputs ? 'table' : job.output.format, output, chunk ? formatChunk(chunk) : null, outputShapeOf(job), { baseUrl: f.baseUrl().url, profile: f.profileName }, load, outputs);
 }
 
 /** What the state records of the output's shape: another one would mix two kinds of file. */
@@ -127,9 +137,12 @@ export const journalKeyOf = (job: Job, f: Factory) => (window: Window) =>
 function recordedObjects(plan: RunPlan): (url: string) => RecordedObject | undefined {
   const latest = new Map<string, { sha256: string; etag: string; at: string }>();
   for (const { entry } of plan.windows) {
-    if (!entry?.file || !entry.sha256 || !entry.etag || !isObjectUrl(entry.file)) continue;
-    const at = entry.finishedAt ?? '';
-    if ((latest.get(entry.file)?.at ?? '') <= at) latest.set(entry.file, { sha256: entry.sha256, etag: entry.etag, at });
+    // (-o repeated: each output's record)
+    for (const output of entry?.outputs ?? (entry ? [entry] : [])) {
+      if (!output.file || !output.sha256 || !output.etag || !isObjectUrl(output.file)) continue;
+      const at = entry?.finishedAt ?? '';
+      if ((latest.get(output.file)?.at ?? '') <= at) latest.set(output.file, { sha256: output.sha256, etag: output.etag, at });
+    }
   }
   return (url) => {
     const found = latest.get(url);
@@ -160,17 +173,19 @@ class PlannedRun {
     this.destination = chooseDestination({
       format: job.output.format, csv: job.output.csv, merge: plan.merge, cwd: f.cwd, host: f.host, stdout: f.stdout,
       keepUnchanged: where.state !== undefined, objects: { ...objectsConfig(f, where.configDir), ...(where.state ? { ledger: ledgerOf(where.state) } : {}) }, recorded: recordedObjects(plan), fileOf: plan.fileOf, perWindow: plan.perWindow, whole: plan.shape === 'report', period: plan.period,
-      table: job.load ? tableSpecOf(job, job.load, f, plan.period, plan.windows.filter((p) => p.step !== 'skip').map((p) => p.window), where.state, !plan.fileOf && job.given.output !== '-',
-        (message) => view.emit({ event: 'warning', window: plan.period, message })) : undefined, stdoutToo: job.given.output === '-',
+      table: job.load ? tableSpecOf(job, job.load, f, plan.period, plan.windows.filter((p) => p.step !== 'skip').map((p) => p.window), where.state, !plan.fileOf && !toStdout(job) && !job.more?.length,
+        (message) => view.emit({ event: 'warning', window: plan.period, message })) : undefined, stdoutToo: toStdout(job),
+      more: (job.more ?? []).map((output, i) => ({ format: output.format, csv: output.csv, fileOf: plan.moreFileOf[i] })),
     });
+    const files = plan.fileOf !== undefined || toStdout(job) || Boolean(job.more?.length);
     // a table alone, one window to fetch: its report streams straight into the table, downloaded
     // and loaded at once (the spool would download it whole, then read it again: 1M rows into
     // DuckDB 1.8x CSV's time through it); its pieces, if split, come one at a time
-    this.direct = plan.shape === 'windows' && job.load !== undefined && plan.fileOf === undefined && job.given.output !== '-'
+    this.direct = plan.shape === 'windows' && job.load !== undefined && !files
       && plan.windows.filter((p) => p.step !== 'skip').length === 1;
     // the spool folder is made when a download first needs it
     // one merged file, or stdout (-o -), beside the table
-    this.holdLoaded = job.load !== undefined && (plan.fileOf !== undefined || job.given.output === '-') && !plan.perWindow && plan.shape === 'windows';
+    this.holdLoaded = job.load !== undefined && files && !plan.perWindow && plan.shape === 'windows';
     this.previous = new Map(plan.windows.flatMap((p) => (p.previous ? [[`${p.window.since}-${p.window.until}`, p.previous] as const] : [])));
   }
 
@@ -328,9 +343,15 @@ class PlannedRun {
     const { note, result } = closing(job, plan, { committed: this.committed, fetched: this.fetched, fetchedWindows: this.fetchedWindows }, this.where.state !== undefined);
     // fields the chosen columns left out that held values: named, never dropped silently
     // a file that keeps every field (NDJSON, JSON) beside a table: the table alone left them out
-    const tableAlone = job.load && (job.output.template !== undefined || job.given.output === '-') && job.output.csv.columns === undefined;
+    const tableAlone = job.load && (job.output.template !== undefined || toStdout(job)) && job.output.csv.columns === undefined;
     const dropped = droppedWarning(job.output, tableAlone ? `the table ${job.load?.table.join('.')}` : undefined);
     if (dropped) this.view.emit({ event: 'warning', window: plan.period, message: dropped });
+    // -o repeated: an output whose columns left out more than the first's says so, named
+    for (const other of job.more ?? []) {
+      const more = [...other.csv.dropped ?? []].filter((field) => !job.output.csv.dropped?.has(field));
+      const warning = more.length ? droppedWarning({ ...other, csv: { ...other.csv, dropped: new Set(more) } }, other.template ?? 'stdout') : undefined;
+      if (warning) this.view.emit({ event: 'warning', window: plan.period, message: warning });
+    }
     if (result && job.output.csv.dropped?.size) result.droppedFields = [...job.output.csv.dropped];
     if (!f.globals.quiet) this.view.note(note);
     const skipped = plan.windows.filter((p) => p.step === 'skip').length;

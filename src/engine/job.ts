@@ -60,6 +60,8 @@ export interface Job {
   /** the output flags as given (the pick-up command repeats them) */
   given: OutputOptions;
   output: OutputPlan;
+  /** -o repeated: the outputs after `output`, each written whole from the same report */
+  more?: readonly OutputPlan[];
   wait: WaitFlags;
   /** undefined: the period is one window */
   chunk?: ChunkFlags;
@@ -88,3 +90,6 @@ export interface Gate {
 export type Shape = 'report' | 'windows';
 
 export const shapeOf = (job: Pick<Job, 'chunk' | 'flags' | 'load'>): Shape => (job.chunk || job.flags.state || job.load ? 'windows' : 'report');
+
+/** Every output of a run: -o's first, then the others (-o repeated). */
+export const outputsOf = (job: Pick<Job, 'output' | 'more'>): readonly OutputPlan[] => [job.output, ...job.more ?? []];

@@ -6,7 +6,7 @@
 // token: the key is a hash, the entry a report ID and a time.
 
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, rmdirSync, unlinkSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { ReportRequest } from '../report/request.js';
@@ -16,6 +16,11 @@ import { writeFileAtomic } from '../fs/atomic.js';
 
 /** How long a submitted report is worth resuming. */
 export const JOURNAL_TTL_MS = 60 * 60_000;
+
+/** How long, and how many, submitted reports keep their request's record (`requests/`, for
+ * `download ID`'s columns): the last 7 days', at most 1,000 (the oldest go first). */
+export const REQUESTS_TTL_MS = 7 * 24 * 60 * 60_000;
+export const REQUESTS_MAX = 1000;
 
 /** What `download` needs to know of a report's request to write its requested columns. */
 const aboutSchema = z.object({
@@ -82,12 +87,19 @@ export function journalKey(request: JournalRequest): string {
   return createHash('sha256').update(canonical(normalised)).digest('hex').slice(0, 32);
 }
 
+const requestSchema = z.object({ v: z.literal(1), reportId: storedReportId, submittedAt: z.number(), about: aboutSchema });
+
 export class Journal {
   readonly dir: string;
+  /** the requests of reports submitted lately (one file a report, named by a hash of its ID) */
+  readonly requestsDir: string;
+  /** records written by this process since the folder was last pruned */
+  private unpruned = -1;
 
   /** `configDir` from src/auth/store.ts; `now` in ms (the factory's clock). */
   constructor(configDir: string, private readonly now: () => number, private readonly ttlMs = JOURNAL_TTL_MS) {
     this.dir = join(configDir, 'journal');
+    this.requestsDir = join(configDir, 'requests');
   }
 
   private file(key: string): string {
@@ -109,6 +121,58 @@ export class Journal {
     } catch {
       return undefined; // absent, or unreadable: nothing to resume
     }
+  }
+
+  private requestFile(reportId: string): string {
+    return join(this.requestsDir, `${createHash('sha256').update(reportId).digest('hex').slice(0, 32)}.json`);
+  }
+
+  /** A report was submitted by `buyer` or `seller` (to be downloaded later): its request is kept
+   * (REQUESTS_TTL_MS, REQUESTS_MAX), so that `download ID` writes its requested columns. (`run`
+   * leaves nothing behind but its output: its interrupted reports are the journal's.) One file a
+   * report: commands submitting at once never share one. */
+  async rememberRequest(reportId: string, about: ReportAbout, submittedAt: number = this.now()): Promise<void> {
+    mkdirSync(this.requestsDir, { recursive: true, mode: 0o700 });
+    await writeFileAtomic(this.requestFile(reportId), `${JSON.stringify({ v: 1, reportId, submittedAt, about })}\n`, 0o600);
+    // pruned at a process's first record, then every 500th (a process records few: the folder is
+    // listed once)
+    if (this.unpruned === -1 || this.unpruned >= 500) {
+      this.pruneRequests();
+      this.unpruned = 0;
+    }
+    this.unpruned++;
+  }
+
+  /** The request of a report submitted in the last REQUESTS_TTL_MS, if this machine kept it. */
+  requestOf(reportId: string): ReportAbout | undefined {
+    try {
+      const parsed = requestSchema.safeParse(JSON.parse(readFileSync(this.requestFile(reportId), 'utf8')));
+      if (!parsed.success || parsed.data.reportId !== reportId || this.now() - parsed.data.submittedAt >= REQUESTS_TTL_MS) return undefined;
+      return parsed.data.about;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Removes the records older than REQUESTS_TTL_MS, and the oldest beyond REQUESTS_MAX (by
+   * modification time: a record is written once). */
+  pruneRequests(): void {
+    let names: string[];
+    try {
+      names = readdirSync(this.requestsDir).filter((name) => name.endsWith('.json'));
+    } catch {
+      return;
+    }
+    const dated = names.flatMap((name) => {
+      const path = join(this.requestsDir, name);
+      try {
+        return [{ path, at: statSync(path).mtimeMs }];
+      } catch {
+        return [];
+      }
+    }).sort((a, b) => b.at - a.at);
+    const now = this.now();
+    for (const [i, { path, at }] of dated.entries()) if (i >= REQUESTS_MAX || now - at >= REQUESTS_TTL_MS) this.remove(path);
   }
 
   /** The report submitted for this key less than an hour ago, if any. */

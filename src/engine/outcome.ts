@@ -41,11 +41,22 @@ export function pickUpFlags(output: OutputOptions, plan: OutputPlan, f: Pick<Fac
   return words;
 }
 
-/** The command that fetches a run of one report's report into the same output. */
+/** The command that fetches a run of one report's report into the same output (-o repeated: one
+ * download a file, the later ones once the first is there). */
 export function pickUpCommand(job: Job, plan: RunPlan, f: Pick<Factory, 'globals' | 'profileName'>, reportId: string): string {
   const file = plan.fileOf?.(plan.period, reportId);
-  return shellCommand(['reporting', 'download', reportId, '--wait', ...pickUpFlags(job.given, job.output, f), ...(file ? ['-o', file] : [])]);
+  const first = shellCommand(['reporting', 'download', reportId, '--wait', ...pickUpFlags(job.given, job.output, f), ...(file ? ['-o', file] : [])]);
+  const more = (job.more ?? []).map((output, i) => {
+    const other = plan.moreFileOf[i]?.(plan.period, reportId);
+    // the CSV flags are the CSV outputs' only
+    const given = output.format === 'csv' ? job.given : { ...job.given, delimiter: undefined, bom: undefined, excel: undefined };
+    return shellCommand(['reporting', 'download', reportId, ...pickUpFlags(given, output, f), ...(other ? ['-o', other] : [])]);
+  });
+  return [first, ...more].join(' && ');
 }
+
+/** A committed output and the others (-o repeated) that hold the same windows. */
+const everyOutput = (output: Committed): readonly Committed[] => [output, ...output.others ?? []];
 
 /** The command line that retries only `window`: the same arguments, its --since and --until. */
 export function retryCommand(argv: readonly string[], window: Window): string {
@@ -153,27 +164,36 @@ export function closing(job: Job, plan: RunPlan, done: Finished, withState: bool
   const { side } = job;
   const format = job.output.format;
   const template = job.output.template;
+  // -o repeated: every output named, with its format
+  const outputs = [job.output, ...job.more ?? []];
+  const several = outputs.length > 1;
+  const formats = outputs.map((output) => output.format).join(', ');
   if (plan.shape === 'report') {
     const one = done.committed[0] as Committed;
     const fetched = done.fetched as Fetched;
     const id = one.reportIds[0] as string;
-    const note = describeSaved({ ...fetched, path: one.path }, id, side, format);
-    return { note, result: one.path ? { side, reportId: id, rows: fetched.rows, file: one.path, format, summary: fetched.summary ?? null } : undefined };
+    const paths = everyOutput(one).map((output) => output.path);
+    const note = describeSaved({ ...fetched, path: several ? paths.map((path) => path ?? 'stdout').join(', ') : one.path }, id, side, several ? formats : format);
+    const files = several ? { files: paths.filter((path) => path !== undefined) } : {};
+    return { note, result: one.path && !paths.includes(undefined) ? { side, reportId: id, rows: fetched.rows, file: one.path, ...files, format, summary: fetched.summary ?? null } : undefined };
   }
   if (job.load) return loadClosing(job, plan, done, withState);
   if (plan.perWindow) {
-    const files = [...done.committed].sort((a, b) => a.window.since - b.window.since);
+    const windows = [...done.committed].sort((a, b) => a.window.since - b.window.since);
+    const files = windows.flatMap(everyOutput);
     const skipped = plan.windows.length - done.fetchedWindows;
     return {
-      note: `${side}: ${describeCounts(files.length, files.filter((w) => w.outcome === 'unchanged').length, skipped)} (${template})`,
+      note: `${side}: ${describeCounts(windows.length, windows.filter((w) => w.outcome === 'unchanged').length, skipped)} (${outputs.map((output) => output.template).join(', ')})`,
       result: { side, format, files: files.map((w) => ({ since: parisDate(w.window.since), until: parisDate(w.window.until), file: w.file, rows: w.rows, reportIds: w.reportIds, ...(withState ? { outcome: w.outcome } : {}) })) },
     };
   }
   const merged = done.committed[0] as Committed;
   const windows = done.fetchedWindows;
+  const where = outputs.map((output) => `${output.template ?? 'stdout'} (${output.format})`).join(', ');
+  const everyFile = outputs.every((output) => output.template !== undefined);
   return {
-    note: `${side} report: ${windows} window${windows === 1 ? '' : 's'} merged: ${merged.rows.toLocaleString('en-US')} row${merged.rows === 1 ? '' : 's'} → ${template ?? 'stdout'} (${format})`,
-    result: template ? { side, reportIds: merged.reportIds, rows: merged.rows, file: template, format, summary: merged.summary ?? null } : undefined,
+    note: `${side} report: ${windows} window${windows === 1 ? '' : 's'} merged: ${merged.rows.toLocaleString('en-US')} row${merged.rows === 1 ? '' : 's'} → ${where}`,
+    result: template && everyFile ? { side, reportIds: merged.reportIds, rows: merged.rows, file: template, ...(several ? { files: outputs.map((output) => output.template) } : {}), format, summary: merged.summary ?? null } : undefined,
   };
 }
 
@@ -182,7 +202,7 @@ export function closing(job: Job, plan: RunPlan, done: Finished, withState: bool
 function loadClosing(job: Job, plan: RunPlan, done: Finished, withState: boolean): { note: string; result?: Record<string, unknown> } {
   const { side } = job;
   const loaded = done.committed.filter((output) => output.table !== undefined).sort((a, b) => a.window.since - b.window.since);
-  const files = done.committed.filter((output) => output.table === undefined && output.file !== undefined);
+  const files = done.committed.filter((output) => output.table === undefined).flatMap(everyOutput).filter((output) => output.file !== undefined);
   const table = job.load?.table.join('.') ?? '';
   const target = job.load?.target.shown ?? '';
   const rows = loaded.reduce((sum, output) => sum + output.rows, 0);
@@ -190,7 +210,7 @@ function loadClosing(job: Job, plan: RunPlan, done: Finished, withState: boolean
   const counts = describeCounts(loaded.length, loaded.filter((w) => w.outcome === 'unchanged').length, skipped).replace(' written', ' loaded');
   return {
     note: `${side}: ${counts}: ${rows.toLocaleString('en-US')} row${rows === 1 ? '' : 's'} → ${table} (${target})${files.length ? `, and ${files.map((output) => output.file).join(', ')}` : ''}`,
-    result: job.given.output === '-' ? undefined : {
+    result: [job.given.output, ...job.given.more ?? []].includes('-') ? undefined : {
       side, table, target, rows,
       windows: loaded.map((w) => ({ since: parisDate(w.window.since), until: parisDate(w.window.until), rows: w.rows, reportIds: w.reportIds, sha256: w.sha256, ...(withState ? { outcome: w.outcome } : {}) })),
       ...(files.length ? { files: files.map((output) => output.file) } : {}),
@@ -208,7 +228,7 @@ export function doneEvent(window: Window, done: { fetched: number; skipped: numb
     // with -o and --load both, the rows are counted once: the table's
     rows: (committed.some((output) => output.table !== undefined) ? committed.filter((output) => output.table !== undefined) : committed)
       .reduce((sum, output) => sum + output.rows, 0),
-    files: committed.flatMap((output) => (output.file === undefined ? [] : [output.file])),
+    files: committed.flatMap(everyOutput).flatMap((output) => (output.file === undefined ? [] : [output.file])),
     exitCode: 0, durationMs,
   };
 }

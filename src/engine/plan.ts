@@ -38,6 +38,8 @@ export interface RunPlan {
   merge: MergePlan;
   /** -o expanded for a window and a report ID; undefined: stdout */
   fileOf?: (window: Window, reportId: string) => string;
+  /** -o repeated: each further output's file (undefined: stdout), as `fileOf` */
+  moreFileOf: readonly (((window: Window, reportId: string) => string) | undefined)[];
 }
 
 export interface PlanInput {
@@ -60,17 +62,17 @@ const PER_WINDOW = /\{(since|until)\}/;
 export function planRun(job: Job, input: PlanInput): RunPlan {
   const shape = shapeOf(job);
   const { request, side } = job;
-  const { period, windows, perWindow, fileOf } = layout(job, input);
-  checkTargets(job, shape, windows, perWindow, fileOf, input);
+  const { period, windows, perWindow, fileOf, moreFileOf } = layout(job, input);
+  checkTargets(job, shape, windows, perWindow, fileOf, input, moreFileOf);
   const split = Boolean(job.chunk?.split);
   // the pieces of a split window go to one output, summed back where they cut a bucket
   const merge = perWindow && !split ? { mode: 'concat' as const, time: timeBreakdown(request.breakdowns) } : mergePlan(side, request.metrics, request.breakdowns, { split });
   // the state's verdict on each window; one merged output is rewritten whole, so it skips all or none
   // (a table alone takes each window by itself: no window is fetched again for another's sake)
-  const merged = !perWindow && !(job.load && job.output.template === undefined);
+  const merged = !perWindow && !(job.load && job.output.template === undefined && !job.more?.length);
   const steps = input.state?.plan(windows, { lookbackFrom: input.lookbackFrom, merged, tableGone: input.tableGone });
   const planned = windows.map((window) => decide(window, steps, job.flags.resume, input.recall));
-  return { shape, windows: planned, period, perWindow, merge, fileOf };
+  return { shape, windows: planned, period, perWindow, merge, fileOf, moreFileOf };
 }
 
 /** The windows from `since` to the request's end, and the file of each. */
@@ -78,11 +80,21 @@ function layout(job: Job, input: Pick<PlanInput, 'chunk' | 'since'>) {
   const template = job.output.template;
   const period = { since: input.since, until: job.request.until };
   const windows = input.chunk ? planWindows(input.since, job.request.until, input.chunk) : [period];
-  const fileOf = template === undefined ? undefined
-    : (w: Window, reportId: string) => expandTemplate(template, { side: job.side, since: parisDate(w.since), until: parisDate(w.until), reportId });
+  const fileOfTemplate = (given: string | undefined) => (given === undefined ? undefined
+    : (w: Window, reportId: string) => expandTemplate(given, { side: job.side, since: parisDate(w.since), until: parisDate(w.until), reportId }));
+  const fileOf = fileOfTemplate(template);
+  const moreFileOf = (job.more ?? []).map((plan) => fileOfTemplate(plan.template));
   // a run of one report writes one file, whatever its name holds
-  const perWindow = shapeOf(job) === 'windows' && template !== undefined && PER_WINDOW.test(template);
-  return { period, windows, perWindow, fileOf };
+  const perWindowOf = (given: string | undefined) => shapeOf(job) === 'windows' && given !== undefined && PER_WINDOW.test(given);
+  const perWindow = perWindowOf(template);
+  // several -o: all one file per window, or all one file for the run (the windows' delivery and
+  // what a failed window leaves differ between the two)
+  const mixed = (job.more ?? []).find((plan) => perWindowOf(plan.template) !== perWindow);
+  if (mixed) {
+    const [each, one] = perWindow ? [template, mixed.template ?? '-'] : [mixed.template, template ?? '-'];
+    throw new UsageError(`-o ${each} is one file per window and -o ${one} one file for the whole run: several -o are all one or all the other`, "give every -o {since} (-o 'day-{since}.csv' -o 'day-{since}.parquet'), or none");
+  }
+  return { period, windows, perWindow, fileOf, moreFileOf };
 }
 
 /** A window split by an earlier run is skipped if all its pieces are done, resumed if it is one
@@ -106,8 +118,8 @@ function decide(window: Window, steps: readonly Step[] | undefined, resume: bool
 /** The checks of planRun that need no state file, made before it is locked: the windows of the
  * period as given (--since auto: its end) are known, all of them again once the state is read. */
 export function precheck(job: Job, input: Omit<PlanInput, 'state' | 'lookbackFrom' | 'recall'>): void {
-  const { windows, perWindow, fileOf } = layout(job, input);
-  checkTargets(job, shapeOf(job), windows, perWindow, fileOf, input);
+  const { windows, perWindow, fileOf, moreFileOf } = layout(job, input);
+  checkTargets(job, shapeOf(job), windows, perWindow, fileOf, input, moreFileOf);
 }
 
 /** The files `job` writes over its period as given (each window's, for a per-window -o), by
@@ -115,7 +127,16 @@ export function precheck(job: Job, input: Omit<PlanInput, 'state' | 'lookbackFro
  * without placeholders holds the names its last part makes, which are the same for every job of
  * one period and chunk (`out/{job}/{since}.csv`): made once. */
 export function targetFolders(job: Job): Map<string, readonly string[]> {
-  const template = job.output.template;
+  if (!job.more?.length) return templateFolders(job, job.output.template);
+  // -o repeated: every output's files
+  const folders = new Map<string, readonly string[]>();
+  for (const plan of [job.output, ...job.more]) {
+    for (const [folder, names] of templateFolders(job, plan.template)) folders.set(folder, [...folders.get(folder) ?? [], ...names]);
+  }
+  return folders;
+}
+
+function templateFolders(job: Job, template: string | undefined): Map<string, readonly string[]> {
   const folders = new Map<string, readonly string[]>();
   if (template === undefined || template.includes('{reportId}')) return folders;
   const period = { since: job.request.since, until: job.request.until };
@@ -153,9 +174,9 @@ function windowsOf(period: Window, chunk: string | undefined): readonly Window[]
 }
 
 /** {reportId} in a file of many windows, two windows into one file, one path for two things. */
-function checkTargets(job: Job, shape: Shape, windows: readonly Window[], perWindow: boolean, fileOf: RunPlan['fileOf'], input: Pick<PlanInput, 'configDir' | 'cwd' | 'platform'>): void {
+function checkTargets(job: Job, shape: Shape, windows: readonly Window[], perWindow: boolean, fileOf: RunPlan['fileOf'], input: Pick<PlanInput, 'configDir' | 'cwd' | 'platform'>, moreFileOf: RunPlan['moreFileOf'] = []): void {
   const template = job.output.template;
-  if (shape === 'windows' && template?.includes('{reportId}')) {
+  if (shape === 'windows' && [job.output, ...job.more ?? []].some((plan) => plan.template?.includes('{reportId}'))) {
     throw job.chunk
       ? new UsageError('with --chunk, -o takes {side}, {since} and {until}, not {reportId} (a window may take several reports)', "write one file per window with -o 'out-{since}.csv'")
       : new UsageError('with --state, -o takes {side}, {since} and {until}, not {reportId} (a window may take several reports)', "name the file by its period, e.g. -o 'buyer-{since}.csv'");
@@ -164,7 +185,11 @@ function checkTargets(job: Job, shape: Shape, windows: readonly Window[], perWin
     // each run's period would be its own file, and a re-fetched day would sit in two of them
     throw new UsageError('--lookback with one file per run period would write the days it re-fetches into two files', 'add --chunk day, so that each day has one file, or write one file without {since}/{until}');
   }
-  const files = fileOf && !template?.includes('{reportId}') ? windows.map((w) => fileOf(w, '')) : [];
-  if (perWindow && fileOf) checkDistinctTargets(windows, (w) => fileOf(w, ''));
-  refuseSharedPaths(runFiles(job.flags.state && isStatePath(job.flags.state) ? job.flags.state : undefined, [...new Set(files)], input.configDir), input.cwd, input.platform);
+  const filesOf = (of: RunPlan['fileOf'], given: string | undefined) => {
+    const files = of && !given?.includes('{reportId}') ? windows.map((w) => of(w, '')) : [];
+    if (perWindow && of) checkDistinctTargets(windows, (w) => of(w, ''));
+    return [...new Set(files)];
+  };
+  const more = moreFileOf.map((of, i) => filesOf(of, job.more?.[i]?.template));
+  refuseSharedPaths(runFiles(job.flags.state && isStatePath(job.flags.state) ? job.flags.state : undefined, filesOf(fileOf, template), input.configDir, more), input.cwd, input.platform);
 }

@@ -64,10 +64,17 @@ export class Recorder {
     const { window, file, rows, bytes, sha256 } = output;
     const reportId = output.reportIds.length === 1 ? output.reportIds[0] : undefined;
     if (output.table !== undefined) return this.loaded(output, reportId, record);
-    if (output.outcome === 'unchanged' && file !== undefined) this.view.emit({ event: 'unchanged', window, reportId, file, rows, bytes: bytes ?? 0, sha256: sha256 ?? '' });
-    else this.view.emit({ event: 'written', window, reportId, file, rows, bytes, sha256 });
+    // -o repeated: each output said, the windows recorded once, with every output's record
+    const all = [output, ...output.others ?? []];
+    for (const one of all) {
+      if (one.outcome === 'unchanged' && one.file !== undefined) this.view.emit({ event: 'unchanged', window, reportId, file: one.file, rows: one.rows, bytes: one.bytes ?? 0, sha256: one.sha256 ?? '' });
+      else this.view.emit({ event: 'written', window, reportId, file: one.file, rows: one.rows, bytes: one.bytes, sha256: one.sha256 });
+    }
+    const outputs = output.others?.length
+      ? { outputs: all.map((one) => ({ file: one.path ?? null, bytes: one.bytes ?? null, sha256: one.sha256 ?? null, ...(one.etag ? { etag: one.etag } : {}) })) }
+      : {};
     for (const piece of output.covered) {
-      await this.state?.done(piece.window, { rows: piece.rows, bytes: bytes ?? null, sha256: sha256 ?? null, file: output.path ?? null, ...(output.etag ? { etag: output.etag } : {}) }, output.outcome === 'unchanged');
+      await this.state?.done(piece.window, { rows: piece.rows, bytes: bytes ?? null, sha256: sha256 ?? null, file: output.path ?? null, ...(output.etag ? { etag: output.etag } : {}), ...outputs }, output.outcome === 'unchanged');
       this.forget(piece.window);
     }
     for (const piece of output.pieces) this.forget(piece);

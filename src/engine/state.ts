@@ -53,6 +53,8 @@ const requestSchema = z.object({
   server: z.object({ baseUrl: z.string(), profile: z.string() }).optional(),
   /** run --load: the database (never its password) and the table */
   load: z.object({ target: z.string(), table: z.string() }).nullable().optional(),
+  /** -o repeated: every output (`output` is the first; null: stdout); absent with one -o */
+  outputs: z.array(z.string().nullable()).optional(),
 });
 export type StateRequest = z.infer<typeof requestSchema>;
 
@@ -83,6 +85,9 @@ const entrySchema = z.object({
    * file left untouched, the object or the table's rows kept); absent: false. `jobs status --html`
    * shows it */
   unchanged: z.boolean().optional(),
+  /** -o repeated: each output's record, in -o's order (file, bytes, sha256 and etag above are the
+   * first's); the window is done once every output holds it */
+  outputs: z.array(z.object({ file: z.string().nullable(), bytes: z.number().int().nonnegative().nullable(), sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(), etag: z.string().nullable().optional() })).nullable().optional(),
 }).refine((entry) => entry.sinceUnix <= entry.untilUnix, { message: 'sinceUnix is after untilUnix' });
 export type StateEntry = z.infer<typeof entrySchema>;
 
@@ -202,6 +207,7 @@ export function stateRequestOf(
   shape?: OutputShape,
   server?: { baseUrl: string; profile: string },
   load?: { target: string; table: string },
+  outputs?: (string | null)[],
 ): StateRequest {
   return {
     side: request.side,
@@ -215,6 +221,7 @@ export function stateRequestOf(
     ...(shape ? { ...shape, columns: shape.columns ? [...shape.columns] : null } : {}),
     ...(server ? { server: { ...server } } : {}),
     ...(load ? { load: { ...load } } : {}),
+    ...(outputs ? { outputs: [...outputs] } : {}),
   };
 }
 
@@ -257,7 +264,10 @@ export function requestDifferences(stored: StateRequest, wanted: StateRequest): 
   keyed('filter', stored.filters, wanted.filters);
   keyed('--param', stored.params, wanted.params);
   scalar('the format', stored.format, wanted.format);
-  scalar('the output', stored.output, wanted.output);
+  // -o repeated: the same outputs, in the same order (one -o records none)
+  const outputs = (request: StateRequest) => (request.outputs ?? [request.output]).map((output) => output ?? '(stdout)').join(', ');
+  if (!stored.outputs && !wanted.outputs) scalar('the output', stored.output, wanted.output);
+  else if (outputs(stored) !== outputs(wanted)) differences.push(`the outputs are ${outputs(wanted)} here, ${outputs(stored)} in the state file`);
   // the requested columns follow from the metrics and breakdowns: another list of them is another
   // set of columns already said
   const derived = carried(stored.metrics).join(',') !== carried(wanted.metrics).join(',') || stored.breakdowns.join(',') !== wanted.breakdowns.join(',');
@@ -329,8 +339,12 @@ function isComplete(entry: StateEntry): boolean {
  * be there: checking would cost a request per window). */
 const outputExists = (file: string) => isObjectUrl(file) || existsSync(file);
 
+/** Every output recorded for a window (-o repeated: each of them) still exists. */
+const outputsExist = (entry: StateEntry, fileExists: (path: string) => boolean) =>
+  (entry.outputs ?? [entry]).every((output) => output.file === null || fileExists(output.file));
+
 const isSettled = (entry: StateEntry, fileExists: (path: string) => boolean = outputExists) =>
-  entry.status === 'done' && isComplete(entry) && (entry.file === null || fileExists(entry.file));
+  entry.status === 'done' && isComplete(entry) && outputsExist(entry, fileExists);
 
 /** The second after the last window done (with complete numbers), or undefined when none is. */
 function afterLastDone(doc: StateDoc): number | undefined {
@@ -466,7 +480,7 @@ function decide(entry: StateEntry, options: PlanOptions): Step {
       if (!isComplete(entry)) return { action: 'submit', window, reason: 'incomplete', entry };
       // an object in a bucket is taken to be there (its check would cost a request per window)
       const exists = options.fileExists ?? outputExists;
-      if (entry.file !== null && !exists(entry.file)) return { action: 'submit', window, reason: 'missing-file', entry };
+      if (!outputsExist(entry, exists)) return { action: 'submit', window, reason: 'missing-file', entry };
       if (options.tableGone && entry.loaded) return { action: 'submit', window, reason: 'missing-file', entry };
       return { action: 'skip', window, entry };
     }
@@ -521,7 +535,7 @@ function storeOf(target: StateStore | string, options: Pick<OpenOptions, 'now' |
   return new FileStore(target, { cwd: '/', host, now: options.lock?.now ?? options.now, lock: options.lock });
 }
 
-export type EntryPatch = Partial<Pick<StateEntry, 'status' | 'reportId' | 'submittedAt' | 'attempts' | 'rows' | 'bytes' | 'sha256' | 'file' | 'etag' | 'finishedAt' | 'error' | 'submitting' | 'loaded' | 'unchanged'>>;
+export type EntryPatch = Partial<Pick<StateEntry, 'status' | 'reportId' | 'submittedAt' | 'attempts' | 'rows' | 'bytes' | 'sha256' | 'file' | 'etag' | 'finishedAt' | 'error' | 'submitting' | 'loaded' | 'unchanged' | 'outputs'>>;
 
 function newEntry(window: Window): StateEntry {
   return {
@@ -560,7 +574,7 @@ function fromPieces(pieces: readonly StateEntry[]): EntryPatch {
 /** What the log (state-log.ts) knows of a window's record. */
 const ENTRY_SHAPE: EntryShape<StateEntry> = {
   create: (since, until) => newEntry({ since, until }),
-  fields: ['status', 'reportId', 'submittedAt', 'attempts', 'rows', 'bytes', 'sha256', 'file', 'etag', 'finishedAt', 'error', 'submitting', 'loaded', 'unchanged'] satisfies (keyof EntryPatch)[],
+  fields: ['status', 'reportId', 'submittedAt', 'attempts', 'rows', 'bytes', 'sha256', 'file', 'etag', 'finishedAt', 'error', 'submitting', 'loaded', 'unchanged', 'outputs'] satisfies (keyof EntryPatch)[],
   invalid: (entry) => {
     const parsed = entrySchema.safeParse(entry);
     if (parsed.success) return undefined;
@@ -708,7 +722,7 @@ export class RunState {
     });
   }
 
-  done(window: Window, result: { rows: number; bytes: number | null; sha256: string | null; file: string | null; etag?: string }, unchanged = false): Promise<void> {
+  done(window: Window, result: { rows: number; bytes: number | null; sha256: string | null; file: string | null; etag?: string; outputs?: StateEntry['outputs'] }, unchanged = false): Promise<void> {
     return this.update(window, { status: 'done', ...result, finishedAt: instant(this.now()), error: null, ...this.unchangedPatch(window, unchanged) });
   }
 

@@ -20,6 +20,8 @@ export type CampaignsFormat = (typeof CAMPAIGNS_FORMATS)[number];
 
 export interface OutputOptions {
   output?: string;
+  /** run's -o repeated: the outputs after the first, written from the same report */
+  more?: string[];
   format?: string;
   /** repeatable, each comma-separated */
   columns?: string[];
@@ -234,7 +236,7 @@ export function resolveRequestedColumns(plan: OutputPlan, request?: { side: Side
   const requested = plan.columnsBy === 'requested' || (plan.columnsBy === 'default' && isTabular(plan.format));
   if (!request) {
     if (plan.columnsBy === 'requested') {
-      throw new UsageError('--columns requested needs the request, and this report\'s is not known here (no journal entry of an interrupted run names it)',
+      throw new UsageError('--columns requested needs the request, and this report\'s is not known here (neither the journal of an interrupted run nor reporting buyer or seller on this machine in the last 7 days recorded it)',
         'give --state FILE of the run that submitted it, name the columns (--columns date,country,displays), or take every field: --columns all');
     }
     return plan;

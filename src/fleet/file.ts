@@ -47,6 +47,8 @@ export interface FileJob {
   /** the state file and output as resolved (absolute), for the checks between jobs */
   state?: string;
   output?: string;
+  /** `output:` a list: the outputs after the first */
+  more?: string[];
   /** the job loads into a table (`load`, or REPORTING_LOAD): without output, nothing goes to stdout */
   loads?: boolean;
 }
@@ -62,6 +64,7 @@ class ListedJob implements FileJob {
   readonly at: At;
   readonly state?: string;
   readonly output?: string;
+  readonly more?: string[];
   readonly loads?: boolean;
 
   constructor(fields: Omit<FileJob, 'keys' | 'keyWords'>, private readonly again: () => Pick<FileJob, 'keys' | 'keyWords'>) {
@@ -74,6 +77,7 @@ class ListedJob implements FileJob {
     this.at = fields.at;
     this.state = fields.state;
     this.output = fields.output;
+    if (fields.more) this.more = fields.more;
     this.loads = fields.loads;
   }
 
@@ -378,6 +382,7 @@ function readJobs(source: Source, placed: boolean): JobFile {
     const keyWords = new Map<string, string[]>();
     let state: string | undefined;
     let output: string | undefined;
+    let more: string[] | undefined;
     for (const [key, { entry, invert, flag }] of merged) {
       // (a place is made only for the map of places, or for an error: 20,000 jobs' places were a
       // fifth of the file's memory)
@@ -403,7 +408,8 @@ function readJobs(source: Source, placed: boolean): JobFile {
         // a database file is a path too (DuckDB's); a URL is left as written
         if (key === 'load') value = loadInFolder(value, folder);
         if (key === 'state') state = value;
-        if (key === 'output') output = value;
+        if (key === 'output' && output === undefined) output = value;
+        else if (key === 'output') (more ??= []).push(value);
         return `--${flag.name}=${value}`;
       });
       keyWords.set(key, personal ? mine : same(mine));
@@ -411,7 +417,7 @@ function readJobs(source: Source, placed: boolean): JobFile {
     }
     const loads = keyWords.has('load') ? (keyWords.get('load') ?? []).length > 0 : Boolean(env.REPORTING_LOAD?.trim());
     // (made to its size: 20,000 jobs' words are a good part of the file's memory)
-    return { words: words.slice(), keys, keyWords, state, output, loads };
+    return { words: words.slice(), keys, keyWords, state, output, ...(more ? { more } : {}), loads };
   };
 
   const jobs: FileJob[] = [];
@@ -441,14 +447,14 @@ function readJobs(source: Source, placed: boolean): JobFile {
     const several = profileEntry?.key === 'profiles';
     for (const { name: profile, at: profileAt } of profiles) {
       const name = several ? `${base}@${profile}` : base;
-      const { words, state, output, loads } = expand(merged, side, name, profile);
+      const { words, state, output, more, loads } = expand(merged, side, name, profile);
       // each key's place and words are made again when asked (an error names one): kept for
       // 20,000 jobs, they and the document were most of the file's memory
       if (placed) {
         jobs.push({ name, base, profile, profileAt, side, ...expand(merged, side, name, profile, true), at: jobAt });
         continue;
       }
-      jobs.push(new ListedJob({ name, base, profile, profileAt, side, words, at: jobAt, state, output, loads }, later(source, name)));
+      jobs.push(new ListedJob({ name, base, profile, profileAt, side, words, at: jobAt, state, output, more, loads }, later(source, name)));
     }
   }
   refuseDuplicates(file, jobs);
@@ -473,7 +479,7 @@ function refuseDuplicates(file: string, jobs: readonly FileJob[]): void {
     const other = seen.get(`${what}\0${value}`);
     // (a job's places are made when asked: only for the error)
     const at = () => (key && job.keys.get(key)) || job.at;
-    if (other) throw new JobFileError(file, at(), `jobs "${other.name}" (line ${other.at.line}) and "${job.name}" ${what === 'name' ? 'have the same name' : `write the same ${what} ${value}`}`, what === 'name' ? 'give each job its own name' : `put {job} in its path, e.g. ${what === 'state file' ? 'state: state/{job}.json' : 'output: out/{job}/{since}.csv'}`);
+    if (other && other !== job) throw new JobFileError(file, at(), `jobs "${other.name}" (line ${other.at.line}) and "${job.name}" ${what === 'name' ? 'have the same name' : `write the same ${what} ${value}`}`, what === 'name' ? 'give each job its own name' : `put {job} in its path, e.g. ${what === 'state file' ? 'state: state/{job}.json' : 'output: out/{job}/{since}.csv'}`);
     seen.set(`${what}\0${value}`, job);
   };
   for (const job of jobs) {
@@ -482,6 +488,7 @@ function refuseDuplicates(file: string, jobs: readonly FileJob[]): void {
     check(job, 'state file', job.state === TABLE_STATE ? undefined : job.state, 'state');
     // no output is stdout (unless the job only loads into a table): one job may write there, not two
     if (job.output !== undefined || !job.loads) check(job, 'output', job.output ?? '-', 'output');
+    for (const other of job.more ?? []) check(job, 'output', other, 'output');
   }
 }
 

@@ -14,7 +14,7 @@ export function jobFileSchema(flags: readonly RunFlagInfo[]): Record<string, unk
       if (flag.negate) options[flag.name.slice(3)] = { type: 'boolean', description: `false is --${flag.name}` };
     } else {
       options[flag.name] = flag.many
-        ? { description: `--${flag.name}: a list, or the comma form`, oneOf: [scalar, { type: 'array', items: scalar, minItems: 1 }] }
+        ? { description: flag.name === 'output' ? '--output: a file, or a list of files written from the one report' : `--${flag.name}: a list, or the comma form`, oneOf: [scalar, { type: 'array', items: scalar, minItems: 1 }] }
         : { description: `--${flag.name}`, ...scalar };
     }
   }

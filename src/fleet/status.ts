@@ -70,10 +70,11 @@ export function jobStatus(input: StatusInput): JobStatus {
 
 /** The bytes of the files the windows were written to, each file once (a file of several windows
  * records its whole size in each), and of the windows with no file (a table, stdout). */
-function bytesOf(entries: readonly { file: string | null; bytes: number | null }[]): number {
+function bytesOf(entries: readonly { file: string | null; bytes: number | null; outputs?: readonly { file: string | null; bytes: number | null }[] | null }[]): number {
   const files = new Map<string, number>();
   let rest = 0;
-  for (const entry of entries) {
+  // (-o repeated: each output's file)
+  for (const entry of entries.flatMap((one) => one.outputs ?? [one])) {
     if (entry.file !== null) files.set(entry.file, entry.bytes ?? 0);
     else rest += entry.bytes ?? 0;
   }

@@ -136,13 +136,14 @@ describe('one --json rule', () => {
     expect(campaigns.stderr).not.toMatch(/did you mean/);
   });
 
-  it('-o given twice is a usage error naming both files, not a silent last-one-wins', async () => {
-    for (const args of [['run', 'buyer', ...DAY, '-o', 'a.csv', '-o', 'b.csv'], ['download', 'abc', '--output', 'a.csv', '-o', 'b.csv']]) {
-      const result = await cli(...args);
-      expect(result.code).toBe(2);
-      expect(result.stderr).toMatch(/given twice \(a\.csv, then b\.csv\)/);
-      expect(result.requests).toBe(0);
-    }
+  it('download\'s -o given twice is a usage error naming both files, not a silent last-one-wins; run writes both', async () => {
+    const result = await cli('download', 'abc', '--output', 'a.csv', '-o', 'b.csv');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/given twice \(a\.csv, then b\.csv\)/);
+    expect(result.requests).toBe(0);
+    const both = await cli('run', 'buyer', ...DAY, '-o', 'a.csv', '-o', 'b.csv', '-q');
+    expect(both.code, both.stderr).toBe(0);
+    expect(readFileSync(join(both.dir, 'b.csv'), 'utf8')).toBe(readFileSync(join(both.dir, 'a.csv'), 'utf8'));
   });
 
   it('.tsv is CSV with tabs; a file without an extension is CSV', async () => {

@@ -5,7 +5,7 @@
 // when the journal (an interrupted run) or --state tells it the request, else every field.
 
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { parse } from 'csv-parse/sync';
@@ -192,6 +192,64 @@ describe('download', () => {
     } finally {
       await slow.close();
     }
+  });
+
+  it('a report made by `reporting buyer` (issue 33 item 3): download knows its request for 7 days, from this configuration folder', async () => {
+    const dir = tempDir();
+    const submitted = await runCli(ASKED, { env: env(dir) });
+    expect(submitted.code, submitted.stderr).toBe(0);
+    const id = submitted.stdout.trim();
+    const byDefault = await runCli(['download', id, '--wait', '--poll-interval', '20ms', '-o', join(dir, 'd.csv')], { env: env(dir) });
+    expect(byDefault.code, byDefault.stderr).toBe(0);
+    expect(byDefault.stderr).not.toContain('not known here');
+    expect(csvOf(join(dir, 'd.csv'))[0]).toEqual(REQUESTED);
+    const requested = await runCli(['download', id, '--columns', 'requested', '-o', join(dir, 'r.parquet'), '-q'], { env: env(dir) });
+    expect(requested.code, requested.stderr).toBe(0);
+    expect((await parquetColumns(join(dir, 'r.parquet'))).map(([name]) => name)).toEqual(REQUESTED);
+    // NDJSON keeps every field unless asked
+    const rows = await runCli(['download', id, '--columns', 'requested', '-o', join(dir, 'r.ndjson'), '-q'], { env: env(dir) });
+    expect(rows.code, rows.stderr).toBe(0);
+    expect(Object.keys(JSON.parse(readFileSync(join(dir, 'r.ndjson'), 'utf8').split('\n')[0] as string))).toEqual(REQUESTED);
+    // 7 days later (the record's time moved back), or from another configuration folder: not
+    // known, said in one line; every field by default, `requested` refused
+    for (const name of readdirSync(join(dir, '.config', 'requests'))) {
+      const path = join(dir, '.config', 'requests', name);
+      writeFileSync(path, readFileSync(path, 'utf8').replace(/"submittedAt":\d+/, `"submittedAt":${Date.now() - 7 * 24 * 3600_000 - 1000}`));
+    }
+    for (const config of [dir, tempDir()]) {
+      const unknown = await runCli(['download', id, '-o', join(config, 'u.csv')], { env: env(config) });
+      expect(unknown.code, unknown.stderr).toBe(0);
+      expect(unknown.stderr.split('\n').filter((line) => line.includes('not known here'))).toEqual([
+        `note: report ${id}'s request is not known here (reporting buyer or seller did not submit it from this configuration folder in the last 7 days): every field is written; --state FILE or --columns names the columns`,
+      ]);
+      expect(csvOf(join(config, 'u.csv'))[0]!.length).toBe(26);
+      const refused = await runCli(['download', id, '--columns', 'requested', '-o', join(config, 'x.csv')], { env: env(config) });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/^error: --columns requested needs the request, and this report's is not known here \(neither the journal of an interrupted run nor reporting buyer or seller on this machine in the last 7 days recorded it\)$/m);
+    }
+  });
+
+  it('the records of submitted requests are bounded: the oldest beyond 1,000 go', async () => {
+    const dir = tempDir();
+    const { Journal, REQUESTS_MAX } = await import('../../src/engine/journal.js');
+    const journal = new Journal(join(dir, '.config'), () => Date.now());
+    const folder = join(dir, '.config', 'requests');
+    mkdirSync(folder, { recursive: true });
+    const about = { side: 'buyer' as const, metrics: ['clicks'], breakdowns: ['DAILY'] };
+    // older records, made as a long-lived machine would have them (each an hour older)
+    for (let i = 0; i < REQUESTS_MAX + 5; i++) {
+      const path = join(folder, `${String(i).padStart(32, '0')}.json`);
+      writeFileSync(path, JSON.stringify({ v: 1, reportId: `old${i}`, submittedAt: Date.now(), about }));
+      const at = new Date(Date.now() - (i + 1) * 60_000);
+      utimesSync(path, at, at);
+    }
+    await journal.rememberRequest('newest', about);
+    const left = readdirSync(folder);
+    expect(left).toHaveLength(REQUESTS_MAX);
+    expect(journal.requestOf('newest')).toEqual(about);
+    // the five oldest and the one the newest pushed out are gone
+    expect(left.filter((name) => name.startsWith('0000')).length).toBe(REQUESTS_MAX - 1);
+    expect(left).not.toContain(`${String(REQUESTS_MAX + 4).padStart(32, '0')}.json`);
   });
 
   it('with --state: the columns the state records (the requested ones, or every field); a report not in it is refused', async () => {

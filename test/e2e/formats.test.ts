@@ -3,7 +3,7 @@
 // sandbox's data (quotes, line breaks, emoji, postal codes with leading zeros), on both DST days,
 // and on a crafted body with formula starts, numbers kept as text and fields the contract lacks.
 
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -149,11 +149,18 @@ describe('an empty report (a filter that matches nothing)', () => {
     const dir = tempDir();
     const submitted = await runCli(['buyer', '--since', '2026-11-01', '--until', '2026-11-02', '--breakdowns', 'DAILY', ...NOTHING], { env: env(dir) });
     const id = submitted.stdout.trim();
+    // from the configuration folder that submitted it, the request is known: its typed columns
+    const known = await runCli(['download', id, '--wait', '-o', join(dir, 'known.parquet'), '-q', '--poll-interval', '20ms'], { env: env(dir) });
+    expect(known.code, known.stderr).toBe(0);
+    expect(Object.keys(await parquetTypes(join(dir, 'known.parquet')))[0]).toBe('date');
+    rmSync(join(dir, 'known.parquet'));
+    // from another one, it is not
+    const other = tempDir();
     for (const format of ['parquet', 'xlsx']) {
-      const refused = await runCli(['download', id, '--wait', '-o', join(dir, `e.${format}`), '-q', '--poll-interval', '20ms'], { env: env(dir) });
+      const refused = await runCli(['download', id, '--wait', '-o', join(dir, `e.${format}`), '-q', '--poll-interval', '20ms'], { env: env(other) });
       expect(refused.code).toBe(5);
       expect(refused.stderr).toMatch(new RegExp(`^error: the report has no rows, and without its request \\(which \`download\` does not know\\) the columns of a ${format === 'xlsx' ? 'XLSX' : 'Parquet'} file are unknown: nothing was written\nhint: name the columns with --columns`));
-      const named = await runCli(['download', id, '-o', join(dir, `c.${format}`), '-q', '--columns', 'country,clicks'], { env: env(dir) });
+      const named = await runCli(['download', id, '-o', join(dir, `c.${format}`), '-q', '--columns', 'country,clicks'], { env: env(other) });
       expect(named.code, named.stderr).toBe(0);
     }
     expect(await parquetTypes(join(dir, 'c.parquet'))).toEqual({ country: 'VARCHAR', clicks: 'BIGINT' });

@@ -155,6 +155,22 @@ describe('--since auto and --lookback', () => {
     ]);
   });
 
+  it('-o repeated: a window is settled while every output it is recorded in exists', () => {
+    const windows = days('2026-11-10', '2026-11-12');
+    const outputs = (w: Window) => [{ file: `/data/${w.since}.csv`, bytes: 100, sha256: 'a'.repeat(64) }, { file: `/data/${w.since}.parquet`, bytes: 90, sha256: 'b'.repeat(64), etag: null }];
+    const state = doc(windows.map((w) => entry(w, 'done', '2026-11-15T06:00', { file: `/data/${w.since}.csv`, outputs: outputs(w) })));
+    const gone = `/data/${(windows[1] as Window).since}.parquet`;
+    expect(summary(planSteps(state, windows, { fileExists: (path) => path !== gone }))).toEqual(['2026-11-10 skip', '2026-11-11 submit:missing-file', '2026-11-12 skip']);
+    expect(autoSince(state, (path) => path !== gone)).toBe(day('2026-11-11').since);
+    // the outputs, in their order, are the request's: another set is another request
+    const two = { ...REQUEST, outputs: ['/data/{side}-{since}.csv', '/data/{side}-{since}.parquet'] };
+    expect(requestDifferences(two, two)).toEqual([]);
+    expect(requestDifferences(two, { ...two, outputs: [...two.outputs].reverse() })).toEqual([
+      'the outputs are /data/{side}-{since}.parquet, /data/{side}-{since}.csv here, /data/{side}-{since}.csv, /data/{side}-{since}.parquet in the state file',
+    ]);
+    expect(requestDifferences(REQUEST, two)).toHaveLength(1);
+  });
+
   it('fetches again a window that was fetched before its period ended (today, partially)', () => {
     const state = doc([entry(day('2026-11-20'), 'done', '2026-11-20T15:00')]);
     expect(autoSince(state)).toBeUndefined();

@@ -333,3 +333,23 @@ describe('the job file read as YAML 1.2 (the `yaml` package\'s reading, from a r
     expect(file.jobs[0]?.words).toContain('--bom');
   });
 });
+
+describe('output: a list (several outputs of one report, issue 33 item 3)', () => {
+  it('each file is an --output word of the job; two jobs may not share one of them', async () => {
+    const dir = await folder(edit(9, '  output: ["out/{job}/{since}.csv", "out/{job}/{since}.parquet"]'));
+    const result = await jobs(dir, ['validate', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const seller = JSON.parse(result.stdout).jobs.find((job: { job: string }) => job.job === 'seller-apps');
+    expect(seller.command).toContain(`'--output=${join(dir, 'out/seller-apps/{since}.csv')}' '--output=${join(dir, 'out/seller-apps/{since}.parquet')}'`);
+    const shared = await jobs(await folder(edit(18, '    output: ["out/{job}/{since}.csv", "out/shared/{since}.parquet"]', edit(9, '  output: ["out/{job}/{since}.csv", "out/shared/{since}.parquet"]'))), ['validate']);
+    expect(shared.code).toBe(2);
+    expect(shared.stderr).toMatch(/write the same output .*out\/shared\/\{since\}\.parquet/);
+  });
+
+  it('a job\'s own two outputs that are one file: refused as run refuses them', async () => {
+    const dir = await folder(edit(9, '  output: ["out/{job}/{since}.csv", "out/{job}/../{job}/{since}.csv"]'));
+    const result = await jobs(dir, ['validate']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/-o and the second -o name the same file/);
+  });
+});
