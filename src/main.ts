@@ -53,16 +53,27 @@ function answer(text: string): void {
   });
 }
 
+/**
+ * Answers what needs no program: `--version`, and `--help` from the texts the build made when they
+ * are what commander would print. True when it answered. bin/reporting.js calls it first, from
+ * dist/quick.cjs (this function built as CommonJS: no ES module loader to start for these).
+ */
+export function quick(argv: string[]): boolean {
+  const args = argv.slice(2);
+  // `--version` is on every script's hot path
+  if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+    answer(`${readVersion()}\n`);
+    return true;
+  }
+  const help = helpWords(args) === undefined ? undefined : quickHelp(args, readHelpTexts, process.stdout, process.env);
+  if (help === undefined) return false;
+  answer(help);
+  return true;
+}
+
 /** The process entry point (bin/reporting.js). */
 export function main(argv: string[]): void {
-  const args = argv.slice(2);
-  // `--version` is on every script's hot path: answer it before loading anything else
-  if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) return answer(`${readVersion()}\n`);
-  // and `--help` from the texts the build made, when they are what commander would print
-  if (helpWords(args) !== undefined) {
-    const text = quickHelp(args, readHelpTexts(), process.stdout, process.env);
-    if (text !== undefined) return answer(text);
-  }
+  if (quick(argv)) return;
   // the AWS SDK (loaded for -o s3://) would print a notice about future Node versions on stderr
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const controller = new AbortController();

@@ -25,12 +25,13 @@ export function helpWords(args: readonly string[]): string | undefined {
   return words.every((word) => /^[a-z_][a-z0-9_-]*$/.test(word)) ? words.join(' ') : undefined;
 }
 
-/** The text commander would print for `args` on `stdout` in `env`, when the build made it; else undefined. */
-export function quickHelp(args: readonly string[], texts: HelpTexts | undefined, stdout: { isTTY?: boolean; columns?: number }, env: Record<string, string | undefined>): string | undefined {
+/** The text commander would print for `args` on `stdout` in `env`, when the build made it (`read`, called only if it may be); else undefined. */
+export function quickHelp(args: readonly string[], read: () => HelpTexts | undefined, stdout: { isTTY?: boolean; columns?: number }, env: Record<string, string | undefined>): string | undefined {
   const words = helpWords(args);
-  if (words === undefined || texts === undefined) return undefined;
+  if (words === undefined) return undefined;
   if (wantsColor(env, stdout)) return undefined;
   if (stdout.columns !== undefined && stdout.columns < HELP_WIDTH) return undefined;
-  if (texts.env.some((name) => env[name] !== undefined)) return undefined;
+  const texts = read();
+  if (texts === undefined || texts.env.some((name) => env[name] !== undefined)) return undefined;
   return Object.hasOwn(texts.texts, words) ? texts.texts[words] : undefined;
 }
