@@ -45,16 +45,27 @@ describe('help from the build (dist/help.json)', () => {
     }
   });
 
-  it('leaves to commander what its texts would not match', async () => {
-    // bold titles on a terminal
-    expect(quickHelp(['--help'], read, { isTTY: true, columns: 120 }, {})).toBeUndefined();
-    // (commander keeps the bold only where it sees a colour terminal, which a test's stdout is not)
-    process.env.FORCE_COLOR = '1';
+  it.each([true, false])('on a colour terminal (colours: %s), every command: what commander prints', async (hasColors) => {
+    // commander decides by this process's stdout and environment: make them a terminal's
+    const saved = { isTTY: process.stdout.isTTY, hasColors: process.stdout.hasColors, env: { ...process.env } };
+    Object.assign(process.stdout, { isTTY: true, hasColors: () => hasColors });
+    for (const name of ['NO_COLOR', 'FORCE_COLOR', 'CLICOLOR_FORCE']) delete process.env[name];
     try {
-      expect((await commander(['--help'], { tty: true }, 120)).stdout).toContain('\u001b[1mOptions:\u001b[22m');
+      for (const args of paths.map((words) => [...words, '--help'])) {
+        const expected = await commander(args, { tty: true }, 100);
+        expect(expected.stdout.includes('\u001b[1m'), args.join(' ')).toBe(hasColors);
+        expect(quickHelp(args, read, { isTTY: true, columns: 100, hasColors: () => hasColors }, {}), args.join(' ')).toBe(expected.stdout);
+      }
     } finally {
-      delete process.env.FORCE_COLOR;
+      Object.assign(process.stdout, { isTTY: saved.isTTY, hasColors: saved.hasColors });
+      Object.assign(process.env, saved.env);
     }
+  });
+
+  it('leaves to commander what its texts would not match', async () => {
+    // commander's own colour rule, when these variables set it
+    expect(quickHelp(['--help'], read, { isTTY: true, columns: 120, hasColors: () => true }, { FORCE_COLOR: '0' })).toBeUndefined();
+    expect(quickHelp(['--help'], read, { isTTY: true, columns: 120, hasColors: () => false }, { CLICOLOR_FORCE: '1' })).toBeUndefined();
     // a narrower terminal wraps the descriptions elsewhere
     expect(quickHelp(['--help'], read, { isTTY: true, columns: 80 }, { NO_COLOR: '1' })).toBeUndefined();
     expect((await commander(['--help'], { tty: true, env: { NO_COLOR: '1' } }, 80)).stdout).not.toBe(texts.texts['']);
