@@ -6,7 +6,7 @@ import { EXIT, whyWriteFailed } from './errors.js';
 import { flushed } from './io/flush.js';
 import type { Context } from './factory.js';
 import { ExitCleanups, type Host } from './host.js';
-import { helpWords, quickHelp, type HelpTexts } from './cli/quick-help.js';
+import { quickHelp, type HelpTexts } from './cli/quick-help.js';
 
 /** This process as the code below sees it (src/host.ts); `cleanups` are run by main() on exit. */
 export function processHost(cleanups: ExitCleanups): Host {
@@ -65,7 +65,7 @@ export function quick(argv: string[]): boolean {
     answer(`${readVersion()}\n`);
     return true;
   }
-  const help = helpWords(args) === undefined ? undefined : quickHelp(args, readHelpTexts, process.stdout, process.env);
+  const help = quickHelp(args, readHelpTexts, process.stdout, process.env);
   if (help === undefined) return false;
   answer(help);
   return true;
