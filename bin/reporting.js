@@ -1,2 +1,3 @@
 #!/usr/bin/env node
-import('../dist/main.js').then((entry) => entry.main(process.argv));
+// CommonJS (bin/package.json): --version and --help are answered without starting the ES module loader
+if (!require('../dist/quick.cjs').quick(process.argv)) import('../dist/main.js').then((entry) => entry.main(process.argv));

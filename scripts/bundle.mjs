@@ -2,6 +2,7 @@
 // `reporting --help` loads a handful of files instead of some twenty-five modules. Code splitting
 // keeps every `import()` lazy: undici, zod, luxon, conf, csv-stringify and cli-progress load only
 // when a command needs them. tsc still type-checks and emits dist/ for the demo and the bench.
+import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 await build({
@@ -17,5 +18,24 @@ await build({
   external: ['undici', 'zod', 'luxon', 'conf', 'csv-stringify', 'cli-progress', 'hyparquet-writer', 'fflate', 'pg', 'pg-copy-streams', '@duckdb/node-api', '@duckdb/node-bindings', '@aws-sdk/client-s3'],
   // commander is CommonJS: give the bundle a require() of its own
   banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+  logLevel: 'warning',
+});
+
+// dist/quick.cjs: main.ts's `quick` (--version, and --help from dist/help.json) as CommonJS, which
+// bin/reporting.js requires before anything else: answering those without starting Node's ES
+// module loader takes some 10% off their start-up (test/bench/RESULTS.md). main() and what only it
+// loads are left out (tree shaking); import.meta.url is this file's, as dist/main.js's would be.
+await build({
+  stdin: { contents: "export { quick } from './src/main.ts';", resolveDir: fileURLToPath(new URL('..', import.meta.url)), loader: 'ts', sourcefile: 'quick.ts' },
+  outfile: 'dist/quick.cjs',
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  allowOverwrite: true,
+  define: { 'import.meta.url': '__quickUrl' },
+  banner: { js: "const __quickUrl = require('node:url').pathToFileURL(__filename).href;" },
+  // main()'s lazy boundary is not followed: quick() never reaches it
+  plugins: [{ name: 'program-stays-out', setup(b) { b.onResolve({ filter: /^\.\/cli\/program\.js$/ }, (args) => ({ path: args.path, external: true })); } }],
   logLevel: 'warning',
 });

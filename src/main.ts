@@ -6,6 +6,7 @@ import { EXIT, whyWriteFailed } from './errors.js';
 import { flushed } from './io/flush.js';
 import type { Context } from './factory.js';
 import { ExitCleanups, type Host } from './host.js';
+import { quickHelp, type HelpTexts } from './cli/quick-help.js';
 
 /** This process as the code below sees it (src/host.ts); `cleanups` are run by main() on exit. */
 export function processHost(cleanups: ExitCleanups): Host {
@@ -32,20 +33,47 @@ function readVersion(): string {
   return pkg.version;
 }
 
+/** The help texts the build made (scripts/help-texts.mjs), if it did. */
+function readHelpTexts(): HelpTexts | undefined {
+  try {
+    return JSON.parse(readFileSync(new URL('./help.json', import.meta.url), 'utf8')) as HelpTexts;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Prints an answer known without the program (the version, help): a closed pipe is no error. */
+function answer(text: string): void {
+  process.stdout.on('error', () => {});
+  process.stdout.write(text, (error) => {
+    if (!error || (error as NodeJS.ErrnoException).code === 'EPIPE') return;
+    // the same line as every other command's (src/export/sink.ts stdoutWriteError)
+    process.stderr.write(`error: cannot write standard output: ${whyWriteFailed(error)}\n`);
+    process.exitCode = EXIT.internal;
+  });
+}
+
+/**
+ * Answers what needs no program: `--version`, and `--help` from the texts the build made when they
+ * are what commander would print. True when it answered. bin/reporting.js calls it first, from
+ * dist/quick.cjs (this function built as CommonJS: no ES module loader to start for these).
+ */
+export function quick(argv: string[]): boolean {
+  const args = argv.slice(2);
+  // `--version` is on every script's hot path
+  if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+    answer(`${readVersion()}\n`);
+    return true;
+  }
+  const help = quickHelp(args, readHelpTexts, process.stdout, process.env);
+  if (help === undefined) return false;
+  answer(help);
+  return true;
+}
+
 /** The process entry point (bin/reporting.js). */
 export function main(argv: string[]): void {
-  const args = argv.slice(2);
-  // `--version` is on every script's hot path: answer it before loading anything else
-  if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
-    process.stdout.on('error', () => {});
-    process.stdout.write(`${readVersion()}\n`, (error) => {
-      if (!error || (error as NodeJS.ErrnoException).code === 'EPIPE') return;
-      // the same line as every other command's (src/export/sink.ts stdoutWriteError)
-      process.stderr.write(`error: cannot write standard output: ${whyWriteFailed(error)}\n`);
-      process.exitCode = EXIT.internal;
-    });
-    return;
-  }
+  if (quick(argv)) return;
   // the AWS SDK (loaded for -o s3://) would print a notice about future Node versions on stderr
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const controller = new AbortController();

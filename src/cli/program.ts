@@ -11,6 +11,7 @@ import { flushed } from '../io/flush.js';
 import { exitCodeFor, type ExitOptions } from './exit.js';
 import { choiceOption, count, duration } from './flags.js';
 import { GROUPS, GroupedHelp, LOCAL_COMMANDS, REFUSED_FLAGS } from './help.js';
+import { HELP_WIDTH } from './quick-help.js';
 import { REGISTRY, type AnyEntry, type Group } from './registry.js';
 import type { Parsed } from './options.js';
 
@@ -32,8 +33,8 @@ function buildProgram(ctx: Context, settings: { runF?: RunF; made?: (f: Factory)
     writeOut: (text: string) => { ctx.stdout.write(text); },
     writeErr: (text: string) => { ctx.stderr.write(text); },
     outputError: () => { /* runCli prints errors in one format */ },
-    getOutHelpWidth: () => Math.min(ctx.stdout.columns ?? 100, 100),
-    getErrHelpWidth: () => Math.min(ctx.stderr.columns ?? 100, 100),
+    getOutHelpWidth: () => Math.min(ctx.stdout.columns ?? HELP_WIDTH, HELP_WIDTH),
+    getErrHelpWidth: () => Math.min(ctx.stderr.columns ?? HELP_WIDTH, HELP_WIDTH),
   };
   const program: Command = new ReportingCommand('reporting')
     .description('Request and export advertising performance reports from the Reporting API.')
@@ -53,6 +54,23 @@ function buildProgram(ctx: Context, settings: { runF?: RunF; made?: (f: Factory)
   for (const entry of REGISTRY) addCommand(program, entry, ctx, settings.runF, '', settings.made);
   program.addHelpText('after', '\nEvery command has its own --help. The README and docs/ (shipped with the package) cover\ntime expressions, output formats, exit codes, state files and recipes for cron and Kubernetes.\n');
   return program;
+}
+
+/**
+ * Every command's words (`[]` for the program itself, `['state', 'show']`) and the environment
+ * variables the options read: what the build answers `--help` for ahead of time
+ * (scripts/help-texts.mjs, src/cli/quick-help.ts).
+ */
+export function helpCases(ctx: Context): { paths: string[][]; env: string[] } {
+  const paths: string[][] = [];
+  const env = new Set<string>();
+  const walk = (command: Command, words: string[]) => {
+    paths.push(words);
+    for (const option of command.options) if (option.envVar) env.add(option.envVar);
+    for (const sub of command.commands) walk(sub, [...words, sub.name()]);
+  };
+  walk(buildProgram(ctx), []);
+  return { paths, env: [...env].sort() };
 }
 
 /** The program's options, grouped for help; built afresh for the program and for each command. */

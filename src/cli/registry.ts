@@ -31,7 +31,7 @@ import { MALFORMED, REPORT_STATUSES, parseBodyFault, parseErrorFault, type BodyF
 import type { Layout } from '../sandbox/server.js';
 import { choiceArgument, choiceOption, count, duration, list, path } from './flags.js';
 import { runParser } from './run-words.js';
-import { parseShard } from '../fleet/select.js';
+import { parseShard } from '../fleet/shard.js';
 import {
   addChunkOptions, addJobOptions, addLoadOptions, loadFlagsOf, addOutputOptions, addReportOptions, addWaitOptions, chunkFlagsOf, jobFlagsOf, logFormatOption, outputFlagsOf, reportFlagsOf, waitFlagsOf, type Parsed,
 } from './options.js';

@@ -4,20 +4,7 @@
 import { createHash } from 'node:crypto';
 import { UsageError } from '../errors.js';
 import { didYouMean } from '../suggest.js';
-
-export interface Shard {
-  k: number;
-  n: number;
-}
-
-/** `K/N` with 1 <= K <= N. */
-export function parseShard(text: string, what = '--shard'): Shard {
-  const match = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text);
-  const k = Number(match?.[1]);
-  const n = Number(match?.[2]);
-  if (!match || n < 1 || k < 1 || k > n || n > 10_000) throw new UsageError(`${what} wants K/N with 1 <= K <= N (like 2/5), not "${text}"`);
-  return { k, n };
-}
+import { parseShard, type Shard } from './shard.js';
 
 /** The shard a job lands in: the SHA-256 of its expanded name, as a number, modulo N, plus one.
  * Stable: it depends on the name and N only, so adding a job moves no other job. */

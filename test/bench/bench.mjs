@@ -2,7 +2,7 @@
 // npm run bench: start-up, conversion at 100k / 1M / 3M rows in five formats (with jq as the
 // yardstick when it is installed; Parquet and XLSX side by side with CSV), and polling. Prints one table and writes test/bench/RESULTS.md.
 //
-//   node test/bench/bench.mjs [--sizes 100000,1000000,3000000] [--runs 15] [--skip-polling]
+//   node test/bench/bench.mjs [--sizes 100000,1000000,3000000] [--runs 31 (start-up)] [--skip-polling]
 //
 // Conversions run the real CLI (`reporting download`) against `reporting sandbox --scale N` over
 // loopback, each in its own process; peak RSS is read from /proc/<pid>/status (VmHWM).
@@ -14,6 +14,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse';
 import { measure, startSandbox } from './lib.mjs';
+import { startup as startupTable } from './startup.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BIN = join(root, 'bin', 'reporting.js');
@@ -23,7 +24,7 @@ const option = (name, fallback) => {
   return at >= 0 ? args[at + 1] : fallback;
 };
 const SIZES = option('sizes', '100000,1000000,3000000').split(',').map(Number);
-const RUNS = Number(option('runs', '15'));
+const RUNS = Number(option('runs', '31'));
 const work = mkdtempSync(join(tmpdir(), 'reporting-bench-'));
 const QUERY = { side: 'buyer', since: 1793487600, until: 1795215599, breakdowns: ['DAILY'] };
 const lines = [];
@@ -33,35 +34,8 @@ const log = (line = '') => { console.log(line); lines.push(line); };
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const mib = (bytes) => `${Math.round(bytes / 2 ** 20)} MiB`;
 
-function timeOnce(command, commandArgs) {
-  const started = process.hrtime.bigint();
-  const result = spawnSync(command, commandArgs, { stdio: 'ignore' });
-  if (result.status !== 0) throw new Error(`${commandArgs.join(' ')} failed`);
-  return Number(process.hrtime.bigint() - started) / 1e6;
-}
-
 async function startup() {
-  const cases = [
-    ['node -e 0', ['-e', '0']],
-    ['reporting --version', [BIN, '--version']],
-    ['reporting --help', [BIN, '--help']],
-    ['reporting buyer --help', [BIN, 'buyer', '--help']],
-  ];
-  const times = cases.map(() => []);
-  for (let i = 0; i < 3; i++) cases.forEach(([, a]) => timeOnce(process.execPath, a)); // warm the file cache
-  for (let run = 0; run < RUNS; run++) cases.forEach(([, a], i) => times[i].push(timeOnce(process.execPath, a)));
-  const base = median(times[0]);
-  log('## Start-up (median of ' + RUNS + ' runs, interleaved)');
-  log('');
-  log('| command | median | ratio to `node -e 0` | target |');
-  log('|---|---|---|---|');
-  const targets = { 'reporting --version': 1.3, 'reporting --help': 1.5, 'reporting buyer --help': 1.5 };
-  cases.forEach(([name], i) => {
-    const m = median(times[i]);
-    const target = targets[name];
-    log(`| \`${name}\` | ${m.toFixed(1)} ms | ${(m / base).toFixed(2)}x | ${target ? `<= ${target}x ${m / base <= target ? 'met' : 'MISSED'}` : ''} |`);
-  });
-  log('');
+  for (const line of startupTable(RUNS)) log(line);
 }
 
 async function submit(info) {
