@@ -126,6 +126,7 @@ function jobsEntry(action: JobsOptions['action'], summary: string, selects: bool
       // the run's own lines (its summary, the retry commands, its error), and each job's unless it sets its own
       if (action === 'run') {
         command.addOption(logFormatOption())
+          .option('--lock-wait <duration>', 'wait up to DURATION for a state\'s lock held by another run, for every job (over the file\'s lock-wait)', duration('--lock-wait', BOUNDS.lockWait))
           .option('--metrics-file <path>', 'write what each job did in Prometheus\' text format (node_exporter\'s textfile collector), replaced whole at the end');
       }
       if (action === 'status') {
@@ -142,6 +143,7 @@ function jobsEntry(action: JobsOptions['action'], summary: string, selects: bool
       logFormat: parsed.logFormat as JobsOptions['logFormat'],
       maxLagMs: parsed.maxLag as number | undefined,
       metricsFile: parsed.metricsFile as string | undefined,
+      lockWaitMs: parsed.lockWait as number | undefined,
       html: parsed.html as string | undefined,
       parser: runParser(REGISTRY.find((e) => e.name === 'run') as AnyEntry),
     }),

@@ -230,13 +230,13 @@ class PostgresConnection implements LoadConnection {
 
   async stateHolder(key: string): Promise<StateHolder | undefined> {
     // a bigint advisory lock is shown in pg_locks as its two halves (classid, objid), objsubid 1
-    const rows = await this.query(`SELECT a.application_name, a.backend_start FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+    const rows = await this.query(`SELECT a.application_name, to_char(a.backend_start AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
       WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted AND l.pid <> pg_backend_pid()
         AND ((l.classid::bigint << 32) | l.objid::bigint) = ${STATE_KEY}`, [key]);
     const [[name = '', since = ''] = []] = rows;
     if (!rows.length) return undefined;
     const match = /^reporting (\d+)@(.*)$/.exec(name);
-    return { pid: match ? Number(match[1]) : 0, host: match ? match[2] as string : `a Postgres session (${name || 'no application_name'})`, since: since.replace(' ', 'T') };
+    return { pid: match ? Number(match[1]) : 0, host: match ? match[2] as string : `a Postgres session (${name || 'no application_name'})`, since };
   }
 
   async close(): Promise<void> {

@@ -98,7 +98,9 @@ function resolveExtra(params: readonly string[]): Record<string, string | string
 
 export function buildReportRequest(side: Side, options: ReportFlags, nowMs: number): ReportRequest {
   if (options.since === undefined) throw new UsageError('--since is required', 'for example --since yesterday --until yesterday');
-  if (options.until === undefined) throw new UsageError('--until is required', 'for example --until today (a date means its last second, 23:59:59)');
+  // a calendar word names a period: the same word ends it (--since last-month --until last-month)
+  const period = options.since !== undefined && /^(this|last)-(week|month)$|^month-to-date$/.test(options.since.trim());
+  if (options.until === undefined) throw new UsageError('--until is required', period ? `for example --until ${options.since?.trim()} (the end of that period)` : 'for example --until today (a date means its last second, 23:59:59)');
   const since = parseTime(options.since, 'since', nowMs);
   const until = parseTime(options.until, 'until', nowMs);
   if (since > until) {

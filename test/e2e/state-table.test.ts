@@ -81,6 +81,16 @@ describe.each(targets)('--state table in %s', (name, target, skip) => {
       expect(shown.code, shown.stderr).toBe(0);
       expect(shown.stdout).toMatch(/windows:\s+3 \(3 done\)/);
       expect(shown.stdout).not.toMatch(/pg-s3cret/);
+      // --key: the whole key, its table alone, or a part of it; another is refused naming those there are
+      const byTable = await runCli(['state', 'show', db.load, '--key', 'daily'], { env, cwd: dir });
+      expect(byTable.code, byTable.stderr).toBe(0);
+      expect(byTable.stdout).toBe(shown.stdout);
+      const wrong = await runCli(['state', 'show', db.load, '--key', 'weekly'], { env, cwd: dir });
+      expect(wrong.code).toBe(2);
+      expect(wrong.stderr).toContain(`holds no state "weekly" in _reporting_state; it holds "${keys[0]}"`);
+      const table = await runCli(['state', 'show', 'table'], { env, cwd: dir });
+      expect(table.code).toBe(2);
+      expect(table.stderr).toMatch(/name that database here/);
       const forgot = await runCli(['state', 'forget', db.load, 'all'], { env, cwd: dir });
       expect(forgot.code, forgot.stderr).toBe(0);
       expect((await stateRows(db)).size).toBe(3);

@@ -2,7 +2,7 @@
 // report ID resubmitted, one run per state file, --since auto with --lookback against numbers that
 // still move, the journal of runs without a state file, and --log-format json.
 
-import { appendFileSync, existsSync, readFileSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
@@ -103,6 +103,29 @@ describe('--lock-wait', () => {
       const without = await runCli([...args.filter((a) => a !== '--state' && a !== state), '--lock-wait', '5s'], { env: env(sandbox, dir) });
       expect(without.code).toBe(2);
       expect(without.stderr).toContain('--lock-wait needs --state FILE');
+    });
+  });
+});
+
+describe('jobs run --lock-wait (the Kubernetes recipe\'s command line)', () => {
+  it('every job waits for its state\'s lock held by a live process, then says it waited; without it, exit 2 at once', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      writeFileSync(join(dir, 'reporting.yaml'), ['version: 1', 'defaults:', '  since: 2026-11-01', '  until: 2026-11-01', '  breakdowns: DAILY', '  state: state/{job}.json', '  output: out/{job}.csv',
+        'jobs:', '  - name: held', '    side: buyer', ''].join('\n'));
+      mkdirSync(join(dir, 'state'));
+      // the lock of a live process (this test's)
+      writeFileSync(join(dir, 'state', 'held.json.lock'), JSON.stringify({ pid: process.pid, host: hostname(), nonce: 'held', since: new Date().toISOString() }));
+      const at = Date.now();
+      const refused = await runCli(['jobs', 'run'], { env: env(sandbox, dir), cwd: dir });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).not.toMatch(/waited/);
+      const quick = Date.now() - at;
+      const started = Date.now();
+      const waited = await runCli(['jobs', 'run', '--lock-wait', '3s'], { env: env(sandbox, dir), cwd: dir });
+      expect(waited.code, waited.stderr).toBe(2);
+      expect(Date.now() - started).toBeGreaterThan(Math.max(2500, quick));
+      expect(waited.stderr).toMatch(new RegExp(`is in use by process ${process.pid}.*\\(waited 3 s for it: --lock-wait\\)`));
+      expect(sandbox.reports()).toEqual([]);
     });
   });
 });

@@ -25,11 +25,12 @@ const STORES: StoreKind[] = [
   {
     matches: (target) => target === TABLE_STATE,
     open: (_target, deps) => {
-      if (!deps.table) throw new UsageError('--state table keeps the state in the --load database, and there is no --load', 'add --load duckdb:FILE or --load postgres://..., or give --state a file or an s3:// URL');
+      // (a run without --load is refused before: commands/run.ts; here, `state show table`)
+      if (!deps.table) throw new UsageError('"table" is the state a run keeps in its --load database: name that database here', 'e.g. reporting state show duckdb:warehouse.duckdb (or postgres://USER@HOST/DB)');
       return new TableStore(deps.table);
     },
   },
-  { matches: isDatabaseUrl, open: (target, deps) => new TableStore({ ...databaseOf(parseLoadTarget(target, deps.cwd), deps), key: deps.stateKey }) },
+  { matches: isDatabaseUrl, open: (target, deps) => new TableStore({ ...databaseOf(parseLoadTarget(target, deps.cwd), deps), key: deps.stateKey, pick: true }) },
   { matches: () => true, open: (target, deps) => new FileStore(target, deps) },
 ];
 

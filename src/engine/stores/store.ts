@@ -81,8 +81,10 @@ export interface TableStateDeps {
   shown: string;
   /** a connection to the database; `waitMs`: how long a DuckDB file held by another process is waited for */
   connect(waitMs: number): Promise<LoadConnection>;
-  /** the state's key; undefined (`state show DATABASE`): the one key the table holds, or --key */
+  /** the state's key; undefined (`state show DATABASE`): the one key the table holds */
   key?: string;
+  /** `key` is --key's words: the key they name among those the table holds */
+  pick?: boolean;
   /** the run's process, named to another run that finds the key held */
   pid: number;
   now(): number;
@@ -120,7 +122,11 @@ export async function waitForStoreLock<T>(take: () => Promise<T>, waitMs: number
     } catch (error) {
       if (!(error instanceof LockedError)) throw error;
       const left = deadline - deps.now();
-      if (left <= 0) throw error;
+      if (left <= 0) {
+        // it waited: said, so that the same words as without --lock-wait are not taken for no wait
+        if (waitMs > 0) error.message = `${error.message} (waited ${Math.round(waitMs / 1000)} s for it: --lock-wait)`;
+        throw error;
+      }
       const next = retryAt?.(error);
       const pause = Math.max(50, Math.min(left, 2000, next === undefined ? 2000 : next - deps.now() + 50));
       // Ctrl-C or SIGTERM while waiting: the run was interrupted (130, 143), not refused

@@ -47,8 +47,12 @@ export class TableStore implements StateStore {
   /** the connection of the run holding the lock (its writes go through it) */
   private held: LoadConnection | undefined;
 
+  /** the key is still to be found among the table's (--key's words) */
+  private pick: boolean;
+
   constructor(private readonly deps: TableStateDeps) {
     this.key = deps.key;
+    this.pick = Boolean(deps.pick);
     this.name = nameOf(deps.shown, deps.key);
   }
 
@@ -69,12 +73,23 @@ export class TableStore implements StateStore {
 
   /** The key: given, or the only one the table holds (`state show DATABASE`). */
   private async keyIn(connection: LoadConnection): Promise<string | undefined> {
-    if (this.key !== undefined) return this.key;
+    if (this.key !== undefined && !this.pick) return this.key;
     const keys = (await connection.query(`SELECT DISTINCT state_key FROM ${TABLE} ORDER BY state_key`)).map(([key]) => key ?? '');
-    if (keys.length > 1) {
-      throw new UsageError(`${this.deps.shown} holds ${keys.length} states in ${STATE_TABLE}: ${keys.slice(0, 5).map((key) => `"${key}"`).join(', ')}${keys.length > 5 ? ', ...' : ''}`, 'name one with --key KEY');
+    const listed = (among: readonly string[]) => `${among.slice(0, 5).map((key) => `"${key}"`).join(', ')}${among.length > 5 ? ', ...' : ''}`;
+    // --key: the whole key, or its table (the key's first word), or a part of it found in one key only
+    const given = this.key;
+    const matching = given === undefined ? keys
+      : keys.includes(given) ? [given]
+        : keys.filter((key) => key.startsWith(`${given} `)).length ? keys.filter((key) => key.startsWith(`${given} `))
+          : keys.filter((key) => key.includes(given));
+    if (given !== undefined && matching.length === 0 && keys.length) {
+      throw new UsageError(`${this.deps.shown} holds no state "${given}" in ${STATE_TABLE}; it holds ${listed(keys)}`, 'give --key one of them, its table alone, or a part only one of them has');
     }
-    this.key = keys[0];
+    if (matching.length > 1) {
+      throw new UsageError(`${this.deps.shown} holds ${matching.length} states${given === undefined ? '' : ` matching "${given}"`} in ${STATE_TABLE}: ${listed(matching)}`, 'name one with --key KEY (the whole key, or a part only it has, e.g. its account=)');
+    }
+    this.pick = false;
+    this.key = matching[0] ?? given;
     this.name = nameOf(this.deps.shown, this.key);
     return this.key;
   }
