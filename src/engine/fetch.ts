@@ -11,7 +11,7 @@ import { InterruptedError, ReportMismatchError } from '../errors.js';
 import { openFileSink } from '../export/sink.js';
 import type { Host } from '../host.js';
 import { collectGarbage } from '../gc.js';
-import type { PollOptions } from '../report/poll.js';
+import type { Expectation, PollOptions } from '../report/poll.js';
 import { waitUntilReady } from '../report/poll.js';
 import { requestParams } from '../report/request.js';
 import { summaryMismatch, setsTimeZone } from '../report/summary.js';
@@ -80,6 +80,9 @@ export interface FetchDeps {
   into: { spoolDir(): string; cwd: string; host: Host; whole?(window: Window, origin: Window, reportId: string): Promise<WindowOutput> }
     | { begin(window: Window, origin: Window, reportId: string): Promise<WindowOutput>; file(reportId: string): string | undefined };
   slots: Slots;
+  /** what reports like this window's took to become ready (a report submitted by this task only:
+   * a resumed one's wait did not start at its submission) */
+  expected?(window: Window): Expectation | undefined;
 }
 
 export async function fetchWindow(window: Window, ctx: TaskContext, deps: FetchDeps): Promise<Fetched> {
@@ -87,7 +90,7 @@ export async function fetchWindow(window: Window, ctx: TaskContext, deps: FetchD
   const client = deps.clientFor(window, ctx);
   const previous = deps.previousOf(window);
   if (previous) ctx.reportId(previous.reportId); // known before the status check: the window keeps it if that fails
-  const { reportId } = await startReport(window, previous, deps.attemptOf(window), {
+  const { reportId, resumed } = await startReport(window, previous, deps.attemptOf(window), {
     submit: async () => {
       await deps.intend(window);
       return client.submit(job.side, requestParams({ ...job.request, since: window.since, until: window.until }));
@@ -103,8 +106,10 @@ export async function fetchWindow(window: Window, ctx: TaskContext, deps: FetchD
   ctx.reportId(reportId);
   const started = deps.now();
   let polls = 0;
+  const expected = resumed ? undefined : deps.expected?.(window);
   await waitUntilReady(client, reportId, {
     ...deps.poll,
+    ...(expected ? { expected } : {}),
     signal: ctx.signal,
     resumeHint: deps.resumeHint,
     onStatus: (status, count, elapsed) => {
