@@ -8,7 +8,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { formatDuration } from '../duration.js';
 import { CliError, EXIT, InterruptedError, UsageError } from '../errors.js';
 import { createFactory, type Factory } from '../factory.js';
-import { Budget, Starts } from '../fleet/budget.js';
+import { Budget, Starts, type Turn } from '../fleet/budget.js';
 import { Readiness } from '../report/poll.js';
 import { JobFileError, JOB_FILE, missingJobFile, readJobFile, type FileJob, type JobFile, type RunFlagInfo } from '../fleet/file.js';
 import { labelledOutput } from '../fleet/labelled.js';
@@ -501,8 +501,8 @@ async function runJobs(jobs: readonly { job: FileJob; opts: RunOptions }[], file
   const starts = new Starts(concurrency);
   const runs: JobRun[] = [];
   const outcomes = await Promise.all(jobs.map(async ({ job, opts }) => {
-    const begun = await starts.turn();
-    return runOne(job, opts, file, { budget, readiness, begun }, f, (run) => runs.push(run)).finally(begun);
+    const turn = await starts.turn();
+    return runOne(job, opts, file, { budget, readiness, turn }, f, (run) => runs.push(run)).finally(turn.end);
   }));
   // every job's run, also when some failed (a failed write of it fails the run)
   if (metricsFile) {
@@ -544,7 +544,7 @@ function logged<E extends CliError>(json: boolean, error: E): E {
   return error;
 }
 
-async function runOne(fileJob: FileJob, opts: RunOptions, file: JobFile, { budget, readiness, begun }: { budget: Budget; readiness: Readiness; begun(): void }, f: Factory, ran?: (run: JobRun) => void): Promise<Outcome> {
+async function runOne(fileJob: FileJob, opts: RunOptions, file: JobFile, { budget, readiness, turn }: { budget: Budget; readiness: Readiness; turn: Turn }, f: Factory, ran?: (run: JobRun) => void): Promise<Outcome> {
   const started = f.now();
   const stderr = labelledOutput(f.stderr, fileJob.name, fileJob.profile, (text) => f.secrets.redact(text));
   const jf = createFactory({ ...f, stderr }, { ...f.globals, profile: fileJob.profile, json: false });
@@ -557,7 +557,7 @@ async function runOne(fileJob: FileJob, opts: RunOptions, file: JobFile, { budge
   try {
     const prepared: Job = prepareRun(opts, jf);
     await checkObjectOutput(prepared, jf);
-    await runJob({ ...prepared, argv: ['run', ...commandWords(fileJob)], gate: startedAt(budget.gateFor(fileJob.profile), begun), readiness, observe: (event) => { tally.observe(event); metrics.observe(event); } }, jf);
+    await runJob({ ...prepared, argv: ['run', ...commandWords(fileJob)], gate: startedAt(budget.gateFor(fileJob.profile, turn.end), turn), readiness, observe: (event) => { tally.observe(event); metrics.observe(event); } }, jf);
   } catch (caught) {
     refusedBeforeStart = caught instanceof LockedError || caught instanceof UsageError;
     exitCode = caught instanceof CliError ? caught.exitCode : EXIT.internal;
@@ -576,12 +576,16 @@ async function runOne(fileJob: FileJob, opts: RunOptions, file: JobFile, { budge
   };
 }
 
-/** The gate, whose first use ends the job's turn to start (Starts). */
-function startedAt(gate: Gate, started: () => void): Gate {
+/** The gate, whose first slot ends the job's turn to start (Starts). */
+function startedAt(gate: Gate, turn: Turn): Gate {
   return {
-    acquire: (signal) => {
-      started();
-      return gate.acquire(signal);
+    acquire: async (signal) => {
+      turn.reached();
+      try {
+        return await gate.acquire(signal);
+      } finally {
+        turn.end();
+      }
     },
   };
 }

@@ -182,7 +182,8 @@ class PlannedRun {
       const outcome = await runWindows(windows, async (window, ctx) => {
         const release = await gate?.acquire(ctx.signal);
         try {
-          return await fetchWindow(window, ctx, this.fetchDeps());
+          // the slot goes on when the body is here (release may be called twice: once is enough)
+          return await fetchWindow(window, ctx, release ? { ...this.fetchDeps(), downloaded: release } : this.fetchDeps());
         } finally {
           release?.();
         }

@@ -78,7 +78,9 @@ export interface Job {
   observe?(event: LogEvent): void;
 }
 
-/** Slots shared by several runs: acquire one (waiting in turn, or until the signal aborts). */
+/** Slots shared by several runs: acquire one (waiting in turn, or until the signal aborts). The
+ * release it resolves with may be called more than once (the end of the download, then the end of
+ * the task): only the first call counts. */
 export interface Gate {
   acquire(signal: AbortSignal): Promise<() => void>;
 }

@@ -33,6 +33,9 @@ export interface PollOptions {
   /** what reports like this one took (see Readiness): no wait of the backoff goes past the time
    * this one is expected ready, and the wait is told when it was */
   expected?: Expectation;
+  /** when the report was submitted (`now()`'s clock), if before the wait's start: the expectation
+   * counts from it, the time the report's work started (the records made in between vary) */
+  submittedAt?: number;
 }
 
 /** What reports of one kind took to become ready, as far as one wait can tell. */
@@ -142,25 +145,28 @@ export async function waitUntilReady(client: ReportingClient, id: string, option
   const signal = AbortSignal.any([options.signal, deadline.signal]);
   // the expected time bounds the backoff, not a fixed --poll-interval
   const expected = options.intervalMs === undefined ? options.expected : undefined;
+  // the expectation's times count from the submission
+  const since = Math.min(started, options.submittedAt ?? started);
   /** when the last `progress` answer was asked for: the report was not ready then */
   let lower = 0;
   /** polls since the expected time passed */
   let overdue = 0;
   try {
     for (let polls = 1; ; polls++) {
-      const asked = options.now() - started;
+      const asked = options.now() - since;
       const status = await client.status(id, deadline.signal);
       const elapsed = options.now() - started;
       options.onStatus?.(status, polls, elapsed);
       if (status.status === 'ready') {
-        options.expected?.observe(lower, elapsed);
+        options.expected?.observe(lower, options.now() - since);
         return status;
       }
       if (isFailed(status)) throw reportFailed(id, status);
       lower = asked;
       const expectedMs = expected?.expectedMs();
-      if (expectedMs !== undefined && elapsed >= expectedMs) overdue++;
-      const delay = boundedDelayMs(pollDelayMs(polls - 1, options.random, options.intervalMs, options.firstMs), elapsed, expectedMs, Math.max(0, overdue - 1), options.random);
+      const fromSubmit = options.now() - since;
+      if (expectedMs !== undefined && fromSubmit >= expectedMs) overdue++;
+      const delay = boundedDelayMs(pollDelayMs(polls - 1, options.random, options.intervalMs, options.firstMs), fromSubmit, expectedMs, Math.max(0, overdue - 1), options.random);
       if (elapsed + delay > options.maxWaitMs) {
         // one last look at the deadline rather than giving up early
         const remaining = options.maxWaitMs - elapsed;
@@ -169,7 +175,7 @@ export async function waitUntilReady(client: ReportingClient, id: string, option
           const last = await client.status(id, deadline.signal);
           options.onStatus?.(last, polls + 1, options.now() - started);
           if (last.status === 'ready') {
-            options.expected?.observe(lower, options.now() - started);
+            options.expected?.observe(lower, options.now() - since);
             return last;
           }
         }

@@ -20,7 +20,7 @@ function fakeReport(readyAtMs: number) {
     sleep: async (ms) => { clock += ms; },
     ...extra,
   });
-  return { client, options, asked, now: () => clock };
+  return { client, options, asked, now: () => clock, advance: (ms: number) => { clock += ms; } };
 }
 
 describe('Readiness: when reports of a kind become ready', () => {
@@ -88,6 +88,22 @@ describe('waitUntilReady with an expectation', () => {
     // the wait told its interval (2850, 3050]: one more such report and 2.95 s is expected
     readiness.of('k').observe(2850, 3050);
     expect(readiness.of('k').expectedMs()).toBe(2950);
+  });
+
+  it('counts the expected time from the submission, not from the wait\'s start (the records made in between)', async () => {
+    const readiness = new Readiness();
+    readiness.of('k').observe(2900, 3100);
+    const submitted = fakeReport(3000);
+    submitted.advance(200);
+    await waitUntilReady(submitted.client, 'r5', submitted.options({ firstMs: 250, expected: readiness.of('k'), submittedAt: 0 }));
+    expect(submitted.asked).toEqual([200, 450, 950, 1950, 3000]);
+    // without it, the expected time is counted from the wait's start: 200 ms late
+    const fresh = new Readiness();
+    fresh.of('k').observe(2900, 3100);
+    const unknown = fakeReport(3000);
+    unknown.advance(200);
+    await waitUntilReady(unknown.client, 'r6', unknown.options({ firstMs: 250, expected: fresh.of('k') }));
+    expect(unknown.asked.at(-1)).toBe(3200);
   });
 
   it('a report much slower than expected goes back to the backoff after a few polls', async () => {
