@@ -8,7 +8,8 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { formatDuration } from '../duration.js';
 import { CliError, EXIT, InterruptedError, UsageError } from '../errors.js';
 import { createFactory, type Factory } from '../factory.js';
-import { Budget } from '../fleet/budget.js';
+import { Budget, Starts, type Turn } from '../fleet/budget.js';
+import { Readiness } from '../report/poll.js';
 import { JobFileError, JOB_FILE, missingJobFile, readJobFile, type FileJob, type JobFile, type RunFlagInfo } from '../fleet/file.js';
 import { labelledOutput } from '../fleet/labelled.js';
 import { boundOldGeneration, boundYoungGeneration } from '../io/young-generation.js';
@@ -27,7 +28,7 @@ import { runJob } from '../engine/engine.js';
 import { RunMetrics, writeMetricsFile, type JobRun } from '../engine/metrics.js';
 import { LockedError } from '../fs/lock.js';
 import type { LogEvent } from '../engine/events.js';
-import { DEFAULT_JOB_FLAGS, type Job } from '../engine/job.js';
+import { DEFAULT_JOB_FLAGS, type Gate, type Job } from '../engine/job.js';
 import { previewJob, previewLines } from '../engine/preview.js';
 import { DEFAULT_CONCURRENCY, logFormatFrom, type LogFormat } from '../engine/limits.js';
 import { checkChunk, parseChunk } from '../report/windows.js';
@@ -498,8 +499,14 @@ class Tally {
 async function runJobs(jobs: readonly { job: FileJob; opts: RunOptions }[], file: JobFile, format: LogFormat, f: Factory, metricsFile?: string): Promise<void> {
   const concurrency = file.concurrency ?? DEFAULT_CONCURRENCY;
   const budget = new Budget(concurrency, Math.min(file.perProfile ?? concurrency, concurrency));
+  // every job's waits learn when reports become ready, and every other job's polls use it
+  const readiness = new Readiness();
+  const starts = new Starts(concurrency);
   const runs: JobRun[] = [];
-  const outcomes = await Promise.all(jobs.map(({ job, opts }) => runOne(job, opts, file, budget, f, (run) => runs.push(run))));
+  const outcomes = await Promise.all(jobs.map(async ({ job, opts }) => {
+    const turn = await starts.turn();
+    return runOne(job, opts, file, { budget, readiness, turn }, f, (run) => runs.push(run)).finally(turn.end);
+  }));
   // every job's run, also when some failed (a failed write of it fails the run)
   if (metricsFile) {
     await writeMetricsFile(metricsFile, runs).catch((error: unknown) => {
@@ -540,7 +547,7 @@ function logged<E extends CliError>(json: boolean, error: E): E {
   return error;
 }
 
-async function runOne(fileJob: FileJob, opts: RunOptions, file: JobFile, budget: Budget, f: Factory, ran?: (run: JobRun) => void): Promise<Outcome> {
+async function runOne(fileJob: FileJob, opts: RunOptions, file: JobFile, { budget, readiness, turn }: { budget: Budget; readiness: Readiness; turn: Turn }, f: Factory, ran?: (run: JobRun) => void): Promise<Outcome> {
   const started = f.now();
   const stderr = labelledOutput(f.stderr, fileJob.name, fileJob.profile, (text) => f.secrets.redact(text));
   const jf = createFactory({ ...f, stderr }, { ...f.globals, profile: fileJob.profile, json: false });
@@ -553,7 +560,7 @@ async function runOne(fileJob: FileJob, opts: RunOptions, file: JobFile, budget:
   try {
     const prepared: Job = prepareRun(opts, jf);
     await checkObjectOutput(prepared, jf);
-    await runJob({ ...prepared, argv: ['run', ...commandWords(fileJob)], gate: budget.gateFor(fileJob.profile), observe: (event) => { tally.observe(event); metrics.observe(event); } }, jf);
+    await runJob({ ...prepared, argv: ['run', ...commandWords(fileJob)], gate: startedAt(budget.gateFor(fileJob.profile, turn.end), turn), readiness, observe: (event) => { tally.observe(event); metrics.observe(event); } }, jf);
   } catch (caught) {
     refusedBeforeStart = caught instanceof LockedError || caught instanceof UsageError;
     exitCode = caught instanceof CliError ? caught.exitCode : EXIT.internal;
@@ -569,6 +576,20 @@ async function runOne(fileJob: FileJob, opts: RunOptions, file: JobFile, budget:
     job: fileJob.name, profile: fileJob.profile, exitCode, fetched: tally.fetched, skipped: tally.skipped, failed: tally.failed.size,
     rows: tally.rows, files: [...tally.files].sort(), durationMs: f.now() - started,
     ...(error === undefined ? {} : { error, retry: shellCommand(['reporting', 'jobs', 'run', '-f', file.file, fileJob.name]) }),
+  };
+}
+
+/** The gate, whose first slot ends the job's turn to start (Starts). */
+function startedAt(gate: Gate, turn: Turn): Gate {
+  return {
+    acquire: async (signal) => {
+      turn.reached();
+      try {
+        return await gate.acquire(signal);
+      } finally {
+        turn.end();
+      }
+    },
   };
 }
 

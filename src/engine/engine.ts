@@ -18,7 +18,7 @@ import { abortRecordedUploads, type ObjectStoreConfig, type RecordedObject, type
 import { droppedWarning } from '../export/output.js';
 import type { Factory } from '../factory.js';
 import { collectGarbage } from '../gc.js';
-import { defaultResumeHint, pollOptionsFrom } from '../report/poll.js';
+import { Readiness, defaultResumeHint, pollOptionsFrom } from '../report/poll.js';
 import { endOfParisDay, parisDate } from '../report/time.js';
 import { checkChunk, formatChunk, parseChunk, splitWindow, type Chunk, type Window } from '../report/windows.js';
 import { GC_AFTER_BYTES, MAX_DOWNLOADS, Slots, WINDOW_FIRST_POLL_MS, fetchWindow, type FetchDeps, type Fetched } from './fetch.js';
@@ -197,7 +197,8 @@ class PlannedRun {
       const outcome = await runWindows(windows, async (window, ctx) => {
         const release = await gate?.acquire(ctx.signal);
         try {
-          return await fetchWindow(window, ctx, this.fetchDeps());
+          // the slot goes on when the body is here (release may be called twice: once is enough)
+          return await fetchWindow(window, ctx, release ? { ...this.fetchDeps(), downloaded: release } : this.fetchDeps());
         } finally {
           release?.();
         }
@@ -268,8 +269,17 @@ class PlannedRun {
         ? { spoolDir: () => this.spool(), cwd: f.cwd, host: f.host, whole: this.direct ? (w, o, id) => this.destination.begin(w, o, id) : undefined }
         : { begin: (w, o, id) => this.destination.begin(w, o, id), file: (id) => plan.fileOf?.(plan.period, id) },
       slots: this.slots,
+      expected: (window) => this.readiness.of(`${job.side} ${job.request.breakdowns.join(',')} ${window.until - window.since}`),
     };
   }
+
+  /** the process's (`jobs run`), else this run's: reports of one kind (side, breakdowns, window
+   * length) take about as long as each other */
+  private get readiness(): Readiness {
+    return this.job.readiness ?? (this.ownReadiness ??= new Readiness());
+  }
+
+  private ownReadiness?: Readiness;
 
   /** The spool folder, made when first asked for. */
   private spool(): string {

@@ -11,7 +11,7 @@ import { InterruptedError, ReportMismatchError } from '../errors.js';
 import { openFileSink } from '../export/sink.js';
 import type { Host } from '../host.js';
 import { collectGarbage } from '../gc.js';
-import type { PollOptions } from '../report/poll.js';
+import type { Expectation, PollOptions } from '../report/poll.js';
 import { waitUntilReady } from '../report/poll.js';
 import { requestParams } from '../report/request.js';
 import { summaryMismatch, setsTimeZone } from '../report/summary.js';
@@ -80,6 +80,12 @@ export interface FetchDeps {
   into: { spoolDir(): string; cwd: string; host: Host; whole?(window: Window, origin: Window, reportId: string): Promise<WindowOutput> }
     | { begin(window: Window, origin: Window, reportId: string): Promise<WindowOutput>; file(reportId: string): string | undefined };
   slots: Slots;
+  /** what reports like this window's took to become ready (a report submitted by this task only:
+   * a resumed one's wait did not start at its submission) */
+  expected?(window: Window): Expectation | undefined;
+  /** the report's body is all here: the budget's slot can go to the next window now, before the
+   * spool is put in place */
+  downloaded?(): void;
 }
 
 export async function fetchWindow(window: Window, ctx: TaskContext, deps: FetchDeps): Promise<Fetched> {
@@ -87,10 +93,13 @@ export async function fetchWindow(window: Window, ctx: TaskContext, deps: FetchD
   const client = deps.clientFor(window, ctx);
   const previous = deps.previousOf(window);
   if (previous) ctx.reportId(previous.reportId); // known before the status check: the window keeps it if that fails
-  const { reportId } = await startReport(window, previous, deps.attemptOf(window), {
+  let submittedAt: number | undefined;
+  const { reportId, resumed } = await startReport(window, previous, deps.attemptOf(window), {
     submit: async () => {
       await deps.intend(window);
-      return client.submit(job.side, requestParams({ ...job.request, since: window.since, until: window.until }));
+      const id = await client.submit(job.side, requestParams({ ...job.request, since: window.since, until: window.until }));
+      submittedAt = deps.now();
+      return id;
     },
     status: (id) => client.status(id),
     emit: deps.emit,
@@ -103,8 +112,10 @@ export async function fetchWindow(window: Window, ctx: TaskContext, deps: FetchD
   ctx.reportId(reportId);
   const started = deps.now();
   let polls = 0;
+  const expected = resumed ? undefined : deps.expected?.(window);
   await waitUntilReady(client, reportId, {
     ...deps.poll,
+    ...(expected ? { expected, ...(submittedAt === undefined ? {} : { submittedAt }) } : {}),
     signal: ctx.signal,
     resumeHint: deps.resumeHint,
     onStatus: (status, count, elapsed) => {
@@ -143,6 +154,7 @@ async function download(window: Window, ctx: TaskContext, reportId: string, clie
     progress: (rows, bytes) => deps.progress(window, rows, bytes),
     onRetry: (again, reason) => deps.emit({ event: 'retried', window, reportId, attempt: again + 1, message: reason }),
   }).finally(release);
+  deps.downloaded?.();
   const mismatch = summaryMismatch(window, deps.job.request.breakdowns, result.summary);
   if (mismatch && setsTimeZone(deps.job.request.extra)) deps.emit({ event: 'warning', window, reportId, message: `${mismatch} (--param sets the time zone)` });
   else if (mismatch) {
@@ -164,6 +176,11 @@ export class Slots {
 
   constructor(size: number) {
     this.free = size;
+  }
+
+  /** slots free now: an acquire now would not wait */
+  get available(): number {
+    return this.free;
   }
 
   async acquire(signal: AbortSignal): Promise<() => void> {

@@ -5,7 +5,7 @@
 import type { OutputOptions, OutputPlan } from '../export/output.js';
 import type { CsvOptions } from '../export/writers.js';
 import type { Side } from '../report/catalog.js';
-import type { WaitFlags } from '../report/poll.js';
+import type { Readiness, WaitFlags } from '../report/poll.js';
 import type { ReportRequest } from '../report/request.js';
 import type { LogEvent } from './events.js';
 import type { LogFormat } from './limits.js';
@@ -73,11 +73,16 @@ export interface Job {
   /** a budget shared with other runs of the process (`jobs run`): held by each window's task from
    * its submit to the end of its download, on top of the run's own --concurrency */
   gate?: Gate;
+  /** when reports become ready, learned as they do: shared by the runs of a process (`jobs run`),
+   * else the run's own */
+  readiness?: Readiness;
   /** sees every event the run's view is given (`jobs run` sums them up per job) */
   observe?(event: LogEvent): void;
 }
 
-/** Slots shared by several runs: acquire one (waiting in turn, or until the signal aborts). */
+/** Slots shared by several runs: acquire one (waiting in turn, or until the signal aborts). The
+ * release it resolves with may be called more than once (the end of the download, then the end of
+ * the task): only the first call counts. */
 export interface Gate {
   acquire(signal: AbortSignal): Promise<() => void>;
 }

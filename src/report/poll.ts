@@ -30,6 +30,80 @@ export interface PollOptions {
   onStatus?(status: StatusResponse, polls: number, elapsedMs: number): void;
   /** the command to suggest for picking the report up later */
   resumeHint?: (id: string) => string;
+  /** what reports like this one took (see Readiness): no wait of the backoff goes past the time
+   * this one is expected ready, and the wait is told when it was */
+  expected?: Expectation;
+  /** when the report was submitted (`now()`'s clock), if before the wait's start: the expectation
+   * counts from it, the time the report's work started (the records made in between vary) */
+  submittedAt?: number;
+}
+
+/** What reports of one kind took to become ready, as far as one wait can tell. */
+export interface Expectation {
+  /** the time from the wait's start a report of this kind is expected ready, once one was seen */
+  expectedMs(): number | undefined;
+  /** a report was still in progress when asked at `lowerMs` (0: never asked), ready at `upperMs` */
+  observe(lowerMs: number, upperMs: number): void;
+}
+
+/** The last readiness intervals kept for a kind of report: recent enough to follow a platform
+ * slowing down, enough for a median that one odd report does not move. */
+const READINESS_KEPT = 32;
+/** Past the expected time, a report still in progress is asked again after 100 ms, then 200, 400
+ * ms..., never more rarely than the backoff would: a report slightly slower than the others is
+ * noticed within a step, and one much slower is back on the backoff after a few. */
+const OVERDUE_FIRST_MS = 100;
+/** Polls aimed at the expected time are spread over +-5% of it (at most +-100 ms): reports submitted
+ * together are not asked about in one burst. */
+const SPREAD = 0.05;
+const SPREAD_CAP_MS = 100;
+
+/**
+ * When the reports of each kind (the engine's key: side, breakdowns, window length) become ready,
+ * learned from the waits of one process: each wait that ends says the report became ready between
+ * its last `progress` answer and its `ready` one; the expected time is the median of those
+ * intervals' middles. A wait then polls at the expected time instead of a backoff tick that may fall
+ * seconds after it (a 3 s report polled at 1.75 s and then 3.75 s is noticed 0.75 s late), and an
+ * estimate too early or too late moves toward the truth with every report: too early, the report is
+ * noticed within a short step after it and its interval is narrow; too late, the interval's middle
+ * is earlier than the estimate. A wrong estimate costs a few polls, never a later notice than the
+ * backoff's.
+ */
+export class Readiness {
+  private readonly kinds = new Map<string, number[]>();
+
+  of(kind: string): Expectation {
+    return {
+      expectedMs: () => {
+        const seen = this.kinds.get(kind);
+        if (!seen || seen.length === 0) return undefined;
+        const sorted = [...seen].sort((a, b) => a - b);
+        return sorted[Math.floor((sorted.length - 1) / 2)];
+      },
+      observe: (lowerMs, upperMs) => {
+        if (!(upperMs >= lowerMs) || lowerMs < 0) return;
+        let seen = this.kinds.get(kind);
+        if (!seen) this.kinds.set(kind, (seen = []));
+        seen.push((lowerMs + upperMs) / 2);
+        if (seen.length > READINESS_KEPT) seen.shift();
+      },
+    };
+  }
+}
+
+/**
+ * The wait before the next poll, the backoff's `delay` bounded by the expected readiness: before
+ * it, no later than it (spread); past it, `OVERDUE_FIRST_MS` doubling with each poll since, never
+ * more than `delay`.
+ */
+export function boundedDelayMs(delay: number, elapsed: number, expectedMs: number | undefined, overdue: number, random: () => number = Math.random): number {
+  if (expectedMs === undefined) return delay;
+  if (elapsed < expectedMs) {
+    const spread = Math.min(SPREAD_CAP_MS, expectedMs * SPREAD);
+    const aim = expectedMs + (random() * 2 - 1) * spread;
+    return Math.max(0, Math.min(delay, Math.round(aim - elapsed)));
+  }
+  return Math.min(delay, OVERDUE_FIRST_MS * 2 ** overdue);
 }
 
 /** The wait after poll `n` (0-based): 1 s, 2 s, 4 s, then 7.5 s, each with ±5% jitter. */
@@ -69,14 +143,30 @@ export async function waitUntilReady(client: ReportingClient, id: string, option
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(notReady()), options.maxWaitMs + LAST_LOOK_MS);
   const signal = AbortSignal.any([options.signal, deadline.signal]);
+  // the expected time bounds the backoff, not a fixed --poll-interval
+  const expected = options.intervalMs === undefined ? options.expected : undefined;
+  // the expectation's times count from the submission
+  const since = Math.min(started, options.submittedAt ?? started);
+  /** when the last `progress` answer was asked for: the report was not ready then */
+  let lower = 0;
+  /** polls since the expected time passed */
+  let overdue = 0;
   try {
     for (let polls = 1; ; polls++) {
+      const asked = options.now() - since;
       const status = await client.status(id, deadline.signal);
       const elapsed = options.now() - started;
       options.onStatus?.(status, polls, elapsed);
-      if (status.status === 'ready') return status;
+      if (status.status === 'ready') {
+        options.expected?.observe(lower, options.now() - since);
+        return status;
+      }
       if (isFailed(status)) throw reportFailed(id, status);
-      const delay = pollDelayMs(polls - 1, options.random, options.intervalMs, options.firstMs);
+      lower = asked;
+      const expectedMs = expected?.expectedMs();
+      const fromSubmit = options.now() - since;
+      if (expectedMs !== undefined && fromSubmit >= expectedMs) overdue++;
+      const delay = boundedDelayMs(pollDelayMs(polls - 1, options.random, options.intervalMs, options.firstMs), fromSubmit, expectedMs, Math.max(0, overdue - 1), options.random);
       if (elapsed + delay > options.maxWaitMs) {
         // one last look at the deadline rather than giving up early
         const remaining = options.maxWaitMs - elapsed;
@@ -84,7 +174,10 @@ export async function waitUntilReady(client: ReportingClient, id: string, option
           await options.sleep(remaining, signal);
           const last = await client.status(id, deadline.signal);
           options.onStatus?.(last, polls + 1, options.now() - started);
-          if (last.status === 'ready') return last;
+          if (last.status === 'ready') {
+            options.expected?.observe(lower, options.now() - since);
+            return last;
+          }
         }
         throw notReady();
       }

@@ -34,7 +34,7 @@ function peakOf(pid) {
 export function measure(command, commandArgs, options = {}) {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const child = spawn(command, commandArgs, { stdio: ['ignore', options.stdout ?? 'pipe', 'pipe'], env: options.env ?? process.env });
+    const child = spawn(command, commandArgs, { stdio: ['ignore', options.stdout ?? 'pipe', 'pipe'], env: options.env ?? process.env, ...(options.cwd ? { cwd: options.cwd } : {}) });
     let peak = 0;
     let cpu = 0;
     let stdout = '';
