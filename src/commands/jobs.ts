@@ -17,6 +17,7 @@ import { selectJobs, shardFrom } from '../fleet/select.js';
 import type { Shard } from '../fleet/shard.js';
 import { profileVariable } from '../auth/resolve.js';
 import { jsonLine, safeLine, safeText } from '../io/safe-text.js';
+import { setMaxListeners } from 'node:events';
 import { shellCommand } from '../io/shell.js';
 import { table } from '../io/table.js';
 import { jobStatus, statusCells, STATUS_HEADER, type JobStatus } from '../fleet/status.js';
@@ -502,6 +503,8 @@ async function runJobs(jobs: readonly { job: FileJob; opts: RunOptions }[], file
   // every job's waits learn when reports become ready, and every other job's polls use it
   const readiness = new Readiness();
   const starts = new Starts(concurrency);
+  // each job's pool listens to the process's signal (Ctrl-C): hundreds of jobs are not a leak
+  setMaxListeners(Math.max(10, 4 * jobs.length), f.signal);
   const runs: JobRun[] = [];
   const outcomes = await Promise.all(jobs.map(async ({ job, opts }) => {
     const turn = await starts.turn();

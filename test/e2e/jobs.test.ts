@@ -438,3 +438,17 @@ jobs:
     }
   }, 90_000);
 });
+
+describe('many jobs in one process', () => {
+  it('40 jobs at once: no warning on stderr (each job listens to the one Ctrl-C signal), every output written', async () => {
+    await withSandbox({ readyDelayMs: 200 }, async (sandbox, dir) => {
+      const names = Array.from({ length: 40 }, (_, i) => `day-${i + 1}`);
+      writeFileSync(join(dir, 'many.yaml'), ['version: 1', 'concurrency: 40', 'defaults:', '  since: 2026-11-01', '  until: 2026-11-01', '  breakdowns: DAILY', '  output: out/{job}.csv', '  poll-interval: 50ms', 'jobs:',
+        ...names.flatMap((name, i) => [`  - name: ${name}`, '    side: buyer', `    campaign-id: [${i + 1}]`]), ''].join('\n'));
+      const result = await runCli(['jobs', 'run', '-f', 'many.yaml', '-q'], { env: { REPORTING_CONFIG_DIR: join(dir, '.config'), REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: sandbox.token }, cwd: dir, timeoutMs: 120_000 });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).not.toMatch(/Warning|MaxListeners/);
+      expect(readdirSync(join(dir, 'out')).sort()).toEqual(names.map((name) => `${name}.csv`).sort());
+    });
+  }, 150_000);
+});
