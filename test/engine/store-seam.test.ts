@@ -58,7 +58,7 @@ describe('a state store registered by a test alone', () => {
   it('RunState records windows in it, another run is refused its lock, and the next run reads what the first wrote', async () => {
     const unregister = registerStateStore({ matches: (target) => target.startsWith('mem://'), open: (target) => new MemoryStore(target) });
     try {
-      const deps = storeDeps({ cwd: '/', host: HOST, env: {}, now: () => Date.now() });
+      const deps = storeDeps({ cwd: '/', host: HOST, env: {}, now: () => Date.now(), signal: new AbortController().signal });
       const now = () => Date.parse('2026-11-05T06:00:00Z');
       const first = await RunState.open(stateStoreOf('mem://nightly', deps), REQUEST, { now });
       await expect(RunState.open(stateStoreOf('mem://nightly', deps), REQUEST, { now })).rejects.toThrow(LockedError);
@@ -81,6 +81,6 @@ describe('a state store registered by a test alone', () => {
     } finally {
       unregister();
     }
-    expect(stateStoreOf('mem://nightly', storeDeps({ cwd: '/', host: HOST, env: {}, now: () => Date.now() })).constructor.name).toBe('FileStore');
+    expect(stateStoreOf('mem://nightly', storeDeps({ cwd: '/', host: HOST, env: {}, now: () => Date.now(), signal: new AbortController().signal })).constructor.name).toBe('FileStore');
   });
 });
