@@ -30,7 +30,7 @@ const deps = (extra: Record<string, string> = {}): Pick<StoreDeps, 'env' | 'conf
 });
 const text = async (key: string) => (await (await moto.s3.send(new GetObjectCommand({ Bucket: 'unit', Key: key }))).Body as { transformToString(): Promise<string> }).transformToString();
 
-type Mode = (req: IncomingMessage, n: number) => 'pass' | 'hang' | 'drop-answer';
+type Mode = (req: IncomingMessage, n: number) => 'pass' | 'hang' | 'drop-answer' | 'hold-answer';
 /** A proxy to moto: 'hang' never answers, 'drop-answer' forwards then resets the client's socket. */
 async function proxy(mode: Mode): Promise<{ endpoint: string; server: Server }> {
   let n = 0;
@@ -40,6 +40,8 @@ async function proxy(mode: Mode): Promise<{ endpoint: string; server: Server }> 
     const target = new URL(moto.endpoint);
     const up = request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
       if (how === 'drop-answer') { answer.resume(); answer.on('end', () => req.socket.destroy()); return; }
+      // done upstream, never answered: the client gives up on a write that landed
+      if (how === 'hold-answer') { answer.resume(); return; }
       res.writeHead(answer.statusCode ?? 500, answer.headers);
       answer.pipe(res);
     });
@@ -99,6 +101,16 @@ describe.skipIf(!MOTO)('the lease when the network misbehaves', () => {
     await sleep(500); // a renewal is now in flight, and never answers
     const outcome = await Promise.race([lock.release().then(() => 'released'), sleep(5000).then(() => 'still waiting after 5 s')]);
     expect(outcome).toBe('released');
+    p.server.closeAllConnections(); p.server.close();
+  }, 20_000);
+
+  it('release() while a renewal that landed is unanswered: the lease is deleted all the same (found by its nonce)', async () => {
+    const p = await proxy((req) => (isLease(req) && req.headers['if-match'] ? 'hold-answer' : 'pass'));
+    const a = new BucketStore('s3://unit/landed-renewal/s.json', deps({ AWS_ENDPOINT_URL_S3: p.endpoint, REPORTING_STATE_LEASE: '1s' }));
+    const lock = await a.lock();
+    await sleep(500); // a renewal has reached moto (a new ETag) and its answer is held
+    await lock.release();
+    await expect(text('landed-renewal/s.json.lock'), 'a run that ended left its lease behind').rejects.toThrow();
     p.server.closeAllConnections(); p.server.close();
   }, 20_000);
 

@@ -339,10 +339,15 @@ class LeaseLock implements StoreLock {
     this.stopRenewal.abort();
     await this.renewing;
     const etag = this.etag;
+    const nonce = this.lease?.nonce;
     this.etag = undefined;
     this.lease = undefined;
     if (etag === undefined || this.lost) return;
-    await this.store.deleteLease(etag).catch(() => undefined);
+    if (await this.store.deleteLease(etag).catch(() => true)) return;
+    // the renewal stopped on its way may have landed all the same (a new ETag this run never
+    // heard of): the lease there is still this run's if it bears its nonce, deleted by its ETag now
+    const found = await this.store.readLease().catch(() => undefined);
+    if (found?.lease && found.lease.nonce === nonce) await this.store.deleteLease(found.etag).catch(() => undefined);
   }
 }
 
