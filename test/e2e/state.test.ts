@@ -489,7 +489,9 @@ describe('without --state: the journal', () => {
         for (const line of retried) {
           expect(line.message).toMatch(/^HTTP 503 \(POST \/status-reporting\); retrying in/);
           expect(line.attempt).toBeGreaterThanOrEqual(2);
-          expect(line.delayMs).toBeGreaterThan(0);
+          // full jitter: a delay drawn from [0, cap), 0 included (it once drew 0 in CI)
+          expect(line.delayMs).toBeGreaterThanOrEqual(0);
+          expect(line.delayMs).toBeLessThan(30_000);
         }
         if (chunk.length) expect(retried.every((l) => l.window.since.startsWith('2026-11-0'))).toBe(true);
       });
