@@ -11,7 +11,9 @@ module.exports = {
     { name: 'destinations-below-engine', severity: 'error', comment: 'a destination knows where rows go, not how runs are made', from: { path: '^src/destinations/' }, to: { path: '^src/(jobs|commands)/' } },
     { name: 'fs-at-the-bottom', severity: 'error', comment: 'files, locks and atomic writes serve every layer', from: { path: '^src/fs/' }, to: { path: '^src/(engine|destinations|commands|export|api|auth|report|io)/' } },
     { name: 'load-below-destinations', severity: 'error', comment: 'a database engine knows tables, not destinations or runs', from: { path: '^src/load/' }, to: { path: '^src/(engine|destinations|commands)/' } },
-    { name: 'factory-above-the-rooms', severity: 'error', comment: 'below the engine, a module takes the Context (context.ts), never the factory', from: { path: '^src/(io|report|api|fs|load|auth|export|destinations|fleet|sandbox|completion)/' }, to: { path: '^src/factory\\.ts$' } },
+    { name: 'factory-above-the-rooms', severity: 'error', comment: 'below the commands, a module takes the Context (context.ts) or the engine\'s deps (engine/deps.ts), never the factory', from: { path: '^src/((engine|io|report|api|fs|load|auth|export|destinations|fleet|sandbox|completion)/|(errors|duration|suggest|paths|host|context|paris|paris-zone|lazy|clock|gc)\\.ts$)' }, to: { path: '^src/factory\\.ts$' } },
+    { name: 'no-command-imports-another', severity: 'error', comment: 'what two commands share lives below them (the engine\'s prepareRun, for run and jobs)', from: { path: '^src/commands/([^/]+)\\.ts$' }, to: { path: '^src/commands/', pathNot: '^src/commands/$1\\.ts$' } },
+    { name: 'fleet-above-engine', severity: 'error', comment: 'the job files (reporting jobs) run jobs through the engine; the engine and what is below it know nothing of them', from: { path: '^src/(engine|destinations|load|report|export|api|auth|io|fs)/' }, to: { path: '^src/fleet/' } },
     { name: 'report-below-engine', severity: 'error', comment: 'what a report request is knows nothing of how runs are made', from: { path: '^src/(report|api|export)/' }, to: { path: '^src/(engine|destinations|commands)/' } },
   ],
   options: {

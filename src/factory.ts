@@ -6,16 +6,15 @@
 // only when a command runs (src/cli/program.ts), never for --help.
 
 import { ReportingClient } from './api/client.js';
-import { Http } from './api/http.js';
+import { Http, sleepFor } from './api/http.js';
 import { Secrets } from './api/redact.js';
 import { environmentLogin, environmentSecrets, environmentToken, profileVariable, resolveBaseUrl, resolveToken, type BaseUrlSource } from './auth/resolve.js';
 import { calendarFrom, movedWarning, offsetText, type Calendar } from './clock.js';
 import { StoreError, TokenStore, configDir, type Profile } from './auth/store.js';
-import type { Context } from './context.js';
+import type { Context, Output } from './context.js';
+import type { EngineDeps } from './engine/deps.js';
 import { jsonLine, safeText } from './io/safe-text.js';
 import { shellCommand } from './io/shell.js';
-
-export type { Context, Input, Output } from './context.js';
 
 /** The program's global flags, parsed and typed at the edge (src/cli/program.ts). */
 export interface GlobalFlags {
@@ -56,6 +55,9 @@ export interface Factory extends Context {
   saveToken(token: string, source: 'console' | 'login', baseUrl: string | undefined, email?: string): Promise<void>;
   /** a line of -v trace on stderr, or undefined without -v */
   trace: ((line: string) => void) | undefined;
+  /** a factory for one job of `jobs`: the job's profile, --json off (the fleet's result is the
+   * one JSON document); `stderr`: the job's own lines */
+  forProfile(profile: string, stderr?: Output): Factory;
   /** closes what was opened (connections) */
   close(): Promise<void>;
 }
@@ -73,10 +75,7 @@ export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
   let store: TokenStore | undefined;
   let profileRead: { profile: Profile | undefined } | undefined;
   let client: ReportingClient | undefined;
-  // trace lines quote the server's answers: shown through the one sanitizer
-  const trace = !globals.verbose ? undefined
-    : globals.jsonLog ? (line: string) => { ctx.stderr.write(`${jsonLine({ v: 1, ts: new Date(ctx.now()).toISOString(), event: 'trace', message: line.trim() })}\n`); }
-      : (line: string) => { ctx.stderr.write(`${safeText(line)}\n`); };
+  const trace = traceOf(ctx, globals);
   // a token from the environment (REPORTING_TOKEN_<PROFILE>, REPORTING_TOKEN) and a base URL from
   // the flag or the environment need nothing stored
   const environmentSuffices = () => Boolean(environmentToken(ctx.env, profileName) && (globals.baseUrl?.trim() || ctx.env.REPORTING_BASE_URL?.trim()));
@@ -110,77 +109,10 @@ export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
     baseUrl() {
       return resolveBaseUrl(globals.baseUrl, ctx.env, factory.profile(), profileName);
     },
-    http(baseUrl) {
-      const http = new Http({
-        baseUrl,
-        timeoutMs: globals.timeoutMs,
-        retries: globals.retries,
-        encoding: globals.body,
-        userAgent: `reporting/${ctx.version} (node ${ctx.host.nodeVersion})`,
-        signal: ctx.signal,
-        dispatcher: ctx.dispatcher,
-        trace,
-        now: ctx.now,
-        random: ctx.random,
-        secrets,
-      });
-      // retries are visible without -v (whose trace already says them); -q silences them. On a
-      // terminal the line replaces a live progress line, which draws itself again below it.
-      if (!globals.quiet && !globals.verbose) {
-        http.onRetry = (line) => { ctx.stderr.write(`${ctx.stderr.isTTY ? '\r\u001b[K' : ''}${safeText(line)}\n`); };
-      }
-      return http;
-    },
+    http: (baseUrl) => httpOf(ctx, globals, baseUrl, trace, secrets),
     client() {
-      if (client) return client;
-      const { url } = factory.baseUrl();
-      const stored = factory.profile();
-      const login = environmentLogin(ctx.env, profileName);
-      const resolved = resolveToken(ctx.env, stored, profileName);
-      const fromEnvironment = resolved !== undefined && resolved.source !== 'profile';
-      let current = resolved?.token;
-      const created: ReportingClient = new ReportingClient(factory.http(url), {
-        token: () => current,
-        missingHint: `run \`${shellCommand(['reporting', 'login', '--profile', profileName])}\`, or set ${profileVariable('REPORTING_TOKEN', profileName)} (or REPORTING_TOKEN)`,
-        // a token from the environment wins over the stored token: logging in again would not change a thing
-        rejectedHint: fromEnvironment
-          ? `the token comes from ${resolved.source}${stored?.token ? ', which overrides the stored one' : ''}: check that it is a valid token for ${url}, or unset it ${stored?.token ? 'to use the profile\'s stored token' : `and run \`${shellCommand(['reporting', 'login', '--profile', profileName])}\``}`
-          : `run \`${shellCommand(['reporting', 'login', ...(profileName === 'default' ? [] : ['--profile', profileName])])}\` again (or set REPORTING_EMAIL and REPORTING_PASSWORD for unattended jobs)`,
-        relogin: login
-          ? async (tell) => {
-            current = await created.login(login.email, login.password);
-            if (resolved?.source === profileVariable('REPORTING_TOKEN', profileName)) {
-              // the profile's credentials live in the environment (a pod's Secret): no token store
-              // is made or touched (it may be read-only, or absent); the new token lasts this process
-              // (once a process; the run's event when it has a log of its own, a text line otherwise)
-              once(`${profileName}\0memory`, () => {
-                const note = `logged in again for profile "${profileName}" (${resolved.source} was refused); the new token is kept in memory for this run, not stored`;
-                if (tell) tell(note);
-                else if (!globals.quiet) ctx.stderr.write(`note: ${note}\n`);
-              });
-              return current;
-            }
-            // a token for a one-off base URL (--base-url, REPORTING_BASE_URL) other than the
-            // profile's is kept for this command only: the profile's URL and token stay as they were
-            if (stored?.baseUrl ? sameUrl(stored.baseUrl, url) : !stored?.token) {
-              await factory.saveToken(current, 'login', url, login.email).catch((error: unknown) => {
-                // the job has its token: a store it cannot write costs the next run a login, no more
-                if (!(error instanceof StoreError)) throw error;
-                once(`${profileName}\0unstored`, () => {
-                  const note = `the new token is kept in memory for this run, not stored: ${error.message}`;
-                  if (tell) tell(note);
-                  else ctx.stderr.write(`warning: ${safeText(note)}\n`);
-                });
-              });
-            } else {
-              trace?.(`  the new token is for ${url}, not the profile's ${stored?.baseUrl ?? '(none)'}: kept for this command only`);
-            }
-            return current;
-          }
-          : undefined,
-      });
-      client = created;
-      return created;
+      client ??= clientOf(factory);
+      return client;
     },
     async saveToken(token, source, baseUrl, email) {
       profileRead = undefined;
@@ -193,11 +125,104 @@ export function createFactory(ctx: Context, globals: GlobalFlags): Factory {
         email: source === 'login' ? email : undefined,
       }));
     },
+    forProfile: (profile, stderr) => createFactory({ ...ctx, ...(stderr ? { stderr } : {}) }, { ...globals, profile, json: false }),
     async close() {
       await client?.close();
     },
   };
   return factory;
+}
+
+/** What the engine takes of the factory (src/engine/deps.ts): the Context and a few of its members. */
+export function engineDeps(f: Factory): EngineDeps {
+  const { stdout, stderr, stdin, env, cwd, now, random, signal, dispatcher, version, host, calendar, secrets, trace, profileName, globals } = f;
+  return {
+    stdout, stderr, stdin, env, cwd, now, random, signal, dispatcher, version, host, calendar, secrets, trace, profileName, globals,
+    sleep: sleepFor, client: () => f.client(), baseUrl: () => f.baseUrl(),
+  };
+}
+
+/** -v's trace: lines on stderr (JSON lines with --log-format json), quoting the server's answers
+ * through the one sanitizer; undefined without -v. */
+function traceOf(ctx: Context, globals: GlobalFlags): Factory['trace'] {
+  if (!globals.verbose) return undefined;
+  if (globals.jsonLog) return (line) => { ctx.stderr.write(`${jsonLine({ v: 1, ts: new Date(ctx.now()).toISOString(), event: 'trace', message: line.trim() })}\n`); };
+  return (line) => { ctx.stderr.write(`${safeText(line)}\n`); };
+}
+
+function httpOf(ctx: Context, globals: GlobalFlags, baseUrl: string, trace: Factory['trace'], secrets: Secrets): Http {
+  const http = new Http({
+    baseUrl,
+    timeoutMs: globals.timeoutMs,
+    retries: globals.retries,
+    encoding: globals.body,
+    userAgent: `reporting/${ctx.version} (node ${ctx.host.nodeVersion})`,
+    signal: ctx.signal,
+    dispatcher: ctx.dispatcher,
+    trace,
+    now: ctx.now,
+    random: ctx.random,
+    secrets,
+  });
+  // retries are visible without -v (whose trace already says them); -q silences them. On a
+  // terminal the line replaces a live progress line, which draws itself again below it.
+  if (!globals.quiet && !globals.verbose) {
+    http.onRetry = (line) => { ctx.stderr.write(`${ctx.stderr.isTTY ? '\r\u001b[K' : ''}${safeText(line)}\n`); };
+  }
+  return http;
+}
+
+/** The client of the factory's profile: its token, and re-login from REPORTING_EMAIL and
+ * REPORTING_PASSWORD once a token is rejected. */
+function clientOf(factory: Factory): ReportingClient {
+  const { env, profileName, globals, trace } = factory;
+  const { url } = factory.baseUrl();
+  const stored = factory.profile();
+  const login = environmentLogin(env, profileName);
+  const resolved = resolveToken(env, stored, profileName);
+  const fromEnvironment = resolved !== undefined && resolved.source !== 'profile';
+  let current = resolved?.token;
+  const created: ReportingClient = new ReportingClient(factory.http(url), {
+    token: () => current,
+    missingHint: `run \`${shellCommand(['reporting', 'login', '--profile', profileName])}\`, or set ${profileVariable('REPORTING_TOKEN', profileName)} (or REPORTING_TOKEN)`,
+    // a token from the environment wins over the stored token: logging in again would not change a thing
+    rejectedHint: fromEnvironment
+      ? `the token comes from ${resolved.source}${stored?.token ? ', which overrides the stored one' : ''}: check that it is a valid token for ${url}, or unset it ${stored?.token ? 'to use the profile\'s stored token' : `and run \`${shellCommand(['reporting', 'login', '--profile', profileName])}\``}`
+      : `run \`${shellCommand(['reporting', 'login', ...(profileName === 'default' ? [] : ['--profile', profileName])])}\` again (or set REPORTING_EMAIL and REPORTING_PASSWORD for unattended jobs)`,
+    relogin: login
+      ? async (tell) => {
+        current = await created.login(login.email, login.password);
+        if (resolved?.source === profileVariable('REPORTING_TOKEN', profileName)) {
+          // the profile's credentials live in the environment (a pod's Secret): no token store
+          // is made or touched (it may be read-only, or absent); the new token lasts this process
+          // (once a process; the run's event when it has a log of its own, a text line otherwise)
+          once(`${profileName}\0memory`, () => {
+            const note = `logged in again for profile "${profileName}" (${resolved.source} was refused); the new token is kept in memory for this run, not stored`;
+            if (tell) tell(note);
+            else if (!globals.quiet) factory.stderr.write(`note: ${note}\n`);
+          });
+          return current;
+        }
+        // a token for a one-off base URL (--base-url, REPORTING_BASE_URL) other than the
+        // profile's is kept for this command only: the profile's URL and token stay as they were
+        if (stored?.baseUrl ? sameUrl(stored.baseUrl, url) : !stored?.token) {
+          await factory.saveToken(current, 'login', url, login.email).catch((error: unknown) => {
+            // the job has its token: a store it cannot write costs the next run a login, no more
+            if (!(error instanceof StoreError)) throw error;
+            once(`${profileName}\0unstored`, () => {
+              const note = `the new token is kept in memory for this run, not stored: ${error.message}`;
+              if (tell) tell(note);
+              else factory.stderr.write(`warning: ${safeText(note)}\n`);
+            });
+          });
+        } else {
+          trace?.(`  the new token is for ${url}, not the profile's ${stored?.baseUrl ?? '(none)'}: kept for this command only`);
+        }
+        return current;
+      }
+      : undefined,
+  });
+  return created;
 }
 
 /** REPORTING_NOW moves the calendar: said on every command, -q included (left in a cron

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { EXIT, whyWriteFailed } from './errors.js';
 import { flushed } from './io/flush.js';
-import type { Context } from './factory.js';
+import type { Context } from './context.js';
 import { ExitCleanups, type Host } from './host.js';
 import { quickHelp, type HelpTexts } from './cli/quick-help.js';
 

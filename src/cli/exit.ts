@@ -4,7 +4,7 @@
 
 import type { CommanderError } from 'commander';
 import { CliError, EXIT } from '../errors.js';
-import type { Context } from '../factory.js';
+import type { Context } from '../context.js';
 import { wantsColor } from '../io/color.js';
 import { jsonLine, safeText, withoutControls } from '../io/safe-text.js';
 

@@ -4,10 +4,11 @@
 // CLI), the same checks before any request, the same engine, state file and outputs.
 
 import { readFileSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { formatDuration } from '../duration.js';
 import { CliError, EXIT, InterruptedError, UsageError } from '../errors.js';
-import { createFactory, type Factory } from '../factory.js';
+import { engineDeps, type Factory } from '../factory.js';
+import type { EngineDeps } from '../engine/deps.js';
 import { Budget, Starts, type Turn } from '../fleet/budget.js';
 import { Readiness } from '../report/poll.js';
 import { JobFileError, JOB_FILE, missingJobFile, readJobFile, type FileJob, type JobFile, type RunFlagInfo } from '../fleet/file.js';
@@ -22,7 +23,6 @@ import { shellCommand } from '../io/shell.js';
 import { table } from '../io/table.js';
 import { jobStatus, statusCells, STATUS_HEADER, type JobStatus } from '../fleet/status.js';
 import { readStateOf, type StateDoc } from '../engine/state.js';
-import { TABLE_STATE } from '../engine/stores/targets.js';
 import { dayCells, pageDays, recordedSpan, statusPage, type Period } from '../fleet/page.js';
 import { writeFileAtomic } from '../fs/atomic.js';
 import { runJob } from '../engine/engine.js';
@@ -33,12 +33,10 @@ import { DEFAULT_JOB_FLAGS, type Gate, type Job } from '../engine/job.js';
 import { previewJob, previewLines } from '../engine/preview.js';
 import { DEFAULT_CONCURRENCY, logFormatFrom, type LogFormat } from '../engine/limits.js';
 import { checkChunk, parseChunk } from '../report/windows.js';
-import { accountOf, jobStateStore } from '../engine/load.js';
-import { scopeOf } from '../load/load.js';
-import { databaseIdentity, tableIdentity } from '../load/engines.js';
-import { isObjectUrl, realTarget, withSettledPaths, withSettledPathsAsync } from '../paths.js';
-import { targetFolders } from '../engine/plan.js';
-import { checkObjectOutput, prepareRun, type RunOptions } from './run.js';
+import { jobStateStore } from '../engine/load.js';
+import { withSettledPaths, withSettledPathsAsync } from '../paths.js';
+import { SharedTargets } from '../fleet/claims.js';
+import { checkObjectOutput, prepareRun, type RunOptions } from '../engine/prepare.js';
 import { checkWritableTarget, type WriteCheck } from '../export/sink.js';
 
 /** `run`'s parser, from the CLI (src/cli/run-words.ts). */
@@ -111,7 +109,7 @@ function checkFile(opts: JobsOptions, f: Factory) {
   const running = new Set(opts.action === 'run' ? selected : []);
   // what is kept of each job is its targets' identities (a few numbers and strings): 20,000
   // prepared jobs held at once took 600 MB
-  const targets = new SharedTargets(file, f);
+  const targets = new SharedTargets(file, f, (profile) => f.forProfile(profile).baseUrl().url);
   // one pass over every job's paths: each folder asked of the file system once (src/paths.ts)
   withSettledPaths(() => {
     checkJobs(file.jobs, file, opts.parser, f, (job) => (running.has(job) ? 'probe' : 'look'), (index, prepared) => targets.claim(index, prepared));
@@ -166,7 +164,7 @@ function placeOf(job: FileJob, message: string) {
  * (each error at its value; a job whose words parse together has no value at fault alone: `check:
  * false` is the same parse without the checks between flags), else the error is placed by its words. */
 function checkJobs(jobs: readonly FileJob[], file: JobFile, parser: RunWordsParser, f: Factory, check: (job: FileJob) => WriteCheck, onChecked: (index: number, prepared: Job) => void): void {
-  const quiet = { ...f, globals: { ...f.globals, json: false } } as Factory;
+  const quiet = { ...engineDeps(f), globals: { ...f.globals, json: false } };
   for (const [index, job] of jobs.entries()) {
     const at = (fallback: ReturnType<typeof placeOf>, error: unknown): never => {
       if (!(error instanceof CliError)) throw error;
@@ -204,145 +202,6 @@ function locateWordsError(job: FileJob, parser: RunWordsParser, at: (place: Retu
       at(job.keys.get(key) ?? job.at, error);
     }
   }
-}
-
-/** What a job claims: its state file, each window's file or object, its table and scope. */
-const KINDS = ['state', 'file', 'object', 'table'] as const;
-type ClaimKind = (typeof KINDS)[number];
-
-/**
- * Two jobs of the file whose targets are one target, however spelled, would each replace the
- * other's rows or file: refused, both named, before any request. Files (each window's output, the
- * state) by their real path (src/paths.ts realTarget: symbolic links and `..` resolved); tables by
- * their database, name and scope (load/target.ts databaseIdentity, tableIdentity; the scope is
- * the table destination's, src/load/load.ts scopeOf, so one table may hold several profiles' rows).
- * Each job's claims are made as it is checked (each kept as a number: the job's index and the
- * kind); the first clash is refused once all are checked.
- */
-class SharedTargets {
-  /** tables and objects: the claim (a number) under the target's identity */
-  private readonly seen = new Map<string, number>();
-  /** files, by real folder: the names one job claims there (a list many jobs share), until a second
-   * job claims in that folder; then each name's claim */
-  private readonly files = new Map<string, { claim: number; names: readonly string[] } | Map<string, number>>();
-  private clash?: JobFileError;
-  private readonly baseUrls = new Map<string, string | undefined>();
-  private readonly realFolders = new Map<string, string>();
-
-  constructor(private readonly file: JobFile, private readonly f: Factory) {}
-
-  claim(index: number, prepared: Job): void {
-    if (this.clash) return;
-    const f = this.f;
-    const job = this.file.jobs[index] as FileJob;
-    const state = prepared.flags.state;
-    // a state in the --load database (`state: table`) is the table's and scope's, claimed below
-    if (state === TABLE_STATE) {
-      // (nothing of this machine)
-    } else if (state && isObjectUrl(state)) {
-      this.take(index, `state\0${state}`, 'state', state);
-    } else if (state) {
-      const real = realTarget(state, f.cwd);
-      this.takeFiles(index, 'state', dirname(real), [basename(real)], () => state);
-    }
-    for (const [folder, names] of targetFolders(prepared)) {
-      if (isObjectUrl(folder)) {
-        for (const name of names) this.take(index, `object\0${folder}/${name}`, 'object', `${folder}/${name}`);
-      } else {
-        this.takeFiles(index, 'file', folder, names, (name) => join(folder, name));
-      }
-    }
-    const load = prepared.load;
-    if (!load) return;
-    const baseUrl = this.baseUrlOf(job.profile);
-    if (baseUrl === undefined) return;
-    const scope = scopeOf(prepared.request, baseUrl, accountOf(load, { env: f.env, profileName: job.profile }));
-    this.take(index, JSON.stringify(['table', databaseIdentity(load.target, f.cwd, f.host.platform), tableIdentity(load.table, load.target), scope]), 'table',
-      `${load.table.join('.')} (${f.secrets.redact(load.target.shown)})`);
-  }
-
-  /** the first clash found, if any */
-  refuse(): void {
-    if (this.clash) throw this.clash;
-  }
-
-  private take(index: number, key: string, kind: ClaimKind, shown: string): void {
-    const claimed = this.seen.get(key);
-    if (claimed === undefined) this.seen.set(flat(key), claimOf(index, kind));
-    else this.compare(index, claimed, kind, shown, key.slice(key.indexOf('\0') + 1));
-  }
-
-  /** `names` in `folder` (as the job names it): by the folder's real path, case folded where the
-   * file system folds it */
-  private takeFiles(index: number, kind: ClaimKind, folder: string, names: readonly string[], shown: (name: string) => string): void {
-    const f = this.f;
-    const fold = f.host.platform === 'darwin' || f.host.platform === 'win32';
-    const absolute = resolve(f.cwd, folder);
-    let real = this.realFolders.get(absolute);
-    if (real === undefined) this.realFolders.set(absolute, real = flat(fold ? realTarget(absolute, f.cwd).toLowerCase() : realTarget(absolute, f.cwd)));
-    const held = this.files.get(real);
-    const claim = claimOf(index, kind);
-    const own = fold ? names.map((name) => name.toLowerCase()) : names;
-    if (!held) {
-      this.files.set(real, { claim, names: own });
-      return;
-    }
-    let each = held;
-    if (!(each instanceof Map)) {
-      const first = each;
-      each = new Map(first.names.map((name) => [name, first.claim]));
-      this.files.set(real, each);
-    }
-    for (const [at, name] of own.entries()) {
-      const claimed = each.get(name);
-      if (claimed === undefined) each.set(name, claim);
-      else this.compare(index, claimed, kind, shown(names[at] as string), join(real, name));
-    }
-  }
-
-  /** `index` claims what `claimed` claimed: a clash, unless it is the same job. `real`: the target
-   * as one string (what the other job named it, when it is not this job's kind of claim). */
-  private compare(index: number, claimed: number, kind: ClaimKind, shown: string, real: string): void {
-    const otherIndex = Math.floor(claimed / KINDS.length);
-    if (otherIndex === index || this.clash) return;
-    const jobs = this.file.jobs;
-    const [job, other] = [jobs[index], jobs[otherIndex]] as [FileJob, FileJob];
-    const otherKind = KINDS[claimed % KINDS.length] as ClaimKind;
-    const otherShown = otherKind === 'state' ? other.state ?? shown : kind === 'state' ? real : shown;
-    const place = (one: FileJob, against: FileJob) => (against.base === one.base ? one.profileAt : one.at);
-    const at = place(other, job);
-    const what = describe(kind, shown);
-    const rows = kind === 'table' ? 'rows' : 'data';
-    this.clash = new JobFileError(this.file.file, place(job, other), `jobs "${other.name}" (${this.file.file}:${at.line}:${at.col}) and "${job.name}" ${kind === otherKind ? what : `${describe(otherKind, otherShown)}, and ${what},`}: each would replace the other's ${rows}`,
-      kind === 'table' ? "give each its own table, or its own scope (e.g. scope: '{job}')" : kind === 'state' ? 'put {job} in its path, e.g. state: state/{job}.json' : 'put {job} in its path, e.g. output: out/{job}/{since}.csv');
-  }
-
-  private baseUrlOf(profile: string): string | undefined {
-    if (!this.baseUrls.has(profile)) {
-      try {
-        this.baseUrls.set(profile, createFactory(this.f, { ...this.f.globals, profile }).baseUrl().url);
-      } catch {
-        this.baseUrls.set(profile, undefined); // no base URL: the job fails with that error when it runs
-      }
-    }
-    return this.baseUrls.get(profile);
-  }
-}
-
-/** `text` as one piece of memory: a string made by joining others is kept by V8 as the tree of
- * its pieces, which for 140,000 claimed paths was 40 MB; converting it to a number (NaN here)
- * makes V8 copy it into one flat string, in place. */
-function flat(text: string): string {
-  Number(text);
-  return text;
-}
-
-const claimOf = (index: number, kind: ClaimKind) => index * KINDS.length + KINDS.indexOf(kind);
-
-function describe(kind: ClaimKind, shown: string): string {
-  if (kind === 'state') return `use the same state file ${shown}`;
-  if (kind === 'table') return `load into the same table ${shown} with the same scope`;
-  return `write the same ${kind} ${shown}`;
 }
 
 /** A profile that does not exist is the file's mistake. Each profile needs a token of its own: its
@@ -390,16 +249,16 @@ interface Outcome {
 /** What each job would do now: the engine's plan, from its state file as it is (no lock taken, no
  * request sent, nothing written). */
 async function planJobs(jobs: readonly FileJob[], parser: RunWordsParser, f: Factory): Promise<void> {
-  const factories = new Map<string, Factory>();
+  const profiles = new Map<string, EngineDeps>();
   // each job's plan kept as its text (a few hundred bytes, where its windows' records were some
   // kilobytes), all written once every job is planned: the output is whole or absent
   const texts: string[] = [];
   for (const job of jobs) texts.push(await planText(job));
   async function planText(job: FileJob): Promise<string> {
     const opts = parser.parse(job.words);
-    let jf = factories.get(job.profile);
-    if (!jf) factories.set(job.profile, jf = createFactory(f, { ...f.globals, profile: job.profile, json: false }));
-    const windows = await previewJob(prepareRun(opts, jf, 'look'), jf);
+    let deps = profiles.get(job.profile);
+    if (!deps) profiles.set(job.profile, deps = engineDeps(f.forProfile(job.profile)));
+    const windows = await previewJob(prepareRun(opts, deps, 'look'), deps);
     if (f.globals.json) return JSON.stringify({ job: job.name, profile: job.profile, windows });
     const fetch = windows.filter((w) => w.action !== 'skip').length;
     return `${job.name}: ${fetch} window${fetch === 1 ? '' : 's'} to fetch, ${windows.length - fetch} to skip\n${previewLines(windows).map((line) => `  ${line}\n`).join('')}`;
@@ -411,15 +270,15 @@ async function planJobs(jobs: readonly FileJob[], parser: RunWordsParser, f: Fac
 /** `jobs status`: each job's state (no lock taken, no request to the API), one line a job; exit 1
  * when one is stale beyond --max-lag. */
 async function statusJobs(jobs: readonly FileJob[], parser: RunWordsParser, f: Factory, maxLagMs: number | undefined, html?: { path: string; file: string }): Promise<void> {
-  const factories = new Map<string, Factory>();
+  const profiles = new Map<string, EngineDeps>();
   const statuses: JobStatus[] = [];
   // (--html) what each job's row of days is made of
   const grid: { doc?: StateDoc; period?: Period; running: boolean }[] = [];
   for (const job of jobs) {
-    let jf = factories.get(job.profile);
-    if (!jf) factories.set(job.profile, jf = createFactory(f, { ...f.globals, profile: job.profile, json: false }));
-    const prepared = prepareRun(parser.parse(job.words), jf, 'look');
-    const store = prepared.flags.state ? jobStateStore({ ...prepared, flags: { ...prepared.flags, state: prepared.flags.state } }, jf) : undefined;
+    let deps = profiles.get(job.profile);
+    if (!deps) profiles.set(job.profile, deps = engineDeps(f.forProfile(job.profile)));
+    const prepared = prepareRun(parser.parse(job.words), deps, 'look');
+    const store = prepared.flags.state ? jobStateStore({ ...prepared, flags: { ...prepared.flags, state: prepared.flags.state } }, deps) : undefined;
     // a state that cannot be read (corrupt, newer) or used (another request's) is this job's line,
     // not the end of every job's
     let error: string | undefined;
@@ -431,7 +290,7 @@ async function statusJobs(jobs: readonly FileJob[], parser: RunWordsParser, f: F
     const [doc, lock] = store ? await Promise.all([readStateOf(store).catch(said), store.inspectLock().catch(said)]) : [undefined, undefined];
     // what the job would fetch now; one that cannot plan yet (--since auto, no run recorded, no
     // --start) says `?`; a state of another request is an error
-    const windows = error !== undefined ? undefined : await previewJob(prepared, jf).catch((caught: unknown) => (doc ? said(caught) : caught instanceof UsageError ? undefined : said(caught)));
+    const windows = error !== undefined ? undefined : await previewJob(prepared, deps).catch((caught: unknown) => (doc ? said(caught) : caught instanceof UsageError ? undefined : said(caught)));
     statuses.push(jobStatus({ job: job.name, profile: job.profile, state: store?.name, doc, lock, toFetch: windows?.filter((w) => w.action !== 'skip').length ?? null, now: f.calendar.now(), maxLagMs, ...(error === undefined ? {} : { error }) }));
     if (html && store) grid.push({ doc, period: periodOf(prepared, doc), running: lock !== undefined && !lock.stale });
     else if (html) grid.push({ running: false });
@@ -553,7 +412,8 @@ function logged<E extends CliError>(json: boolean, error: E): E {
 async function runOne(fileJob: FileJob, opts: RunOptions, file: JobFile, { budget, readiness, turn }: { budget: Budget; readiness: Readiness; turn: Turn }, f: Factory, ran?: (run: JobRun) => void): Promise<Outcome> {
   const started = f.now();
   const stderr = labelledOutput(f.stderr, fileJob.name, fileJob.profile, (text) => f.secrets.redact(text));
-  const jf = createFactory({ ...f, stderr }, { ...f.globals, profile: fileJob.profile, json: false });
+  const jf = f.forProfile(fileJob.profile, stderr);
+  const deps = engineDeps(jf);
   for (const secret of file.secrets) jf.secrets.add(secret);
   const tally = new Tally();
   const metrics = new RunMetrics();
@@ -561,9 +421,9 @@ async function runOne(fileJob: FileJob, opts: RunOptions, file: JobFile, { budge
   let exitCode: number = EXIT.ok;
   let error: string | undefined;
   try {
-    const prepared: Job = prepareRun(opts, jf);
-    await checkObjectOutput(prepared, jf);
-    await runJob({ ...prepared, argv: ['run', ...commandWords(fileJob)], gate: startedAt(budget.gateFor(fileJob.profile, turn.end), turn), readiness, observe: (event) => { tally.observe(event); metrics.observe(event); } }, jf);
+    const prepared: Job = prepareRun(opts, deps);
+    await checkObjectOutput(prepared, deps);
+    await runJob({ ...prepared, argv: ['run', ...commandWords(fileJob)], gate: startedAt(budget.gateFor(fileJob.profile, turn.end), turn), readiness, observe: (event) => { tally.observe(event); metrics.observe(event); } }, deps);
   } catch (caught) {
     refusedBeforeStart = caught instanceof LockedError || caught instanceof UsageError;
     exitCode = caught instanceof CliError ? caught.exitCode : EXIT.internal;

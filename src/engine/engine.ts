@@ -9,14 +9,13 @@ import { unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { ReportingClient } from '../api/client.js';
-import { sleepFor } from '../api/http.js';
 import { configDir } from '../auth/store.js';
 import { isObjectUrl } from '../paths.js';
 import { databaseGone } from '../load/engines.js';
 import { chooseDestination, type Committed, type Destination } from '../destinations/index.js';
 import { abortRecordedUploads, type ObjectStoreConfig, type RecordedObject, type UploadLedger } from '../destinations/objects.js';
 import { droppedWarning } from '../export/output.js';
-import type { Factory } from '../factory.js';
+import type { EngineDeps } from './deps.js';
 import { collectGarbage } from '../gc.js';
 import { Readiness, defaultResumeHint, pollOptionsFrom } from '../report/poll.js';
 import { endOfParisDay, parisDate } from '../report/time.js';
@@ -35,7 +34,7 @@ import { createView, type RunView } from './view.js';
 import type { LogEvent } from './events.js';
 
 /** Runs `job`: with --state, against its state file (locked for the run). */
-export async function runJob(job: Job, f: Factory): Promise<void> {
+export async function runJob(job: Job, f: EngineDeps): Promise<void> {
   const chunk = job.chunk ? parseChunk(job.chunk.chunk) : undefined;
   if (chunk) checkChunk(chunk, job.request.breakdowns);
   const where = { chunk, configDir: configDir(f.env, f.host.platform), cwd: f.cwd, platform: f.host.platform, startedAt: f.now() };
@@ -59,27 +58,27 @@ export async function runJob(job: Job, f: Factory): Promise<void> {
 }
 
 /** What the object store needs of the run (-o s3://). */
-const objectsConfig = (f: Factory, dir: string): ObjectStoreConfig => ({ env: f.env, configDir: dir, host: f.host, trace: f.trace });
+const objectsConfig = (f: EngineDeps, dir: string): ObjectStoreConfig => ({ env: f.env, configDir: dir, host: f.host, trace: f.trace });
 
 /** The state as the record of the uploads in flight. */
 const ledgerOf = (state: RunState): UploadLedger => ({ started: (upload) => state.uploadStarted(upload), ended: (ids) => state.uploadsEnded(ids) });
 
 
 /** The output as the state records it: an absolute path, or an object's URL as given. */
-export const recordedOutput = (job: Job, f: Factory): string | undefined => recordedTemplate(job.output.template, f);
+export const recordedOutput = (job: Job, f: EngineDeps): string | undefined => recordedTemplate(job.output.template, f);
 
-const recordedTemplate = (template: string | undefined, f: Factory): string | undefined =>
+const recordedTemplate = (template: string | undefined, f: EngineDeps): string | undefined =>
   template === undefined || isObjectUrl(template) ? template : resolve(f.cwd, template);
 
 /** -o repeated: every output as the state records it (null: stdout); undefined with one -o. */
-const recordedOutputs = (job: Job, f: Factory): (string | null)[] | undefined =>
+const recordedOutputs = (job: Job, f: EngineDeps): (string | null)[] | undefined =>
   job.more?.length ? [job.output, ...job.more].map((plan) => recordedTemplate(plan.template, f) ?? null) : undefined;
 
 /** Some output of the run is stdout (`-o -`, first or not). */
 const toStdout = (job: Job): boolean => [job.given.output, ...job.given.more ?? []].includes('-');
 
 /** The request a state file records for this run: what the next run must match. */
-export function stateRequestOfJob(job: Job, f: Factory, output: string | undefined, chunk: Chunk | undefined): StateRequest {
+export function stateRequestOfJob(job: Job, f: EngineDeps, output: string | undefined, chunk: Chunk | undefined): StateRequest {
   const load = job.load ? { target: job.load.target.shown, table: job.load.table.join('.') } : undefined;
   const outputs = recordedOutputs(job, f);
   return stateRequestOf(job.request, job.load && output === undefined && !outputs ? 'table' : job.output.format, output, chunk ? formatChunk(chunk) : null, outputShapeOf(job), { baseUrl: f.baseUrl().url, profile: f.profileName }, load, outputs);
@@ -88,7 +87,7 @@ export function stateRequestOfJob(job: Job, f: Factory, output: string | undefin
 /** What the state records of the output's shape: another one would mix two kinds of file. */
 export const outputShapeOf = ({ output: { csv } }: Job) => ({ columns: csv.columns ?? null, delimiter: csv.delimiter, bom: csv.bom, excel: csv.excel, columnCase: csv.columnCase ?? 'camel' });
 
-async function nothingToFetch(job: Job, f: Factory, startedAt: number): Promise<void> {
+async function nothingToFetch(job: Job, f: EngineDeps, startedAt: number): Promise<void> {
   const view = observed(job, await createView(f, { shape: 'windows', format: job.flags.logFormat ?? 'text', quiet: f.globals.quiet, side: job.side, total: 0, secrets: f.secrets, retries: f.globals.retries }));
   view.note(`${job.side}: nothing to fetch: every window up to ${parisDate(job.request.until)} is done (${job.flags.state})`);
   view.emit(doneEvent({ since: job.request.until, until: job.request.until }, { fetched: 0, skipped: 0, committed: [] }, f.now() - startedAt));
@@ -101,7 +100,7 @@ const observed = (job: Job, view: RunView): RunView => (job.observe ? { ...view,
 /** Where a run's plan starts: what planRun is given, but the journal's recall; and when it began. */
 type Where = Omit<PlanInput, 'recall'> & { startedAt: number };
 
-async function runPlanned(job: Job, f: Factory, where: Where): Promise<void> {
+async function runPlanned(job: Job, f: EngineDeps, where: Where): Promise<void> {
   const { side, metrics, breakdowns } = job.request;
   const journal = where.state ? undefined : { journal: new Journal(where.configDir, f.now), keyOf: journalKeyOf(job, f), about: { side, metrics: [...metrics], breakdowns: [...breakdowns] } };
   const plan = planRun(job, { ...where, recall: (w) => recall(journal, w) });
@@ -129,7 +128,7 @@ export const recall = (journal: { journal: Journal; keyOf(w: Window): string } |
   return remembered ? { reportId: remembered.reportId, source: 'journal' as const } : undefined;
 };
 
-export const journalKeyOf = (job: Job, f: Factory) => (window: Window) =>
+export const journalKeyOf = (job: Job, f: EngineDeps) => (window: Window) =>
   journalKey(journalRequestOf({ ...job.request, since: window.since, until: window.until }, f.baseUrl().url, f.profileName));
 
 /** What the state file recorded of each object (-o s3://) before this run, by URL: its SHA-256 and
@@ -168,7 +167,7 @@ class PlannedRun {
   private fetched?: Fetched;
   private fetchedWindows = 0;
 
-  constructor(private readonly job: Job, private readonly f: Factory, private readonly plan: RunPlan, private readonly view: RunView, private readonly recorder: Recorder, private readonly where: Where) {
+  constructor(private readonly job: Job, private readonly f: EngineDeps, private readonly plan: RunPlan, private readonly view: RunView, private readonly recorder: Recorder, private readonly where: Where) {
     this.client = f.client();
     this.destination = chooseDestination({
       format: job.output.format, csv: job.output.csv, merge: plan.merge, cwd: f.cwd, host: f.host, stdout: f.stdout,
@@ -237,7 +236,7 @@ class PlannedRun {
       failFast: !this.plan.perWindow,
       // one report: a 429 after the client's retries is the run's error, as any other
       ...(this.plan.shape === 'report' ? { maxThrottles: 0 } : {}),
-      signal: this.f.signal, now: this.f.now, sleep: sleepFor, random: this.f.random,
+      signal: this.f.signal, now: this.f.now, sleep: this.f.sleep, random: this.f.random,
       deliver: (window, fetched, origin) => this.deliver(window, fetched, origin),
       onEvent: (event) => this.recorder.pool(event),
     };

@@ -41,10 +41,10 @@ export interface JobFlags {
   fullRefresh: boolean;
   /** false with --no-resume */
   resume: boolean;
-  /** --start with --since auto, as given; `startAt` its second (run.ts prepareRun reads it) */
+  /** --start with --since auto, as given; `startAt` its second (prepare.ts prepareRun reads it) */
   start?: string;
   startAt?: number;
-  /** --log-format; not given: REPORTING_LOG_FORMAT, else text (run.ts prepareRun decides) */
+  /** --log-format; not given: REPORTING_LOG_FORMAT, else text (prepare.ts prepareRun decides) */
   logFormat?: LogFormat;
   /** --lock-wait: how long to wait for the state's lock (0: a lock held is exit 2 at once) */
   lockWaitMs?: number;

@@ -2,9 +2,8 @@
 // record of what each window loaded). The database clients load when the connection opens.
 
 import { environmentToken } from '../auth/resolve.js';
-import { sleepFor } from '../api/http.js';
 import type { TableSpec } from '../destinations/table.js';
-import type { Factory } from '../factory.js';
+import type { EngineDeps } from './deps.js';
 import { exportedColumns, legacyScopeOf, scopeOf } from '../load/load.js';
 import { connectTo } from '../load/engines.js';
 import { timeDimensionOf } from '../report/catalog.js';
@@ -21,10 +20,10 @@ const recordIn = (state: RunState, store: TableStore): NonNullable<TableSpec['re
 
 /** The state's key in the database (`--state table`): the load table and the scope, so that each
  * set of rows a run replaces has its own state. */
-export const tableStateKey = (job: Job, load: LoadPlan, f: Factory) => `${load.table.join('.')} ${scopeOf(job.request, f.baseUrl().url, accountOf(load, f))}`;
+export const tableStateKey = (job: Job, load: LoadPlan, f: EngineDeps) => `${load.table.join('.')} ${scopeOf(job.request, f.baseUrl().url, accountOf(load, f))}`;
 
 /** The store of a job's --state: a file, an object, or (`table`) the --load database. */
-export function jobStateStore(job: Job & { flags: { state: string } }, f: Factory): StateStore {
+export function jobStateStore(job: Job & { flags: { state: string } }, f: EngineDeps): StateStore {
   const deps = storeDeps(f);
   const table = job.load && { ...databaseOf(job.load.target, deps), key: tableStateKey(job, job.load, f) };
   return stateStoreOf(job.flags.state, { ...deps, ...(table ? { table } : {}) });
@@ -32,15 +31,15 @@ export function jobStateStore(job: Job & { flags: { state: string } }, f: Factor
 
 /** The account part of the scope: --scope, `env` when the token comes from REPORTING_TOKEN (which
  * stands for any account), else the profile's name (its own REPORTING_TOKEN_<PROFILE> included). */
-export const accountOf = (load: LoadPlan, f: Pick<Factory, 'env' | 'profileName'>) =>
+export const accountOf = (load: LoadPlan, f: Pick<EngineDeps, 'env' | 'profileName'>) =>
   load.account ?? (environmentToken(f.env, f.profileName)?.source === 'REPORTING_TOKEN' ? 'env' : f.profileName);
 
 /** `alone`: the table is the run's only destination (no -o, no stdout) */
-export function tableSpecOf(job: Job, load: LoadPlan, f: Factory, period: Window, windows: readonly Window[], state: RunState | undefined, alone: boolean, warn?: (message: string) => void): TableSpec {
+export function tableSpecOf(job: Job, load: LoadPlan, f: EngineDeps, period: Window, windows: readonly Window[], state: RunState | undefined, alone: boolean, warn?: (message: string) => void): TableSpec {
   const { target } = load;
   const csv = load.columns;
   return {
-    connect: () => connectTo(target, { cwd: f.cwd, env: f.env, waitMs: job.wait.maxWaitMs, sleep: sleepFor, signal: f.signal, now: () => f.now() }),
+    connect: () => connectTo(target, { cwd: f.cwd, env: f.env, waitMs: job.wait.maxWaitMs, sleep: f.sleep, signal: f.signal, now: () => f.now() }),
     table: load.table,
     // named as the files' columns are (--column-case)
     columns: casedColumns(exportedColumns(csv.schema, csv.columns, timeDimensionOf(job.request.breakdowns)), job.output.csv.columnCase),

@@ -7,7 +7,7 @@ import { formatDuration } from '../duration.js';
 import { CliError, EXIT, InterruptedError, NetworkError, ReportError } from '../errors.js';
 import { isTabular, type OutputOptions, type OutputPlan } from '../export/output.js';
 import { WriteError } from '../export/sink.js';
-import type { Factory } from '../factory.js';
+import type { EngineDeps } from './deps.js';
 import { formatBytes } from '../io/progress.js';
 import { safeText } from '../io/safe-text.js';
 import { shellCommand } from '../io/shell.js';
@@ -24,7 +24,7 @@ import { describeFailure, interruptedHint, type PoolOutcome, type WindowFailureR
  * profile and base URL given, the format and CSV options given, the columns (as names, since
  * `download` knows the request behind `requested` only while the journal keeps it, or `all`).
  */
-export function pickUpFlags(output: OutputOptions, plan: OutputPlan, f: Pick<Factory, 'globals' | 'profileName'>): string[] {
+export function pickUpFlags(output: OutputOptions, plan: OutputPlan, f: Pick<EngineDeps, 'globals' | 'profileName'>): string[] {
   const words: string[] = [];
   if (f.profileName !== 'default') words.push('--profile', f.profileName);
   if (f.globals.baseUrl) words.push('--base-url', f.globals.baseUrl);
@@ -43,7 +43,7 @@ export function pickUpFlags(output: OutputOptions, plan: OutputPlan, f: Pick<Fac
 
 /** The command that fetches a run of one report's report into the same output (-o repeated: one
  * download a file, the later ones once the first is there). */
-export function pickUpCommand(job: Job, plan: RunPlan, f: Pick<Factory, 'globals' | 'profileName'>, reportId: string): string {
+export function pickUpCommand(job: Job, plan: RunPlan, f: Pick<EngineDeps, 'globals' | 'profileName'>, reportId: string): string {
   const file = plan.fileOf?.(plan.period, reportId);
   const first = shellCommand(['reporting', 'download', reportId, '--wait', ...pickUpFlags(job.given, job.output, f), ...(file ? ['-o', file] : [])]);
   const more = (job.more ?? []).map((output, i) => {
@@ -109,7 +109,7 @@ export function mergedFailure(failure: WindowFailureReport): CliError {
  * copied). Written to `stderr` as text lines; with JSON logs (no `stderr`), the failed windows are
  * the log's `failed` events and the commands go in the hint. The exit code is the failures' own
  * when they all share one (a refused token is 3 for every window), else 6. */
-export function partialFailure(failures: readonly WindowFailureReport[], written: number, argv: readonly string[], stderr: Factory['stderr'] | undefined): CliError {
+export function partialFailure(failures: readonly WindowFailureReport[], written: number, argv: readonly string[], stderr: EngineDeps['stderr'] | undefined): CliError {
   const sorted = [...failures].sort((a, b) => a.window.since - b.window.since);
   const spans: Window[] = [];
   for (const { origin } of sorted) {

@@ -4,7 +4,7 @@
 // earlier run submitted) or skip (done), in the plan's own words.
 
 import { configDir } from '../auth/store.js';
-import type { Factory } from '../factory.js';
+import type { EngineDeps } from './deps.js';
 import { checkChunk, parseChunk, windowArgs } from '../report/windows.js';
 import { journalKeyOf, recall, recordedOutput, stateRequestOfJob } from './engine.js';
 import type { Job } from './job.js';
@@ -26,7 +26,7 @@ export interface PreviewWindow {
 }
 
 /** The windows `job` would fetch, resume or skip now. Sends no request, writes nothing. */
-export async function previewJob(job: Job, f: Factory): Promise<PreviewWindow[]> {
+export async function previewJob(job: Job, f: EngineDeps): Promise<PreviewWindow[]> {
   const chunk = job.chunk ? parseChunk(job.chunk.chunk) : undefined;
   if (chunk) checkChunk(chunk, job.request.breakdowns);
   const where = { chunk, configDir: configDir(f.env, f.host.platform), cwd: f.cwd, platform: f.host.platform };

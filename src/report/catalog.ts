@@ -204,5 +204,3 @@ export const FILTERS: Filter[] = [
   { option: 'carrier', param: 'carrier', sides: BOTH, text: true, description: 'carrier names (never split on commas)' },
   { option: 'device-model', param: 'deviceModel', sides: BOTH, text: true, description: 'device model names (never split on commas)' },
 ];
-
-export { PARIS } from '../paris.js';

@@ -3,7 +3,7 @@
 
 import { DateTime } from 'luxon';
 import { hash, pick, unit } from './random.js';
-import { PARIS } from '../report/catalog.js';
+import { PARIS } from '../paris.js';
 
 export interface Place {
   countryId: string;

@@ -3,7 +3,7 @@
 // facts, so any breakdown of a period adds up to the same totals, to the second.
 
 import { DateTime } from 'luxon';
-import { PARIS } from '../report/catalog.js';
+import { PARIS } from '../paris.js';
 import {
   AD_NETWORKS, APPS, DEALS, DEVICES, DMPS, EXCHANGE_BUYERS, FORMATS, PLACES, campaignsOfYear,
   type AdUnit, type App, type Campaign, type Device, type Named, type Place,

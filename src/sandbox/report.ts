@@ -2,7 +2,8 @@
 // metrics only, and the contract's row shape for the side.
 
 import { DateTime } from 'luxon';
-import { BREAKDOWN_FIELDS, PARIS, ROW_FIELDS, rowFieldNames as contractFieldNames, timeDimensionOf, type Side } from '../report/catalog.js';
+import { BREAKDOWN_FIELDS, ROW_FIELDS, rowFieldNames as contractFieldNames, timeDimensionOf, type Side } from '../report/catalog.js';
+import { PARIS } from '../paris.js';
 import type { Fact, FactSource, Metrics, Restatement } from './facts.js';
 import { parisTime } from './facts.js';
 import { hash, unit } from './random.js';

@@ -2,7 +2,7 @@
 // sandbox's model of a platform that does real work per report.
 
 import { DateTime } from 'luxon';
-import { PARIS } from '../report/catalog.js';
+import { PARIS } from '../paris.js';
 import type { ReportQuery } from './report.js';
 
 export interface WorkModel {

@@ -2,7 +2,7 @@
 
 import { EventEmitter } from 'node:events';
 import { Readable } from 'node:stream';
-import type { Context, Output } from '../../src/factory.js';
+import type { Context, Output } from '../../src/context.js';
 import { HOST } from './host.js';
 
 export class FakeOutput extends EventEmitter implements Output {

@@ -25,7 +25,7 @@ const STORES: StoreKind[] = [
   {
     matches: (target) => target === TABLE_STATE,
     open: (_target, deps) => {
-      // (a run without --load is refused before: commands/run.ts; here, `state show table`)
+      // (a run without --load is refused before: engine/prepare.ts; here, `state show table`)
       if (!deps.table) throw new UsageError('"table" is the state a run keeps in its --load database: name that database here', 'e.g. reporting state show duckdb:warehouse.duckdb (or postgres://USER@HOST/DB)');
       return new TableStore(deps.table);
     },

@@ -1,7 +1,7 @@
 // GET /campaigns: every campaign of the listed years, with its ad units.
 
 import { DateTime } from 'luxon';
-import { PARIS } from '../../report/catalog.js';
+import { PARIS } from '../../paris.js';
 import { LISTED_YEARS } from '../entities.js';
 import { sendJson } from '../http.js';
 import type { Handler } from './handler.js';
