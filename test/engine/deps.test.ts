@@ -99,4 +99,15 @@ describe('factory.forProfile: one job\'s factory (jobs)', () => {
     f.forProfile('acme').trace?.('another');
     expect(stderr.text).toBe('another\n');
   });
+
+  it('the jobs share the process\'s one set of secrets: masked alike, and the environment\'s read once, not once a job (3,000 jobs of 1,000 profiles held 3 million copies)', () => {
+    const env = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`REPORTING_TOKEN_P${i}`, `token-of-p${i}-abcdef`]));
+    const { ctx } = fakeContext({ env });
+    const f = createFactory(ctx, DEFAULT_GLOBALS);
+    const jobs = ['p1', 'p2', 'p3'].map((profile) => f.forProfile(profile));
+    for (const job of jobs) {
+      expect(job.secrets).toBe(f.secrets);
+      expect(job.secrets.redact('sent token-of-p49-abcdef')).not.toContain('token-of-p49');
+    }
+  });
 });
