@@ -23,7 +23,7 @@ import { shellCommand } from '../io/shell.js';
 import { table } from '../io/table.js';
 import { jobStatus, statusCells, STATUS_HEADER, type JobStatus } from '../fleet/status.js';
 import { readStateOf, type StateDoc } from '../engine/state.js';
-import { dayCells, pageDays, recordedSpan, statusPage, type Period } from '../fleet/page.js';
+import { dayCells, pageDays, periodOfArgs, recordedSpan, statusPage, type Period } from '../fleet/page.js';
 import { writeFileAtomic } from '../fs/atomic.js';
 import { runJob } from '../engine/engine.js';
 import { RunMetrics, writeMetricsFile, type JobRun } from '../engine/metrics.js';
@@ -273,7 +273,7 @@ async function statusJobs(jobs: readonly FileJob[], parser: RunWordsParser, f: F
   const profiles = new Map<string, EngineDeps>();
   const statuses: JobStatus[] = [];
   // (--html) what each job's row of days is made of
-  const grid: { doc?: StateDoc; period?: Period; running: boolean }[] = [];
+  const grid: { doc?: StateDoc; period?: Period; running: boolean; gone?: Period[] }[] = [];
   for (const job of jobs) {
     let deps = profiles.get(job.profile);
     if (!deps) profiles.set(job.profile, deps = engineDeps(f.forProfile(job.profile)));
@@ -292,7 +292,7 @@ async function statusJobs(jobs: readonly FileJob[], parser: RunWordsParser, f: F
     // --start) says `?`; a state of another request is an error
     const windows = error !== undefined ? undefined : await previewJob(prepared, deps).catch((caught: unknown) => (doc ? said(caught) : caught instanceof UsageError ? undefined : said(caught)));
     statuses.push(jobStatus({ job: job.name, profile: job.profile, state: store?.name, doc, lock, toFetch: windows?.filter((w) => w.action !== 'skip').length ?? null, now: f.calendar.now(), maxLagMs, ...(error === undefined ? {} : { error }) }));
-    if (html && store) grid.push({ doc, period: periodOf(prepared, doc), running: lock !== undefined && !lock.stale });
+    if (html && store) grid.push({ doc, period: periodOf(prepared, doc), running: lock !== undefined && !lock.stale, gone: (windows ?? []).filter((w) => w.reason === 'missing-file').map(periodOfArgs) });
     else if (html) grid.push({ running: false });
   }
   // the page first: a scheduler's --max-lag exit 1 below comes with it
@@ -305,7 +305,7 @@ async function statusJobs(jobs: readonly FileJob[], parser: RunWordsParser, f: F
     const spans = grid.map(({ doc, period }) => spanOf(period, recordedSpan(doc)));
     const days = pageDays(spans, f.calendar.now());
     const page = statusPage({
-      jobs: statuses.map((status, index) => ({ status, cells: dayCells(grid[index]?.doc, grid[index]?.period, days, grid[index]?.running ?? false) })),
+      jobs: statuses.map((status, index) => ({ status, cells: dayCells(grid[index]?.doc, grid[index]?.period, days, grid[index]?.running ?? false, grid[index]?.gone) })),
       days, file: html.file, now: f.calendar.now(), version: f.version, redact: (text) => f.secrets.redact(text), ...(maxLagMs === undefined ? {} : { maxLag: formatDuration(maxLagMs) }),
     });
     await writeFileAtomic(html.path, page).catch((error: unknown) => {

@@ -8,7 +8,8 @@
 //   F failed       a window over the day failed (its error in the cell's title)
 //   P in progress  a report of a window over the day is submitted and not written yet (or one is
 //                  being submitted; or planned by a run that holds the state's lock now)
-//   M missing      the day is in the job's period and not wholly covered by windows done
+//   M missing      the day is in the job's period and not wholly covered by windows done (a
+//                  window done whose file is gone counts as not done: the next run fetches it)
 //   U unchanged    every window done over the day found, at its last fetch, what was already there
 //   D done         the day is covered by windows done
 //   (blank)        outside the job's period, with nothing recorded
@@ -78,8 +79,10 @@ export function recordedSpan(doc: StateDoc | undefined): Period | undefined {
   return { since: Math.min(...doc.windows.map((w) => w.sinceUnix)), until: Math.max(...doc.windows.map((w) => w.untilUnix)) };
 }
 
-/** Each day's cell for one job. `running`: a run holds the state's lock now (its planned windows are in progress). */
-export function dayCells(doc: StateDoc | undefined, period: Period | undefined, days: readonly Day[], running: boolean): DayCell[] {
+/** Each day's cell for one job. `running`: a run holds the state's lock now (its planned windows are
+ * in progress). `gone`: the windows the state records done whose output is gone (the plan fetches
+ * them again: `missing-file`). */
+export function dayCells(doc: StateDoc | undefined, period: Period | undefined, days: readonly Day[], running: boolean, gone: readonly Period[] = []): DayCell[] {
   // (the windows over the days shown, once: a state of years of hourly windows is not read 31 times over)
   const [first, last] = [days[0], days.at(-1)];
   const windows = first && last ? (doc?.windows ?? []).filter((w) => w.sinceUnix <= last.until && w.untilUnix >= first.since) : [];
@@ -89,12 +92,23 @@ export function dayCells(doc: StateDoc | undefined, period: Period | undefined, 
     if (failed) return { date: day.date, kind: 'failed', detail: failed.error ?? 'failed' };
     const going = over.find((w) => w.status === 'submitted' || Boolean(w.submitting) || (running && w.status === 'pending'));
     if (going) return { date: day.date, kind: 'progress', ...(going.reportId ? { detail: `report ${going.reportId}` } : {}) };
-    const done = over.filter((w) => w.status === 'done');
+    const lost = over.filter((w) => w.status === 'done' && gone.some((g) => g.since <= w.untilUnix && g.until >= w.sinceUnix));
+    const done = over.filter((w) => w.status === 'done' && !lost.includes(w));
     const wanted = period && period.since <= day.until && period.until >= day.since ? { since: Math.max(day.since, period.since), until: Math.min(day.until, period.until) } : undefined;
-    if (wanted && !covers(done, wanted)) return { date: day.date, kind: 'missing' };
+    if (wanted && !covers(done, wanted)) return { date: day.date, kind: 'missing', ...(lost.length ? { detail: 'done, and its file is gone: the next run fetches it again' } : {}) };
     if (done.length === 0) return { date: day.date, kind: 'outside' };
     return { date: day.date, kind: done.every((w) => w.unchanged === true) ? 'unchanged' : 'done' };
   });
+}
+
+/** A window as the plan names it (`run`'s --since/--until: Paris dates, or Unix seconds), as seconds. */
+export function periodOfArgs(window: { since: string; until: string }): Period {
+  const at = (text: string, end: boolean) => {
+    if (/^\d+$/.test(text)) return Number(text);
+    const day = DateTime.fromISO(text, { zone: PARIS_ZONE });
+    return Math.floor((end ? day.endOf('day') : day.startOf('day')).toSeconds());
+  };
+  return { since: at(window.since, false), until: at(window.until, true) };
 }
 
 /** Do these windows cover every second of `span`? */

@@ -8,7 +8,7 @@
 // Chromium that test says SKIPPED.
 
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DateTime } from 'luxon';
@@ -127,6 +127,18 @@ describe('jobs status --html', () => {
       expect(readFileSync(page, 'utf8')).toMatch(/^<!doctype html>\n[\s\S]*<\/html>\n$/);
       expect(gridOf(readFileSync(page, 'utf8')).map((row) => row.job)).toEqual(['buyer', 'seller', 'late']);
       expect(readdirSync(dir).filter((name) => name.includes('status.html'))).toEqual(['status.html']);
+    });
+  });
+
+  it('a day done whose file was deleted since is missing (the next run fetches it again), not done', async () => {
+    await withFleet(async ({ env, dir }) => {
+      rmSync(join(dir, 'out', 'buyer', '2026-11-20.csv'));
+      const out = await runCli(['jobs', 'status', '-f', JOB_FILE, '--html', 'status.html'], { env, cwd: dir });
+      expect(out.code, out.stderr).toBe(0);
+      const grid = gridOf(readFileSync(join(dir, 'status.html'), 'utf8'));
+      expect(grid[0]?.cells.map((cell) => cell.kind)).toEqual(['done', 'missing', 'unchanged', 'unchanged']);
+      expect(grid[0]?.cells[1]?.title).toBe('buyer, 2026-11-20: missing: done, and its file is gone: the next run fetches it again');
+      expect(grid[1]?.cells.map((cell) => cell.kind)).toEqual(EXPECTED.seller);
     });
   });
 
