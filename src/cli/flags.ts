@@ -74,3 +74,9 @@ export function choiceArgument(name: string, description: string, values: readon
     throw new UsageError(`${unknown(text)}${didYouMean(text, values)}`, `choose ${values.join(', ')}`);
   });
 }
+
+/** `jobs status --html FILE`: a file (stdout keeps the lines or the JSON). */
+export function htmlFile(text: string, previous?: string): string {
+  if (text.trim() === '-') throw new InvalidArgumentError('a file name: the page goes to a file, the lines (or --json) to stdout');
+  return path(text, previous);
+}

@@ -111,6 +111,8 @@ describe('the job file\'s mistakes: file:line:column, exit 2, before any request
     ['a top-level key', `${FILE}concurency: 3\n`, /^error: reporting\.yaml:20:1: unknown key "concurency"; did you mean concurrency\?$/m],
     ['not YAML', edit(14, '    breakdowns: [DAILY, CAMPAIGN'), /^error: reporting\.yaml:\d+:\d+: not valid YAML/m],
     ['an unknown side', edit(12, '    side: buyre'), /^error: reporting\.yaml:12:11: job "buyer-daily@acme": unknown side "buyre"; did you mean buyer\?$/m],
+    // (a list was taken, its last item winning: the table of run's flags says --table takes one value)
+    ['a list where run takes one value', edit(19, '    table: [a, b]'), /^error: reporting\.yaml:19:12: table takes one value, not a list$/m],
   ];
   it.each(cases)('%s', async (_title, text, expected) => {
     const dir = await folder(text);
