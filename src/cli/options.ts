@@ -177,7 +177,7 @@ export function chunkFlagsOf(parsed: Parsed, command: Command): ChunkFlags | und
     // --load chooses its own windows (a day, a month) and takes these flags for them
     if (parsed.load !== undefined) return undefined;
     const given = ['concurrency', 'split'].filter((name) => command.getOptionValueSource(name) === 'cli');
-    if (given.length > 0) throw new UsageError(`${given.map((name) => (name === 'split' ? '--no-split' : `--${name}`)).join(' and ')} only apply with --chunk`, 'add --chunk day (or week, month, Nd, Nh)');
+    if (given.length > 0) throw new UsageError(`${given.map((name) => (name === 'split' ? '--no-split' : `--${name}`)).join(' and ')} only apply with --chunk`, 'add --chunk day (or week, month, Nd, Nh)').about(given[0] === 'split' ? '--no-split' : `--${given[0]}`);
     return undefined;
   }
   return { chunk, concurrency: parsed.concurrency as number, split: parsed.split !== false };
@@ -242,13 +242,13 @@ export function jobFlagsOf(parsed: Parsed): JobFlags {
       ...(parsed.fullRefresh && parsed.load === undefined ? ['--full-refresh'] : []),
     ];
     if (given.length > 0) {
-      throw new UsageError(`${given.join(' and ')} need${given.length === 1 ? 's' : ''} --state FILE (where the last window done is recorded)`, 'add --state buyer.state.json, for example; the first run gives a date as --since');
+      throw new UsageError(`${given.join(' and ')} need${given.length === 1 ? 's' : ''} --state FILE (where the last window done is recorded)`, 'add --state buyer.state.json, for example; the first run gives a date as --since').about(given[0]?.split(' ')[0]);
     }
   } else if (state.trim() === '') {
-    throw new UsageError('--state wants a file name', 'for example --state buyer.state.json');
+    throw new UsageError('--state wants a file name', 'for example --state buyer.state.json').about('--state');
   }
   if (parsed.start !== undefined && !sinceAuto) {
-    throw new UsageError('--start only applies with --since auto (it is where the first run starts)', 'write --since auto --start DATE, or give the date as --since');
+    throw new UsageError('--start only applies with --since auto (it is where the first run starts)', 'write --since auto --start DATE, or give the date as --since').about('--start');
   }
   return {
     state,

@@ -38,6 +38,7 @@ export function jobKeys(flags: readonly Flag[] = runFlags()): RunFlagInfo[] {
     value: option.required || option.optional,
     negate: option.negate,
     many: key.many ?? false,
+    ...(option.short ? { short: option.short } : {}),
     ...(key.place ? { place: key.place } : {}),
     ...(key.about ? { about: key.about } : {}),
   }]));

@@ -38,6 +38,13 @@ export interface RunFlagInfo extends KeyRule {
   /** `--no-X`: the key may be `no-X: true` or `X: false` */
   negate: boolean;
   many: boolean;
+  /** its short form (`-o`) */
+  short?: string;
+}
+
+/** The key of a flag as written (`--since`, `-o`, `--no-split`), if a job file has it. */
+export function keyOfFlag(flags: readonly RunFlagInfo[], written: string): string | undefined {
+  return flags.find((flag) => `--${flag.name}` === written || flag.short === written)?.name;
 }
 
 export interface FileJob {
