@@ -17,6 +17,9 @@ export const EXIT = {
 export class CliError extends Error {
   /** the command's log is JSON (a job file's `log-format: json`): this error, its last line, too */
   jsonLog = false;
+  /** the flag the error is about, as written (`--until`, `-o`): a job file's error is placed at
+   * that key's value (src/commands/jobs.ts) */
+  flag?: string;
 
   constructor(
     message: string,
@@ -26,6 +29,12 @@ export class CliError extends Error {
   ) {
     super(message);
     this.name = new.target.name;
+  }
+
+  /** Names the flag the error is about (none: undefined). */
+  about(flag: string | undefined): this {
+    if (flag !== undefined) this.flag = flag;
+    return this;
   }
 }
 

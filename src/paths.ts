@@ -239,22 +239,22 @@ function refuseSpecialFile(use: PathUse, path: string): void {
     // a link to a file not created yet is fine where the file can be created (its folder exists);
     // another failure (ENOTDIR, EACCES) is reading the state's to say
     const target = linkTarget(path);
-    if (stats === 'ENOENT' && target !== path && !kindOf(dirname(target))?.isDirectory()) throw new UsageError(`${use.name} ${use.path} is a symbolic link into a folder that does not exist`, `give ${use.flag} the path of a file (or remove the link)`);
+    if (stats === 'ENOENT' && target !== path && !kindOf(dirname(target))?.isDirectory()) throw new UsageError(`${use.name} ${use.path} is a symbolic link into a folder that does not exist`, `give ${use.flag} the path of a file (or remove the link)`).about(use.flag);
     return;
   }
   if (stats.isFile()) return;
   const kind = KINDS.find(([is]) => is(stats))?.[1] ?? 'not a regular file';
-  throw new UsageError(`${use.name} ${use.path} is ${kind}, not a regular file`, `give ${use.flag} the path of a file (it is created on the first run)`);
+  throw new UsageError(`${use.name} ${use.path} is ${kind}, not a regular file`, `give ${use.flag} the path of a file (it is created on the first run)`).about(use.flag);
 }
 
 function clash(a: PathUse, b: PathUse): UsageError {
   const given = [a, b].filter((use) => use.flag);
   const own = [a, b].find((use) => !use.flag);
   if (own && given[0]) {
-    return new UsageError(`refusing to write over ${own.name} ${resolve(own.path)}: ${given[0].name} names it`, `choose another ${given[0].flag} path`);
+    return new UsageError(`refusing to write over ${own.name} ${resolve(own.path)}: ${given[0].name} names it`, `choose another ${given[0].flag} path`).about(given[0].flag);
   }
-  if (own || !a.flag || !b.flag) return new UsageError(`${a.name} and ${b.name} are the same file: ${a.path}`);
-  return new UsageError(`${a.name} and ${b.name} name the same file (${a.path === b.path ? a.path : `${a.path}, ${b.path}`}): one would overwrite the other`, `give ${a.flag} and ${b.flag} different paths`);
+  if (own || !a.flag || !b.flag) return new UsageError(`${a.name} and ${b.name} are the same file: ${a.path}`).about(a.flag ?? b.flag);
+  return new UsageError(`${a.name} and ${b.name} name the same file (${a.path === b.path ? a.path : `${a.path}, ${b.path}`}): one would overwrite the other`, `give ${a.flag} and ${b.flag} different paths`).about(a.flag);
 }
 
 /** The tool's own files under the configuration folder: the token store (conf's config.json), its
@@ -304,7 +304,7 @@ export function parseObjectUrl(url: string, flag = '-o'): ObjectUrl {
   const bucket = match?.[1] ?? '';
   const key = match?.[2] ?? '';
   const hint = `write ${flag} s3://BUCKET/path/to/${flag === '-o' ? 'report.csv' : 'buyer.state.json'}`;
-  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw new UsageError(`${flag} ${url}: ${bucket ? `"${bucket}" is not a bucket name (3-63 lowercase letters, digits, dots, hyphens)` : 'no bucket named'}`, hint);
-  if (!key || key.endsWith('/')) throw new UsageError(`${flag} ${url}: no object key${key ? ' (it ends with /)' : ''}`, hint);
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw new UsageError(`${flag} ${url}: ${bucket ? `"${bucket}" is not a bucket name (3-63 lowercase letters, digits, dots, hyphens)` : 'no bucket named'}`, hint).about(flag);
+  if (!key || key.endsWith('/')) throw new UsageError(`${flag} ${url}: no object key${key ? ' (it ends with /)' : ''}`, hint).about(flag);
   return { url, bucket, key };
 }

@@ -16,7 +16,7 @@ export function duration(flag: string, bounds: DurationBounds): (text: string) =
 export function count(flag: string, min: number, max: number): (text: string) => number {
   return (text) => {
     if (!/^\s*\d+\s*$/.test(text) || Number(text) < min || Number(text) > max) {
-      throw new UsageError(`${flag} wants a whole number from ${min} to ${max}, not "${text}"`);
+      throw new UsageError(`${flag} wants a whole number from ${min} to ${max}, not "${text}"`).about(flag);
     }
     return Number(text);
   };
@@ -61,7 +61,7 @@ export function choiceOption(flags: string, description: string, values: readonl
   return option.argParser((text: string) => {
     const match = values.find((value) => value.toLowerCase() === text.toLowerCase());
     if (match) return match;
-    throw new UsageError(`unknown ${what} "${text}": ${flag} is one of ${values.join(', ')}${didYouMean(text, values)}`);
+    throw new UsageError(`unknown ${what} "${text}": ${flag} is one of ${values.join(', ')}${didYouMean(text, values)}`).about(flag);
   });
 }
 
@@ -73,4 +73,10 @@ export function choiceArgument(name: string, description: string, values: readon
     if (match) return match;
     throw new UsageError(`${unknown(text)}${didYouMean(text, values)}`, `choose ${values.join(', ')}`);
   });
+}
+
+/** `jobs status --html FILE`: a file (stdout keeps the lines or the JSON). */
+export function htmlFile(text: string, previous?: string): string {
+  if (text.trim() === '-') throw new InvalidArgumentError('a file name: the page goes to a file, the lines (or --json) to stdout');
+  return path(text, previous);
 }

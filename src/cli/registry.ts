@@ -29,11 +29,11 @@ import { EXIT_CODES_HELP } from './exit.js';
 import { UsageError } from '../errors.js';
 import { MALFORMED, REPORT_STATUSES, parseBodyFault, parseErrorFault, type BodyFault, type ErrorFault, type Malformed } from '../sandbox/faults.js';
 import type { Layout } from '../sandbox/server.js';
-import { choiceArgument, choiceOption, count, duration, list, path } from './flags.js';
+import { choiceArgument, choiceOption, count, duration, htmlFile, list, path } from './flags.js';
 import { runParser } from './run-words.js';
 import { parseShard } from '../fleet/shard.js';
 import {
-  addChunkOptions, addJobOptions, addLoadOptions, loadFlagsOf, addOutputOptions, addReportOptions, addWaitOptions, chunkFlagsOf, jobFlagsOf, logFormatOption, outputFlagsOf, reportFlagsOf, waitFlagsOf, type Parsed,
+  addFlags, chunkFlagsOf, jobFlagsOf, loadFlagsOf, logFormatOption, outputFlags, outputFlagsOf, reportFlags, reportFlagsOf, runFlags, stateFile, stateKey, waitFlags, waitFlagsOf, type Parsed,
 } from './options.js';
 
 export interface CommandModule<O> {
@@ -80,7 +80,7 @@ function reportEntry(side: Side, example: string): AnyEntry {
     name: side,
     summary: `submit a ${side} report request; print its report ID`,
     define(command) {
-      addReportOptions(command, [side]).addHelpText('after', examples(
+      addFlags(command, reportFlags([side])).addHelpText('after', examples(
         example,
         `id=$(reporting ${side} --since yesterday --until yesterday)`,
         'reporting download "$id" --wait -o out.csv',
@@ -90,21 +90,6 @@ function reportEntry(side: Side, example: string): AnyEntry {
     options: (_args, parsed) => ({ side, report: reportFlagsOf(parsed) }),
     load: () => import('../commands/report.js'),
   });
-}
-
-/** The state file argument of `state` subcommands. */
-const stateFile = () => new Argument('<file>', 'the state file (as given to run --state), an s3:// URL, or the --load database of --state table').argParser((text: string) => {
-  if (text.trim() === '') throw new InvalidArgumentError('a file name, not an empty one');
-  return text;
-});
-
-/** `--key`: which state of a database's _reporting_state (`--state table`). */
-const stateKey = () => new Option('--key <key>', 'with a database: which of its states (the load table and the scope; needed when it holds several)');
-
-/** `jobs status --html FILE`: a file (stdout keeps the lines or the JSON). */
-function htmlFile(text: string, previous?: string): string {
-  if (text.trim() === '-') throw new InvalidArgumentError('a file name: the page goes to a file, the lines (or --json) to stdout');
-  return path(text, previous);
 }
 
 /** `jobs run|list|validate`: a job file, and which of its jobs. */
@@ -200,7 +185,7 @@ export const REGISTRY: (AnyEntry | Group)[] = [
     summary: "print a report's status; --wait polls until it is ready",
     define(command) {
       command.argument('<id>', 'report ID').option('--wait', 'poll until the report is ready (exit 6 if it fails or --max-wait passes)');
-      addWaitOptions(command, 'the report').addHelpText('after', `
+      addFlags(command, waitFlags('the report')).addHelpText('after', `
 A status other than progress or ready means the report failed: exit 6.
 ${examples(
     'reporting status 87a72010101115',
@@ -216,10 +201,10 @@ ${examples(
     summary: 'download a ready report to a file or stdout (--wait polls first)',
     define(command) {
       command.argument('<id>', 'report ID').option('--wait', 'poll until the report is ready, then download');
-      addOutputOptions(command, ['reportId'])
+      addFlags(command, outputFlags('download', ['reportId']))
         .option('--state <file>', 'the state file of the run that submitted the report: its columns and column case are written (read only)')
         .option('--no-validate', 'accept --columns names that are no row field of either side');
-      addWaitOptions(command, 'the report').addHelpText('after', `
+      addFlags(command, waitFlags('the report')).addHelpText('after', `
 -o takes the placeholder {reportId}; {side}, {since} and {until} are known to \`run\` only.
 ${examples(
     'reporting download 87a72010101115 -o report.csv',
@@ -238,13 +223,7 @@ ${examples(
     summary: 'submit a report, wait for it, download it and write CSV, JSON, NDJSON, Parquet or XLSX',
     define(command) {
       command.addArgument(choiceArgument('<side>', 'buyer or seller', SIDES, (text) => `unknown side "${text}"`));
-      addReportOptions(command, SIDES);
-      addOutputOptions(command, PLACEHOLDERS);
-      addChunkOptions(command);
-      addJobOptions(command);
-      command.option('--plan', 'print the windows the run would fetch, resume or skip, and why; send no request, write nothing');
-      addLoadOptions(command);
-      addWaitOptions(command, 'the report').addHelpText('after', examples(
+      addFlags(command, runFlags()).addHelpText('after', examples(
         'reporting run buyer --since yesterday --until yesterday --breakdowns DAILY,COUNTRY -o nightly.csv',
         'reporting run buyer --since -7d --until yesterday --breakdowns DAILY -o week.csv -o week.parquet',
         'reporting run seller --since 2026-11-01 --until 2026-11-20 --breakdowns DAILY,APP \\',

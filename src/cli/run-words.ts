@@ -3,24 +3,15 @@
 // run ...`, so that a job is exactly the `run` command line it stands for. The commands receive it
 // as a function (they never import cli/).
 
-import { Command, CommanderError, type Option } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { UsageError } from '../errors.js';
-import { paths } from './flags.js';
 import type { RunOptions } from '../commands/run.js';
-
-/** One of run's long flags, as a job file's key: its name without `--`. */
-export interface RunFlag {
-  name: string;
-  /** takes a value (`--since <time>`), else a switch (`--bom`, `--no-split`) */
-  value: boolean;
-  /** `--no-X`: the key may be `no-X: true` or `X: false` */
-  negate: boolean;
-  /** a list (comma-separated, repeatable) or a repeatable value */
-  many: boolean;
-}
+import type { RunFlagInfo } from '../fleet/file.js';
+import { runFlags, type Flag } from './options.js';
 
 export interface RunParser {
-  flags: readonly RunFlag[];
+  /** run's flags that a job file's keys are (the table of cli/options.ts) */
+  flags: readonly RunFlagInfo[];
   /** `run`'s typed options from its words (`buyer --since=...`); `check: false` parses the flags'
    * values only, without the checks that need several flags together. Throws the usage error
    * `reporting run` would print. */
@@ -40,16 +31,22 @@ export function runCommand(runEntry: RunEntry): Command {
   return command;
 }
 
-/** lists (`<list>`, `<ids>`), repeatable values (`<name>`, `<name=value>`) and -o (several
- * outputs of one report) take a YAML list */
-const isMany = (option: Option) => /<(list|ids|name|name=value)>$/.test(option.flags) || option.parseArg === paths;
+/** run's flags as a job file's keys: each row of the table that is one, by its long name */
+export function jobKeys(flags: readonly Flag[] = runFlags()): RunFlagInfo[] {
+  return flags.flatMap(({ option, key = {} }) => (key === false ? [] : [{
+    name: (option.long as string).slice(2),
+    value: option.required || option.optional,
+    negate: option.negate,
+    many: key.many ?? false,
+    ...(option.short ? { short: option.short } : {}),
+    ...(key.place ? { place: key.place } : {}),
+    ...(key.about ? { about: key.about } : {}),
+  }]));
+}
 
 /** `quick: false`: every parse is commander's (the tests compare the two) */
 export function runParser(runEntry: RunEntry, { quick: useQuick = true }: { quick?: boolean } = {}): RunParser {
-  const flags = runCommand(runEntry).options
-    // (a job file's jobs share `jobs run --metrics-file`: not a key of a job)
-    .filter((option) => option.long && option.long !== '--help' && option.long !== '--plan' && option.long !== '--metrics-file')
-    .map((option) => ({ name: (option.long as string).slice(2), value: option.required || option.optional, negate: option.negate, many: isMany(option) }));
+  const flags = jobKeys();
   // one command for every parse (commander restores its options' defaults before each): building
   // run's 60 options for each of a job file's thousands of words was most of `jobs validate`'s time
   const command = runCommand(runEntry);

@@ -11,7 +11,7 @@ import { engineDeps, type Factory } from '../factory.js';
 import type { EngineDeps } from '../engine/deps.js';
 import { Budget, Starts, type Turn } from '../fleet/budget.js';
 import { Readiness } from '../report/poll.js';
-import { JobFileError, JOB_FILE, missingJobFile, readJobFile, type FileJob, type JobFile, type RunFlagInfo } from '../fleet/file.js';
+import { JobFileError, JOB_FILE, keyOfFlag, missingJobFile, readJobFile, type At, type FileJob, type JobFile, type RunFlagInfo } from '../fleet/file.js';
 import { labelledOutput } from '../fleet/labelled.js';
 import { boundOldGeneration, boundYoungGeneration } from '../io/young-generation.js';
 import { selectJobs, shardFrom } from '../fleet/select.js';
@@ -152,10 +152,9 @@ function readFile(opts: JobsOptions, f: Factory): JobFile {
   return readJobFile(text, file, f.cwd, f.env, opts.parser.flags);
 }
 
-/** The place of the key a message names (`--since ...`), else the job's. */
-function placeOf(job: FileJob, message: string) {
-  const keys = [...job.keys.keys()].sort((a, b) => b.length - a.length);
-  const key = keys.find((name) => new RegExp(`--${name}\\b|\\b${name}\\b`).test(message) && name !== 'side') ?? (/\bside\b/.test(message) ? 'side' : undefined);
+/** The place of the key an error is about (its flag, `--since` or `-o`: CliError.flag), else the job's. */
+function placeOf(job: FileJob, error: unknown, flags: readonly RunFlagInfo[]): At {
+  const key = error instanceof CliError && error.flag !== undefined ? keyOfFlag(flags, error.flag) : undefined;
   return (key && job.keys.get(key)) || job.at;
 }
 
@@ -175,7 +174,7 @@ function checkJobs(jobs: readonly FileJob[], file: JobFile, parser: RunWordsPars
       opts = parser.parse(job.words);
     } catch (error) {
       locateWordsError(job, parser, at);
-      return at(placeOf(job, error instanceof Error ? error.message : ''), error);
+      return at(placeOf(job, error, parser.flags), error);
     }
     try {
       const prepared = prepareRun(opts, quiet, check(job));
@@ -183,7 +182,7 @@ function checkJobs(jobs: readonly FileJob[], file: JobFile, parser: RunWordsPars
       if (opts.chunk) checkChunk(parseChunk(opts.chunk.chunk), prepared.request.breakdowns);
       onChecked(index, prepared);
     } catch (error) {
-      at(placeOf(job, error instanceof Error ? error.message : ''), error);
+      at(placeOf(job, error, parser.flags), error);
     }
   }
 }

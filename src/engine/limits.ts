@@ -30,7 +30,7 @@ export function parseLookback(text: string): number {
   const match = /^\s*(\d+)\s*d?\s*$/i.exec(text);
   const days = match ? Number(match[1]) : Number.NaN;
   if (!Number.isInteger(days) || days > 366) {
-    throw new UsageError(`--lookback wants a number of days from 0 to 366, like 3d, not "${text}"`, 'for example --lookback 3d re-fetches the three days before the new ones');
+    throw new UsageError(`--lookback wants a number of days from 0 to 366, like 3d, not "${text}"`, 'for example --lookback 3d re-fetches the three days before the new ones').about('--lookback');
   }
   return days;
 }

@@ -44,7 +44,7 @@ export const DEFAULT_MAX_THROTTLES = 10;
 export function parseConcurrency(text: string): number {
   const value = Number(text.trim());
   if (!/^\d+$/.test(text.trim()) || value < 1 || value > MAX_CONCURRENCY) {
-    throw new UsageError(`--concurrency wants a whole number from 1 to ${MAX_CONCURRENCY}, not "${text}"`);
+    throw new UsageError(`--concurrency wants a whole number from 1 to ${MAX_CONCURRENCY}, not "${text}"`).about('--concurrency');
   }
   return value;
 }

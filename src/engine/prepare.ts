@@ -65,12 +65,12 @@ export function prepareRun(opts: RunOptions, f: EngineDeps, check: WriteCheck = 
   if (flags.start !== undefined) {
     // --since auto --start: the first run's period starts there (checked now, used while the state records no run)
     flags.startAt = parseTime(flags.start, 'since', f.calendar.now());
-    if (flags.startAt > request.until) throw new UsageError(`--start ${flags.start} is after --until ${named.until}`, 'start the first run on or before the period\'s end');
+    if (flags.startAt > request.until) throw new UsageError(`--start ${flags.start} is after --until ${named.until}`, 'start the first run on or before the period\'s end').about('--start');
   }
   if (flags.state && request.until > endOfParisDay(f.calendar.now())) {
     // the state would record days with no numbers yet as done, and later runs would skip them
     throw new UsageError(`--until ${named.until} is after today (${parisDate(f.calendar.now() / 1000)}): with --state, days that have not happened would be recorded done`,
-      'end the period today at the latest, e.g. --until yesterday for a nightly job');
+      'end the period today at the latest, e.g. --until yesterday for a nightly job').about('--until');
   }
   // one path for two files loses one of them: the token store, the state, its lock, each output
   const template = opts.output.output;
@@ -78,11 +78,11 @@ export function prepareRun(opts: RunOptions, f: EngineDeps, check: WriteCheck = 
   const more = opts.output.more ?? [];
   refuseSharedOutputs(template, more, (given) => realTarget(expandTemplate(given, { ...named, reportId: 'ID' }), f.cwd));
   if (flags.state && isDatabaseUrl(flags.state)) {
-    throw new UsageError(`--state ${flags.state.replace(/:[^@/:]*@/, ':***@')}: a run keeps its state in its --load database with --state table`, 'give --load DATABASE --state table (the state of `state show DATABASE`)');
+    throw new UsageError(`--state ${flags.state.replace(/:[^@/:]*@/, ':***@')}: a run keeps its state in its --load database with --state table`, 'give --load DATABASE --state table (the state of `state show DATABASE`)').about('--state');
   }
   refuseSharedPaths(runFiles(flags.state && isStatePath(flags.state) ? flags.state : undefined, known(template), configDir(f.env, f.host.platform), more.map(known)), f.cwd, f.host.platform);
   const loading = loadPlanOf(opts.load, side, f);
-  if (flags.state === TABLE_STATE && !loading) throw new UsageError('--state table keeps the state in the --load database, and there is no --load', 'add --load duckdb:FILE or --load postgres://..., or give --state a file or an s3:// URL');
+  if (flags.state === TABLE_STATE && !loading) throw new UsageError('--state table keeps the state in the --load database, and there is no --load', 'add --load duckdb:FILE or --load postgres://..., or give --state a file or an s3:// URL').about('--state');
   // rows only into a table: --json is the result line, not JSON rows
   const tableOnly = loading !== undefined && opts.output.output === undefined;
   const planned = planOutputs({ ...opts.output, json: f.globals.json && !tableOnly, validate: opts.report.validate }, side);
@@ -103,7 +103,7 @@ export function prepareRun(opts: RunOptions, f: EngineDeps, check: WriteCheck = 
     if (!isObjectUrl(path)) checkWritableTarget(path, f.cwd, shown, check);
   }
   if (!load && opts.load && (opts.load.table !== undefined || opts.load.scope !== undefined)) {
-    throw new UsageError(`${opts.load.table !== undefined ? '--table' : '--scope'} only applies with --load`, 'add --load duckdb:PATH or --load postgres://USER@HOST/DB (or set REPORTING_LOAD)');
+    throw new UsageError(`${opts.load.table !== undefined ? '--table' : '--scope'} only applies with --load`, 'add --load duckdb:PATH or --load postgres://USER@HOST/DB (or set REPORTING_LOAD)').about(opts.load.table !== undefined ? '--table' : '--scope');
   }
   // a table takes one window at a time: without --chunk, a day (DAILY, HOURLY) or a month (MONTHLY)
   // per window, so that tomorrow's run with a lookback replaces whole windows, never part of one
@@ -119,13 +119,13 @@ function refuseSharedOutputs(first: string | undefined, more: readonly string[],
   if (first === undefined || more.length === 0) return;
   const all = [first, ...more];
   const twice = all.find((target, i) => all.indexOf(target) !== i && (target === '-' || isObjectUrl(target)));
-  if (twice === '-') throw new UsageError('-o - is given twice: stdout can take one output', 'write the other outputs to files');
-  if (twice !== undefined) throw new UsageError(`-o ${twice} is given twice: one would overwrite the other`, 'give each -o its own object key');
+  if (twice === '-') throw new UsageError('-o - is given twice: stdout can take one output', 'write the other outputs to files').about('-o');
+  if (twice !== undefined) throw new UsageError(`-o ${twice} is given twice: one would overwrite the other`, 'give each -o its own object key').about('-o');
   // a file named by the report's ID: every -o gets the same ID, so any value tells two apart
   const byId = all.filter((target) => target.includes('{reportId}') && !isObjectUrl(target));
   const reals = byId.map(real);
   const again = reals.findIndex((path, i) => reals.indexOf(path) !== i);
-  if (again >= 0) throw new UsageError(`-o ${byId[reals.indexOf(reals[again] as string)]} and -o ${byId[again]} name the same file: one would overwrite the other`, 'give each -o its own path');
+  if (again >= 0) throw new UsageError(`-o ${byId[reals.indexOf(reals[again] as string)]} and -o ${byId[again]} name the same file: one would overwrite the other`, 'give each -o its own path').about('-o');
 }
 
 /**
@@ -140,7 +140,7 @@ function planOutputs(options: OutputOptions & { validate: boolean }, side: Side)
   const fields = columnNames([side]);
   if (more.length === 0) return [planOutput(one, PLACEHOLDERS, fields)];
   if (options.format !== undefined) {
-    throw new UsageError(`--format ${options.format} names one format, and -o is given ${more.length + 1} times`, 'drop --format: with several -o, each file\'s format comes from its extension (-o day.csv -o day.parquet)');
+    throw new UsageError(`--format ${options.format} names one format, and -o is given ${more.length + 1} times`, 'drop --format: with several -o, each file\'s format comes from its extension (-o day.csv -o day.parquet)').about('--format');
   }
   const csvOptions = { delimiter: options.delimiter, bom: options.bom, excel: options.excel };
   const plans = [options.output, ...more].map((output) => {
@@ -158,7 +158,7 @@ function loadPlanOf(flags: LoadFlags | undefined, side: Side, f: EngineDeps): Om
   if (given === undefined || given.trim() === '') return undefined;
   const target = parseLoadTarget(given, f.cwd);
   for (const secret of loadSecrets(target, f.env)) f.secrets.add(secret);
-  if (flags?.scope !== undefined && flags.scope.trim() === '') throw new UsageError('--scope wants a name', 'e.g. --scope acme-fr');
+  if (flags?.scope !== undefined && flags.scope.trim() === '') throw new UsageError('--scope wants a name', 'e.g. --scope acme-fr').about('--scope');
   return { target, table: tableName(flags?.table, side, target.engine), account: flags?.scope?.trim(), onSchemaChange: flags?.onSchemaChange ?? 'fail' };
 }
 

@@ -87,17 +87,17 @@ export function chooseFormat<F extends string>(
   if (options.format !== undefined) {
     const wanted = options.format.toLowerCase();
     if (!(formats as readonly string[]).includes(wanted)) {
-      throw new UsageError(`unknown format "${options.format}"${didYouMean(options.format, formats)}`, `choose ${formats.join(', ')}`);
+      throw new UsageError(`unknown format "${options.format}"${didYouMean(options.format, formats)}`, `choose ${formats.join(', ')}`).about('--format');
     }
     format = wanted as F;
     if (options.json && !toFile && format !== 'json') {
-      throw new UsageError(`--json prints the result as JSON on stdout, which contradicts --format ${format}`, 'drop one of them, or write a file with -o (then --json describes the file)');
+      throw new UsageError(`--json prints the result as JSON on stdout, which contradicts --format ${format}`, 'drop one of them, or write a file with -o (then --json describes the file)').about('--format');
     }
     // Parquet in a .csv file: every loader that trusts the name would fail on it
     const extension = toFile ? extensionOf(options.output as string) : undefined;
     const owner = extension === undefined ? undefined : formats.find((f) => extensions[f]?.includes(extension));
     if (owner !== undefined && owner !== format) {
-      throw new UsageError(`--format ${format} would write ${format} into a "${extension}" file (-o ${options.output})`, `name the file for its format (${(extensions[format] ?? []).map((e) => `*${e}`).join(', ')}), or drop --format`);
+      throw new UsageError(`--format ${format} would write ${format} into a "${extension}" file (-o ${options.output})`, `name the file for its format (${(extensions[format] ?? []).map((e) => `*${e}`).join(', ')}), or drop --format`).about('--format');
     }
     return format;
   }
@@ -108,7 +108,7 @@ export function chooseFormat<F extends string>(
     if (!owner) {
       const known = formats.flatMap((f) => extensions[f] ?? []);
       const near = LIKELY_EXTENSIONS[extension];
-      throw new UsageError(`no format writes "${extension}" files (-o ${options.output})${near && known.includes(near) ? `; did you mean ${near}?` : ''}`, `name the file ${known.map((e) => `*${e}`).join(', ')}, or give --format ${formats.join('|')}`);
+      throw new UsageError(`no format writes "${extension}" files (-o ${options.output})${near && known.includes(near) ? `; did you mean ${near}?` : ''}`, `name the file ${known.map((e) => `*${e}`).join(', ')}, or give --format ${formats.join('|')}`).about('-o');
     }
     return owner;
   }
@@ -131,11 +131,11 @@ export const COLUMN_WORDS = ['requested', 'all'] as const;
 export function columnsOf(fields: readonly string[], given: readonly string[] | undefined, validate: boolean): string[] | undefined {
   if (given === undefined) return undefined;
   const columns = given.flatMap((value) => value.split(',')).map((column) => column.trim()).filter(Boolean);
-  if (columns.length === 0) throw new UsageError('--columns wants a comma-separated list of field names');
+  if (columns.length === 0) throw new UsageError('--columns wants a comma-separated list of field names').about('--columns');
   // `requested` is resolved once the request is known (resolveRequestedColumns)
   const words = columns.filter((column) => (COLUMN_WORDS as readonly string[]).includes(column.toLowerCase()));
   if (words.length > 0) {
-    if (columns.length > 1) throw new UsageError('--columns takes `requested`, `all`, or field names, not a mix of them', 'for example --columns all, or --columns date,country,displays');
+    if (columns.length > 1) throw new UsageError('--columns takes `requested`, `all`, or field names, not a mix of them', 'for example --columns all, or --columns date,country,displays').about('--columns');
     return [(words[0] as string).toLowerCase()];
   }
   const named = !validate ? columns : columns.map((column) => {
@@ -144,11 +144,11 @@ export function columnsOf(fields: readonly string[], given: readonly string[] | 
     if (match) return match;
     const renamed = metricField(column);
     const note = renamed !== column ? `; the metric ${column} arrives as the field ${renamed}` : didYouMean(column, fields);
-    throw new UsageError(`--columns: no row has a field "${column}"${note}`, `fields: ${fields.join(', ')} (--no-validate lets any name through)`);
+    throw new UsageError(`--columns: no row has a field "${column}"${note}`, `fields: ${fields.join(', ')} (--no-validate lets any name through)`).about('--columns');
   });
   // a column named twice would be two columns of one name, the first one empty (and invalid DDL)
   const twice = named.find((column, i) => named.indexOf(column) !== i);
-  if (twice !== undefined) throw new UsageError(`--columns names ${twice} twice`, 'name each column once');
+  if (twice !== undefined) throw new UsageError(`--columns names ${twice} twice`, 'name each column once').about('--columns');
   return named;
 }
 
@@ -159,7 +159,7 @@ function delimiterOf(text: string | undefined): string {
   if (text === undefined) return ',';
   const delimiter = (text === '\\t' ? '\t' : DELIMITER_NAMES[text.toLowerCase()]) ?? text;
   if ([...delimiter].length !== 1 || delimiter === '"' || delimiter === '\n' || delimiter === '\r') {
-    throw new UsageError(`--delimiter wants one character (not a quote or a line break), not ${JSON.stringify(text)}`, 'for example --delimiter ";" or --delimiter tab');
+    throw new UsageError(`--delimiter wants one character (not a quote or a line break), not ${JSON.stringify(text)}`, 'for example --delimiter ";" or --delimiter tab').about('--delimiter');
   }
   return delimiter;
 }
@@ -171,10 +171,10 @@ export function planOutput(options: OutputOptions & { validate?: boolean }, avai
   if (template) {
     for (const [, name] of template.matchAll(/\{([^}]*)\}/g)) {
       if (!(PLACEHOLDERS as readonly string[]).includes(name as string)) {
-        throw new UsageError(`unknown placeholder {${name}} in -o${didYouMean(name as string, PLACEHOLDERS)}`, `placeholders: ${PLACEHOLDERS.map((p) => `{${p}}`).join(' ')}`);
+        throw new UsageError(`unknown placeholder {${name}} in -o${didYouMean(name as string, PLACEHOLDERS)}`, `placeholders: ${PLACEHOLDERS.map((p) => `{${p}}`).join(' ')}`).about('-o');
       }
       if (!available.includes(name as string)) {
-        throw new UsageError(`{${name}} is not known to this command`, `here -o takes ${available.map((p) => `{${p}}`).join(' ')}; \`reporting run\` knows them all`);
+        throw new UsageError(`{${name}} is not known to this command`, `here -o takes ${available.map((p) => `{${p}}`).join(' ')}; \`reporting run\` knows them all`).about('-o');
       }
     }
   }
@@ -188,12 +188,12 @@ export function planOutput(options: OutputOptions & { validate?: boolean }, avai
   const csvOnly = ['delimiter', 'bom', 'excel'] as const;
   if (format !== 'csv') {
     const given = csvOnly.filter((name) => options[name] !== undefined && options[name] !== false);
-    if (given.length) throw new UsageError(`--${given[0]} applies to CSV output, not ${format}`);
+    if (given.length) throw new UsageError(`--${given[0]} applies to CSV output, not ${format}`).about(`--${given[0]}`);
   }
   const tsv = format === 'csv' && options.format === undefined && template !== undefined && extensionOf(template) === '.tsv';
   const csv: CsvOptions = { delimiter: delimiterOf(options.delimiter ?? (tsv && !options.excel ? 'tab' : undefined)), bom: Boolean(options.bom), excel: Boolean(options.excel), columns, dropped: new Set(), columnCase: options.columnCase ?? 'camel' };
   if (csv.excel && options.delimiter !== undefined && csv.delimiter !== ';') {
-    throw new UsageError('--excel writes ";" as the delimiter (a decimal comma needs it); drop --delimiter');
+    throw new UsageError('--excel writes ";" as the delimiter (a decimal comma needs it); drop --delimiter').about('--excel');
   }
   return { template, format, csv, columnsBy };
 }
@@ -211,7 +211,7 @@ export function expandTemplate(template: string, values: Placeholders): string {
     if (i % 2 === 1 || !segment.includes('{')) return segment;
     const filled = fill(segment);
     if (filled === '' || filled === '.' || filled === '..') {
-      throw new CliError(`refusing to write outside the folder -o names: ${JSON.stringify(segment)} would become ${JSON.stringify(filled)}`, EXIT.network);
+      throw new CliError(`refusing to write outside the folder -o names: ${JSON.stringify(segment)} would become ${JSON.stringify(filled)}`, EXIT.network).about('-o');
     }
     return filled;
   }).join('');
@@ -237,7 +237,7 @@ export function resolveRequestedColumns(plan: OutputPlan, request?: { side: Side
   if (!request) {
     if (plan.columnsBy === 'requested') {
       throw new UsageError('--columns requested needs the request, and this report\'s is not known here (neither the journal of an interrupted run nor reporting buyer or seller on this machine in the last 7 days recorded it)',
-        'give --state FILE of the run that submitted it, name the columns (--columns date,country,displays), or take every field: --columns all');
+        'give --state FILE of the run that submitted it, name the columns (--columns date,country,displays), or take every field: --columns all').about('--columns');
     }
     return plan;
   }

@@ -96,7 +96,7 @@ export type WriteCheck = 'probe' | 'look';
  */
 export function checkWritableTarget(target: string, cwd: string, shown = target, check: WriteCheck = 'probe', flag = '-o'): void {
   const path = resolve(cwd, target);
-  const refuse = (reason: string, hint?: string): never => { throw new UsageError(`cannot write ${flag} ${shown}: ${reason}`, hint); };
+  const refuse = (reason: string, hint?: string): never => { throw new UsageError(`cannot write ${flag} ${shown}: ${reason}`, hint).about(flag); };
   const existing = statOf(path);
   if (existing?.isDirectory()) refuse('it is a folder', `name a file inside it, for example ${flag} ${join(target, flag === '-o' ? 'report.csv' : 'status.html')}`);
   // a file is replaced by renaming another over it: a device or a pipe would be replaced, not written

@@ -1,7 +1,8 @@
 // The JSON Schema of a job file, for editors' YAML validation (the YAML language server reads a
-// `# yaml-language-server: $schema=...` comment). Built from run's flags, so that it never lists a
-// key `run` does not take; docs/jobs.schema.json is this, written by `npm run schema:jobs` and
-// compared with it by test/fleet/schema.test.ts.
+// `# yaml-language-server: $schema=...` comment). Built from run's flags (the table of
+// src/cli/options.ts, as a job file's keys), so that it never lists a key `run` does not take;
+// docs/jobs.schema.json is this, written by `npm run schema:jobs` and compared with it by
+// test/fleet/schema.test.ts.
 
 import { MAX_BUDGET, type RunFlagInfo } from './file.js';
 
@@ -14,8 +15,8 @@ export function jobFileSchema(flags: readonly RunFlagInfo[]): Record<string, unk
       if (flag.negate) options[flag.name.slice(3)] = { type: 'boolean', description: `false is --${flag.name}` };
     } else {
       options[flag.name] = flag.many
-        ? { description: flag.name === 'output' ? '--output: a file, or a list of files written from the one report' : `--${flag.name}: a list, or the comma form`, oneOf: [scalar, { type: 'array', items: scalar, minItems: 1 }] }
-        : { description: `--${flag.name}`, ...scalar };
+        ? { description: flag.about ?? `--${flag.name}: a list, or the comma form`, oneOf: [scalar, { type: 'array', items: scalar, minItems: 1 }] }
+        : { description: flag.about ?? `--${flag.name}`, ...scalar };
     }
   }
   const own = {

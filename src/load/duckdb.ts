@@ -139,7 +139,7 @@ export const DUCKDB: LoadEngine = {
   matches: (text) => /^duckdb:/i.test(text.trim()),
   parse: (text, cwd) => {
     const path = text.trim().slice('duckdb:'.length);
-    if (!path) throw new UsageError('--load duckdb: needs the path of a database file', 'e.g. --load duckdb:warehouse.duckdb');
+    if (!path) throw new UsageError('--load duckdb: needs the path of a database file', 'e.g. --load duckdb:warehouse.duckdb').about('--load');
     // shown (and recorded in a state file) as an absolute path: the same words run from another
     // folder name another database, which the state must not take for the one it loaded
     return { engine: 'duckdb', location: path, shown: `duckdb:${path === ':memory:' ? path : resolve(cwd, path)}` };

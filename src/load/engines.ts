@@ -19,7 +19,7 @@ export const isLoadTarget = (text: string) => ENGINES.some((engine) => engine.ma
 
 export function parseLoadTarget(text: string, cwd: string): LoadTarget {
   const engine = ENGINES.find((candidate) => candidate.matches(text));
-  if (!engine) throw new UsageError(`--load takes duckdb:PATH or postgres://..., not "${text.trim().replace(/:[^@/]*@/, ':***@')}"`, LOAD_HINT);
+  if (!engine) throw new UsageError(`--load takes duckdb:PATH or postgres://..., not "${text.trim().replace(/:[^@/]*@/, ':***@')}"`, LOAD_HINT).about('--load');
   return engine.parse(text, cwd);
 }
 
@@ -47,6 +47,6 @@ export function tableName(given: string | undefined, side: Side, engine: Engine)
   const name = (given ?? '{side}_report').replaceAll('{side}', side);
   const parts = name.split('.');
   const hint = parts.some((part) => part.length === 0) ? (engineOf(target).tableHint(['', '', '']) ?? 'give a table NAME') : engineOf(target).tableHint(parts);
-  if (hint) throw new UsageError(`--table "${name}" is not a table name`, hint);
+  if (hint) throw new UsageError(`--table "${name}" is not a table name`, hint).about('--table');
   return parts;
 }

@@ -66,7 +66,7 @@ function parsePostgresTarget(value: string, cwd: string): LoadTarget {
   try {
     url = new URL(value);
   } catch {
-    throw new UsageError('--load: the postgres URL cannot be read', LOAD_HINT);
+    throw new UsageError('--load: the postgres URL cannot be read', LOAD_HINT).about('--load');
   }
   const password = url.password ? decoded(url.password) : undefined;
   const shown = new URL(value);
@@ -91,7 +91,7 @@ const SSL_FILES = ['sslcert', 'sslkey', 'sslrootcert'];
  * written), and a certificate file that cannot be read made it throw as it was built.
  */
 function checkPostgresParams(url: URL, shown: string, cwd: string): void {
-  const refuse = (what: string, hint: string): never => { throw new UsageError(`--load ${shown}: ${what}`, hint); };
+  const refuse = (what: string, hint: string): never => { throw new UsageError(`--load ${shown}: ${what}`, hint).about('--load'); };
   const params = url.searchParams;
   for (const key of ['port', 'connect_timeout']) {
     const value = params.get(key);

@@ -46,7 +46,7 @@ export function resolveMetrics(side: Side, values: readonly string[], validate =
       throw new UsageError(
         `unknown metric "${value}" for ${side} reports${didYouMean(value, valid)}`,
         `valid metrics: ${valid.join(', ')}`,
-      );
+      ).about('--metrics');
     }
     if (!valid.includes(match)) {
       // accepted by the API, but no row of this side has its field: the column would be missing
@@ -55,7 +55,7 @@ export function resolveMetrics(side: Side, values: readonly string[], validate =
       throw new UsageError(
         `metric ${match} gives no column in ${side} reports: ${where}`,
         `${side} metrics: ${valid.join(', ')} (--no-validate sends it anyway)`,
-      );
+      ).about('--metrics');
     }
     return match;
   });
@@ -69,15 +69,15 @@ export function resolveBreakdowns(side: Side, values: readonly string[], validat
   const resolved = [...new Set(values.map((value) => value.toUpperCase()))];
   for (const value of resolved) {
     if (SIDE_DIMENSIONS[other].includes(value)) {
-      throw new UsageError(`breakdown ${value} is only available for ${other} reports`, `${side} breakdowns: ${valid.join(', ')}`);
+      throw new UsageError(`breakdown ${value} is only available for ${other} reports`, `${side} breakdowns: ${valid.join(', ')}`).about('--breakdowns');
     }
     if (!valid.includes(value)) {
-      throw new UsageError(`unknown breakdown "${value}" for ${side} reports${didYouMean(value, valid)}`, `valid breakdowns: ${valid.join(', ')}`);
+      throw new UsageError(`unknown breakdown "${value}" for ${side} reports${didYouMean(value, valid)}`, `valid breakdowns: ${valid.join(', ')}`).about('--breakdowns');
     }
   }
   const times = resolved.filter(isTimeDimension);
   if (times.length > 1) {
-    throw new UsageError(`breakdowns ${times.join(' and ')} cannot be combined`, `use at most one of ${TIME_DIMENSIONS.join(', ')}`);
+    throw new UsageError(`breakdowns ${times.join(' and ')} cannot be combined`, `use at most one of ${TIME_DIMENSIONS.join(', ')}`).about('--breakdowns');
   }
   return resolved;
 }
@@ -87,7 +87,7 @@ function resolveExtra(params: readonly string[]): Record<string, string | string
   const extra: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
   for (const param of params) {
     const at = param.indexOf('=');
-    if (at <= 0) throw new UsageError(`--param wants NAME=VALUE, not "${param}"`, 'for example --param timezone=Europe/Paris');
+    if (at <= 0) throw new UsageError(`--param wants NAME=VALUE, not "${param}"`, 'for example --param timezone=Europe/Paris').about('--param');
     const name = param.slice(0, at);
     const value = param.slice(at + 1);
     const existing = extra[name];
@@ -97,24 +97,24 @@ function resolveExtra(params: readonly string[]): Record<string, string | string
 }
 
 export function buildReportRequest(side: Side, options: ReportFlags, nowMs: number): ReportRequest {
-  if (options.since === undefined) throw new UsageError('--since is required', 'for example --since yesterday --until yesterday');
+  if (options.since === undefined) throw new UsageError('--since is required', 'for example --since yesterday --until yesterday').about('--since');
   // a calendar word names a period: the same word ends it (--since last-month --until last-month)
   const period = options.since !== undefined && /^(this|last)-(week|month)$|^month-to-date$/.test(options.since.trim());
-  if (options.until === undefined) throw new UsageError('--until is required', period ? `for example --until ${options.since?.trim()} (the end of that period)` : 'for example --until today (a date means its last second, 23:59:59)');
+  if (options.until === undefined) throw new UsageError('--until is required', period ? `for example --until ${options.since?.trim()} (the end of that period)` : 'for example --until today (a date means its last second, 23:59:59)').about('--until');
   const since = parseTime(options.since, 'since', nowMs);
   const until = parseTime(options.until, 'until', nowMs);
   if (since > until) {
     throw new UsageError(
       `--since (${options.since}) is after --until (${options.until})`,
       'a date as --until means its last second, so --since D --until D is the day D',
-    );
+    ).about('--since');
   }
   const filters: Record<string, string[]> = {};
   for (const filter of FILTERS) {
     const given = options.filters[filter.param] ?? [];
     if (given.length === 0) continue;
     if (!filter.sides.includes(side)) {
-      throw new UsageError(`--${filter.option} is a ${filter.sides.join('/')} filter, not for ${side} reports`);
+      throw new UsageError(`--${filter.option} is a ${filter.sides.join('/')} filter, not for ${side} reports`).about(`--${filter.option}`);
     }
     filters[filter.param] = given;
   }

@@ -26,7 +26,7 @@ function period(date: DateTime, unit: 'day' | 'week' | 'month', role: Role): num
 }
 
 function usage(option: string, text: string, why: string): UsageError {
-  return new UsageError(`--${option} ${JSON.stringify(text)}: ${why}`, `accepted: ${FORMS}`);
+  return new UsageError(`--${option} ${JSON.stringify(text)}: ${why}`, `accepted: ${FORMS}`).about(`--${option}`);
 }
 
 /** A Paris calendar day, as the role wants it: its first second, or its last (23:59:59). */

@@ -42,10 +42,10 @@ export function parseChunk(text: string): Chunk {
   const sized = /^(\d+)([dh])$/.exec(value);
   if (sized) {
     const count = Number(sized[1]);
-    if (count < 1 || count > 9999) throw new UsageError(`--chunk ${text}: N must be between 1 and 9999`, `accepted: ${CHUNK_FORMS}`);
+    if (count < 1 || count > 9999) throw new UsageError(`--chunk ${text}: N must be between 1 and 9999`, `accepted: ${CHUNK_FORMS}`).about('--chunk');
     return { unit: sized[2] === 'd' ? 'day' : 'hour', count };
   }
-  throw new UsageError(`--chunk "${text}" is not a window size${didYouMean(value.replace(/s$/, ''), CHUNK_WORDS)}`, `accepted: ${CHUNK_FORMS}`);
+  throw new UsageError(`--chunk "${text}" is not a window size${didYouMean(value.replace(/s$/, ''), CHUNK_WORDS)}`, `accepted: ${CHUNK_FORMS}`).about('--chunk');
 }
 
 export function formatChunk(chunk: Chunk): string {
@@ -100,7 +100,7 @@ export function planWindows(since: number, until: number, chunk: Chunk): Window[
 }
 
 function cutWindows(since: number, until: number, chunk: Chunk): Window[] {
-  if (until < since) throw new UsageError('--since is after --until');
+  if (until < since) throw new UsageError('--since is after --until').about('--since');
   const at = boundaries(since, chunk);
   const windows: Window[] = [];
   for (let k = 0; ; k++) {
@@ -134,10 +134,10 @@ export function checkChunk(chunk: Chunk, breakdowns: readonly string[]): void {
   const time = timeBreakdown(breakdowns);
   const name = formatChunk(chunk);
   if (time === 'DAILY' && chunk.unit === 'hour') {
-    throw new UsageError(`--chunk ${name} would cut DAILY days in two`, 'with DAILY use --chunk day, week, month or Nd (e.g. 7d)');
+    throw new UsageError(`--chunk ${name} would cut DAILY days in two`, 'with DAILY use --chunk day, week, month or Nd (e.g. 7d)').about('--chunk');
   }
   if (time === 'MONTHLY' && chunk.unit !== 'month') {
-    throw new UsageError(`--chunk ${name} would cut MONTHLY months in two`, 'with MONTHLY use --chunk month');
+    throw new UsageError(`--chunk ${name} would cut MONTHLY months in two`, 'with MONTHLY use --chunk month').about('--chunk');
   }
 }
 

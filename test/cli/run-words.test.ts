@@ -2,9 +2,13 @@
 // exactly what commander's parse gives, or leave the words to commander: the same options, the
 // same error. The quick parse answers for the words a job file makes (else it saves nothing).
 
+import { Option } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { REGISTRY, type AnyEntry } from '../../src/cli/registry.js';
-import { quickParser, runCommand, runParser } from '../../src/cli/run-words.js';
+import { jobKeys, quickParser, runCommand, runParser } from '../../src/cli/run-words.js';
+import { runFlags } from '../../src/cli/options.js';
+import { readJobFile } from '../../src/fleet/file.js';
+import { jobFileSchema } from '../../src/fleet/schema.js';
 
 const entry = REGISTRY.find((e) => e.name === 'run') as AnyEntry;
 const quick = runParser(entry);
@@ -54,5 +58,34 @@ describe("run's words: the quick parse and commander's", () => {
     expect(parse(['buyer', '--log-format=yaml'])).toBeUndefined();
     expect(parse(['buyer', '--metrics='])).toBeUndefined();
     expect(parse(['buyer', '--nonsense=1'])).toBeUndefined();
+  });
+});
+
+describe("run's flags: one table", () => {
+  it("is run's options, in help's order, and a job file's keys: every one but --plan and --metrics-file", () => {
+    const longs = (options: readonly { long?: string }[]) => options.map((option) => option.long).filter((long) => long !== '--help');
+    expect(longs(runCommand(entry).options)).toEqual(longs(runFlags().map((flag) => flag.option)));
+    const keys = jobKeys();
+    expect(keys.map((key) => `--${key.name}`)).toEqual(longs(runCommand(entry).options).filter((long) => long !== '--plan' && long !== '--metrics-file'));
+    expect(quick.flags).toEqual(keys);
+  });
+
+  it('says which keys take a YAML list and which are read from the file\'s folder', () => {
+    const keys = new Map(jobKeys().map((key) => [key.name, key]));
+    for (const name of ['metrics', 'breakdowns', 'param', 'columns', 'output', 'app-id', 'carrier']) expect(keys.get(name)?.many, name).toBe(true);
+    for (const name of ['since', 'table', 'scope', 'state', 'load', 'format', 'chunk']) expect(keys.get(name)?.many, name).toBe(false);
+    expect([...keys.values()].filter((key) => key.place).map((key) => [key.name, key.place])).toEqual([['output', 'path'], ['state', 'state'], ['load', 'load']]);
+    expect(keys.get('split')).toBeUndefined();
+    expect(keys.get('no-split')).toMatchObject({ value: false, negate: true });
+  });
+
+  it('a row added to the table is a job file\'s key, read as its words, and a property of the schema', () => {
+    const keys = jobKeys([...runFlags(), { group: 'Test:', option: new Option('--extra <list>', 'a test row'), key: { many: true } }]);
+    expect(keys.at(-1)).toEqual({ name: 'extra', value: true, negate: false, many: true });
+    const file = readJobFile('version: 1\njobs:\n  - name: a\n    side: buyer\n    extra: [x, y]\n', 'reporting.yaml', '/tmp', {}, keys);
+    expect(file.jobs[0]?.words).toEqual(['buyer', '--extra=x', '--extra=y']);
+    const schema = jobFileSchema(keys) as { properties: { defaults: { properties: Record<string, { description: string }> } } };
+    expect(schema.properties.defaults.properties.extra?.description).toBe('--extra: a list, or the comma form');
+    expect(() => readJobFile('version: 1\njobs:\n  - name: a\n    side: buyer\n    extra: [x, y]\n', 'reporting.yaml', '/tmp', {}, jobKeys())).toThrow(/unknown option "extra"/);
   });
 });

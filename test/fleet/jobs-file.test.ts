@@ -111,6 +111,10 @@ describe('the job file\'s mistakes: file:line:column, exit 2, before any request
     ['a top-level key', `${FILE}concurency: 3\n`, /^error: reporting\.yaml:20:1: unknown key "concurency"; did you mean concurrency\?$/m],
     ['not YAML', edit(14, '    breakdowns: [DAILY, CAMPAIGN'), /^error: reporting\.yaml:\d+:\d+: not valid YAML/m],
     ['an unknown side', edit(12, '    side: buyre'), /^error: reporting\.yaml:12:11: job "buyer-daily@acme": unknown side "buyre"; did you mean buyer\?$/m],
+    // (a list was taken, its last item winning: the table of run's flags says --table takes one value)
+    // (at the key the error is about, not at the first key its text names: --since, in defaults)
+    ['a check between flags, at the flag it is about', edit(19, '    start: 2026-10-01'), /^error: reporting\.yaml:19:12: job "seller-apps": --start only applies with --since auto/m],
+    ['a list where run takes one value', edit(19, '    table: [a, b]'), /^error: reporting\.yaml:19:12: table takes one value, not a list$/m],
   ];
   it.each(cases)('%s', async (_title, text, expected) => {
     const dir = await folder(text);
@@ -351,5 +355,7 @@ describe('output: a list (several outputs of one report, issue 33 item 3)', () =
     const result = await jobs(dir, ['validate']);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/-o and the second -o name the same file/);
+    // placed at the key the error is about (-o: output), not at a word of its text ("name")
+    expect(result.stderr).toMatch(/^error: reporting\.yaml:9:11: job "buyer-daily@acme": -o and the second -o/m);
   });
 });
