@@ -100,7 +100,7 @@ _reporting() {
     status) opts="--wait --poll-interval --max-wait" ;;
     download) opts="--wait --output -o --format --columns --delimiter --bom --excel --column-case --state --no-validate --poll-interval --max-wait" ;;
     run) opts="--since --until --metrics --breakdowns --param --no-validate --advertiser-id --adunit-id --campaign-id --publisher-id --sub-publisher-id --sub-sub-publisher-id --platform-id --app-id --placement-id --buyer-id --deal-id --dmp-id --dmp-source-id --os-id --format-id --country-id --region-id --department-id --city-id --postalcode --ad-network-id --device-type-id --device-brand-id --carrier --device-model --output -o --format --columns --delimiter --bom --excel --column-case --chunk --concurrency --no-split --state --lookback --start --full-refresh --lock-wait --no-resume --log-format --metrics-file --plan --load --table --scope --on-schema-change --poll-interval --max-wait" ;;
-    jobs) opts="--file -f --exclude --shard --log-format --lock-wait --metrics-file --max-lag --html" ;;
+    jobs) opts="--file -f --exclude --shard --log-format --lock-wait --full-refresh --metrics-file --max-lag --html" ;;
     state) opts="--key --force" ;;
     campaigns) opts="--format --output -o" ;;
     schema) opts="--metrics --breakdowns --columns --as --table --for-load --column-case" ;;

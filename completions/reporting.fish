@@ -218,6 +218,7 @@ complete -c reporting -n '__reporting_using jobs' -l exclude -r -d 'leave out th
 complete -c reporting -n '__reporting_using jobs' -l shard -r -d 'only shard K of N (a stable hash of each job\'s name; else JOB_COMPLETION_INDEX + 1 of REPORTING_SHARDS)'
 complete -c reporting -n '__reporting_using jobs' -l log-format -r -d 'text (the default, or REPORTING_LOG_FORMAT), or json: one JSON object per event on stderr, the last line included'
 complete -c reporting -n '__reporting_using jobs' -l lock-wait -r -d 'wait up to DURATION for a state\'s lock held by another run, for every job (over the file\'s lock-wait)'
+complete -c reporting -n '__reporting_using jobs' -l full-refresh -d 'every job that keeps a state or loads a table starts it over (as full-refresh: true in each); the others fetch their period as always'
 complete -c reporting -n '__reporting_using jobs' -l metrics-file -r -d 'write what each job did in Prometheus\' text format (node_exporter\'s textfile collector), replaced whole at the end'
 complete -c reporting -n '__reporting_using jobs' -l max-lag -r -d 'exit 1 when a job\'s last window done ended longer ago than DURATION (e.g. 36h), or none is'
 complete -c reporting -n '__reporting_using jobs' -l html -r -d 'also write a page of the jobs by day, up to the last 31: done, unchanged, failed, missing, in progress; self-contained, printable'

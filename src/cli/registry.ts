@@ -112,6 +112,7 @@ function jobsEntry(action: JobsOptions['action'], summary: string, selects: bool
       if (action === 'run') {
         command.addOption(logFormatOption())
           .option('--lock-wait <duration>', 'wait up to DURATION for a state\'s lock held by another run, for every job (over the file\'s lock-wait)', duration('--lock-wait', BOUNDS.lockWait))
+          .option('--full-refresh', 'every job that keeps a state or loads a table starts it over (as full-refresh: true in each); the others fetch their period as always')
           .option('--metrics-file <path>', 'write what each job did in Prometheus\' text format (node_exporter\'s textfile collector), replaced whole at the end');
       }
       if (action === 'status') {
@@ -129,6 +130,7 @@ function jobsEntry(action: JobsOptions['action'], summary: string, selects: bool
       maxLagMs: parsed.maxLag as number | undefined,
       metricsFile: parsed.metricsFile as string | undefined,
       lockWaitMs: parsed.lockWait as number | undefined,
+      fullRefresh: parsed.fullRefresh === true,
       html: parsed.html as string | undefined,
       parser: runParser(REGISTRY.find((e) => e.name === 'run') as AnyEntry),
     }),

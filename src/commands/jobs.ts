@@ -57,6 +57,8 @@ export interface JobsOptions {
   logFormat?: LogFormat;
   /** `jobs run --lock-wait`: every job's wait for its state's lock (over the file's `lock-wait:`) */
   lockWaitMs?: number;
+  /** `jobs run --full-refresh`: every job starts its state (or its table's period) over */
+  fullRefresh?: boolean;
   /** `jobs status --max-lag`: exit 1 when a job's lag is beyond it */
   maxLagMs?: number;
   /** `jobs status --html`: the page of the fleet, written there (the lines still go to stdout) */
@@ -95,7 +97,7 @@ export async function run(opts: JobsOptions, f: Factory): Promise<void> {
   const format = opts.logFormat ?? logFormatFrom(f.env) ?? (jobs.every(({ opts: one }) => one.jobs?.logFormat === 'json') ? 'json' : 'text');
   const metricsFile = opts.metricsFile === undefined ? undefined : resolve(f.cwd, opts.metricsFile);
   if (metricsFile) checkWritableTarget(metricsFile, f.cwd);
-  await runJobs(jobs.map(({ job, opts: one }) => ({ job, opts: { ...one, jobs: { ...(one.jobs ?? DEFAULT_JOB_FLAGS), logFormat: one.jobs?.logFormat ?? format, ...(opts.lockWaitMs === undefined ? {} : { lockWaitMs: opts.lockWaitMs }) } } })), checked.file, format, f, metricsFile);
+  await runJobs(jobs.map(({ job, opts: one }) => ({ job, opts: { ...one, jobs: { ...(one.jobs ?? DEFAULT_JOB_FLAGS), logFormat: one.jobs?.logFormat ?? format, ...(opts.lockWaitMs === undefined ? {} : { lockWaitMs: opts.lockWaitMs }), ...(opts.fullRefresh ? { fullRefresh: true } : {}) } } })), checked.file, format, f, metricsFile);
 }
 
 /** The job file read and every job of it checked; the selected jobs, with their options when they

@@ -197,6 +197,26 @@ describe('jobs plan and run --plan', () => {
   });
 });
 
+describe('jobs run --full-refresh', () => {
+  it('every job with a state starts it over: its whole period fetched again, not only what the state lacks', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const env = await loggedIn(sandbox, dir);
+      writeFileSync(join(dir, 'reporting.yaml'), FILE());
+      const first = await runCli(['jobs', 'run', 'buyer-daily@acme', '-q'], { env, cwd: dir });
+      expect(first.code, first.stderr).toBe(0);
+      expect(sandbox.stats().submitted).toBe(5);
+      const again = await runCli(['jobs', 'run', 'buyer-daily@acme', '--json'], { env, cwd: dir });
+      expect(again.code, again.stderr).toBe(0);
+      expect(sandbox.stats().submitted).toBe(5);
+      const refreshed = await runCli(['jobs', 'run', 'buyer-daily@acme', '--full-refresh', '--json'], { env, cwd: dir });
+      expect(refreshed.code, refreshed.stderr).toBe(0);
+      expect(sandbox.stats().submitted).toBe(10);
+      expect(JSON.parse(refreshed.stdout).jobs[0]).toMatchObject({ job: 'buyer-daily@acme', exitCode: 0, fetched: 5, skipped: 0 });
+      expect(readdirSync(join(dir, 'out', 'buyer-daily@acme'))).toHaveLength(5);
+    });
+  });
+});
+
 describe('throttling stays with the profile that got it', () => {
   it('a 429 storm on one token (at most 1 report in progress for it) barely slows the other profiles', async () => {
     // one job per profile, 8 daily windows each; each report ~0.3 s; 6 at once overall, 3 per profile
