@@ -3,102 +3,30 @@
 // appender, Postgres's COPY), with the metadata columns. The pieces of a split window go into the
 // one transaction of their window. With a state file, a window whose rows are those loaded last
 // time (same sha256) is rolled back rather than rewritten: `unchanged`.
+//
+// The window transaction is table-window.ts, add-columns table-grow.ts.
 
-import { createHash, type Hash } from 'node:crypto';
-import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
-import { open as openFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { CliError, EXIT } from '../errors.js';
 import { describeNetworkError } from '../api/http.js';
 import type { Summary } from '../api/schemas.js';
-import { CliError, EXIT, UnexpectedResponseError } from '../errors.js';
 import { BodyBrokenError, type Progress } from '../export/export.js';
 import { RowLayout } from '../export/typed.js';
 import { SnakeKeys } from '../export/case.js';
-import type { ColumnCase } from '../report/column-case.js';
-import { ReportFormatError, ReportScanner, fromBytes, sameKeys, type Kind } from '../export/scanner.js';
+import { ReportScanner, fromBytes, sameKeys, type Kind } from '../export/scanner.js';
 import {
-  addColumnsSql, caseDriftError, deleteOverlappingSql, deleteSql, heldSql, scopesSql, driftError, driftOf, leftEmpty, loadDdl, loadedWindowsSql, partialSql, tableOnlyColumns,
-  type LoadConnection, type Metadata, type OnSchemaChange, type TableAppender,
+  addColumnsSql, caseDriftError, scopesSql, driftError, driftOf, leftEmpty, loadDdl, loadedWindowsSql, partialSql, tableOnlyColumns,
+  type LoadConnection, type Metadata, type TableAppender,
 } from '../load/load.js';
-import { LOAD_METADATA, fieldType, type Column } from '../report/schema.js';
+import { LOAD_METADATA } from '../report/schema.js';
 import { describeWindow, type Window } from '../report/windows.js';
 import type { Committed, Destination, WindowOutput } from './destination.js';
+import { TableGrowth } from './table-grow.js';
+import { RowHash, guarded, listWindows, type Open } from './table-window.js';
 
-export interface TableSpec {
-  /** opens the connection (the engine's client loads then) */
-  connect(): Promise<LoadConnection>;
-  /** the table's name, parts (schema, table) as given */
-  table: readonly string[];
-  /** the export's columns, typed, named in `columnCase` */
-  columns: readonly Column[];
-  /** --column-case: the name a row's field has in the table */
-  columnCase?: ColumnCase;
-  /** the columns were chosen (the requested ones by default, or --columns): other fields of a row
-   * are left out, as in a file */
-  selected: boolean;
-  /** where the fields left out that held a value are named (the run's warning at its end) */
-  dropped?: Set<string>;
-  scope: string;
-  /** the scope as earlier versions wrote it (load/load.ts legacyScopeOf): where it differs, rows
-   * under it in the period are named at the end (they may be this request's, or another's) */
-  legacyScope?: string;
-  onSchemaChange: OnSchemaChange;
-  /** --full-refresh: the run's period is replaced whole */
-  fullRefresh: boolean;
-  period: Window;
-  /** the windows this run loads: one that an earlier load's window overlaps only partly is refused
-   * before any request (each window's transaction checks again, for a load made meanwhile) */
-  windows?: readonly Window[];
-  /** what the state file says was loaded for this window (with --state) */
-  loadedBefore?(window: Window): { table: string; sha256: string; rows: number; reportIds?: readonly string[] } | undefined;
-  now(): number;
-  /** `--state table` with the table alone: the window's done-record, written on the connection
-   * inside the window's transaction, before its COMMIT (loaded and recorded at once, or neither) */
-  recordWindow?(connection: LoadConnection, loaded: { window: Window; table: string; rows: number; sha256: string; reportIds: string[] }): Promise<void>;
-  /** a line for the run's end (a warning): what the load did that the user should know */
-  warn?(message: string): void;
-  /** removes a temporary folder even when the process is made to exit; answers the undo */
-  atExit(cleanup: () => void): () => void;
-}
+export type { TableSpec } from './table-window.js';
 
-interface Open {
-  origin: Window;
-  appender: TableAppender;
-  hash: RowHash;
-  rows: number;
-  reportIds: string[];
-  pieces: Window[];
-  summary?: Summary;
-  /** --columns all with add-columns: the pieces' report bodies as received, kept on disk until the
-   * window commits, so that a field first seen in the middle of the window can add its column and
-   * the window be loaded again from its start */
-  copies?: { dir: string; pieces: { path: string; metadata: Metadata }[]; forget: () => void };
-}
-
-export class TableDestination implements Destination {
-  private connection?: LoadConnection;
-  /** the table's columns in their order, once checked */
-  private order: string[] = [];
+export class TableDestination extends TableGrowth implements Destination {
   private ready?: Promise<LoadConnection>;
-  private open?: Open;
-  readonly shownTable: string;
-  /** the export's columns, and those added since by fields the rows brought (add-columns) */
-  private columns: readonly Column[];
-  /** fields a row brought that the columns lack: the window is loaded again once they are added */
-  private growing?: Set<string>;
-  /** what the table held for the open window before its delete (with a state's record of it) */
-  private held?: { rows: number; reportIds: string[] };
-
-  constructor(private readonly spec: TableSpec) {
-    this.shownTable = spec.table.join('.');
-    this.columns = spec.columns;
-  }
-
-  /** whether a field first seen mid-window can be added (its window then loaded again from a copy) */
-  private get grows(): boolean {
-    return !this.spec.selected && this.spec.onSchemaChange === 'add-columns';
-  }
 
   /** Connects, creates the table or checks its columns, and (--full-refresh) refuses rows that
    * straddle the period's edges: all before the first row is written. */
@@ -167,14 +95,6 @@ export class TableDestination implements Destination {
     if (!spec.selected) this.columns = [...this.columns, ...tableOnlyColumns(current, spec.columns, connection.dialect)];
   }
 
-  /** Rows of this scope loaded for windows that overlap `window` only partly: refused. */
-  private partialError(partial: readonly string[][], window: Window, changed: string): CliError {
-    // the earlier windows and this one, whole: the period a --full-refresh can replace
-    const whole = partial.reduce((span, [since, until]) => ({ since: Math.min(span.since, Number(since)), until: Math.max(span.until, Number(until)) }), window);
-    return new CliError(`${this.shownTable} holds rows of this scope loaded for ${listWindows(partial)}, which ${partial.length > 1 ? 'overlap' : 'overlaps'} the window ${describeWindow(window)} only partly (loaded with another --chunk); ${changed}`, EXIT.usage,
-      `reload their whole period with --full-refresh and --since/--until covering ${describeWindow(whole)}, or load whole windows of the earlier --chunk`);
-  }
-
   async begin(piece: Window, origin: Window, reportId: string): Promise<WindowOutput> {
     const connection = await this.connected();
     if (!this.open || this.open.origin.since !== origin.since) {
@@ -201,34 +121,6 @@ export class TableDestination implements Destination {
     this.growing = undefined;
     const appender = await this.openTransaction(connection, origin);
     return { origin, appender, hash: new RowHash(), rows: 0, reportIds: [], pieces: [] };
-  }
-
-  /** BEGIN, the rows the window replaces deleted, and its appender. */
-  private async openTransaction(connection: LoadConnection, origin: Window): Promise<TableAppender> {
-    const { spec } = this;
-    await connection.execute('BEGIN');
-    try {
-      // a second loader of this window (another process) waits here until this one commits, then
-      // replaces its rows: the window holds one report's rows, whichever order they come in
-      await connection.lock(spec.table, spec.scope);
-      // what the table holds for this window now (before the delete): unchanged is decided
-      // against it, not against the state's record alone (rows deleted meanwhile are loaded again)
-      this.held = undefined;
-      if (spec.loadedBefore?.(origin)) {
-        const [[rows, ids] = []] = await connection.query(heldSql(spec.table), [spec.scope, origin.since, origin.until]);
-        this.held = { rows: Number(rows ?? 0), reportIds: ids ? ids.split(',') : [] };
-      }
-      if (spec.fullRefresh) await connection.deleteRows(deleteOverlappingSql(spec.table), [spec.scope, origin.since, origin.until], this.order.length);
-      else {
-        const partial = await connection.query(partialSql(spec.table), [spec.scope, origin.since, origin.until]);
-        if (partial.length) throw this.partialError(partial, origin, 'nothing of this window was changed');
-        await connection.deleteRows(deleteSql(spec.table), [spec.scope, origin.since, origin.until], this.order.length);
-      }
-      return await connection.appender(spec.table, this.columns, this.order);
-    } catch (error) {
-      await connection.execute('ROLLBACK').catch(() => undefined);
-      throw error;
-    }
   }
 
   /** A piece's report body, scanned, each row appended (and hashed: what was loaded). */
@@ -271,7 +163,7 @@ export class TableDestination implements Destination {
   /** The scanner of a piece's body: each row placed in the columns and appended. The body is read
    * in bytes mode (its UTF-8 not decoded, ReportScanner): the numbers and dates are read as they
    * are, a text value is decoded only when it is not ASCII, and the rows are hashed as received. */
-  private scannerFor(open: Open, metadata: Metadata): ReportScanner {
+  protected scannerFor(open: Open, metadata: Metadata): ReportScanner {
     const columns = this.columns;
     const layout = new RowLayout(columns.map((column) => column.name), columns, this.spec.dropped, true);
     layout.startEmpty('table');
@@ -318,72 +210,6 @@ export class TableDestination implements Destination {
       'add the new columns with --on-schema-change add-columns, or choose the columns with --columns');
   }
 
-  /** Where a piece's body is copied as it comes (add-columns): a file of the window's own folder. */
-  private async copyOf(open: Open, metadata: Metadata): Promise<{ write(chunk: Buffer): Promise<void>; close(): Promise<void> }> {
-    if (!open.copies) {
-      const dir = mkdtempSync(join(tmpdir(), 'reporting-load-'));
-      open.copies = { dir, pieces: [], forget: this.spec.atExit(() => rmSync(dir, { recursive: true, force: true })) };
-    }
-    const path = join(open.copies.dir, `${open.copies.pieces.length}.json`);
-    open.copies.pieces.push({ path, metadata });
-    const handle = await openFile(path, 'w');
-    let closed = false;
-    return {
-      write: async (chunk) => { await handle.write(chunk); },
-      close: async () => {
-        if (closed) return;
-        closed = true;
-        await handle.close();
-      },
-    };
-  }
-
-  /**
-   * Rows brought fields the table lacks (add-columns): the window's transaction is rolled back (a
-   * DuckDB table cannot be altered after rows were deleted in the same transaction), the columns
-   * are added, and the window is loaded again from the copies of its pieces, in a new transaction.
-   * Answers the scanner of the last piece, fed with what was received of it so far.
-   */
-  private async regrow(open: Open): Promise<ReportScanner> {
-    const connection = this.connection as LoadConnection;
-    const { table } = this.spec;
-    for (;;) {
-      const fields = [...(this.growing ?? [])];
-      this.growing = undefined;
-      await open.appender.cancel().catch(() => undefined);
-      await connection.execute('ROLLBACK');
-      const added = fields.map((name): Column => ({ name, type: fieldType(name, undefined), nullable: true, key: false }));
-      const missing = added.filter((column) => !this.order.includes(column.name));
-      for (const sql of addColumnsSql(table, missing, connection.dialect)) {
-        // another run may add it at the same moment: then it is there
-        await connection.execute(sql).catch(async (error: unknown) => {
-          const now = await connection.columns(table);
-          if (!missing.every((column) => now?.has(column.name))) throw error;
-        });
-      }
-      this.columns = [...this.columns, ...added];
-      this.order = [...(await connection.columns(table))?.keys() ?? []];
-      open.appender = await this.openTransaction(connection, open.origin);
-      open.hash = new RowHash();
-      open.rows = 0;
-      const pieces = open.copies?.pieces ?? [];
-      let scanner: ReportScanner | undefined;
-      for (const [i, piece] of pieces.entries()) {
-        scanner = this.scannerFor(open, piece.metadata);
-        for await (const chunk of createReadStream(piece.path)) {
-          guarded(() => (scanner as ReportScanner).push(chunk as Buffer));
-          if (this.growing) break;
-          await open.appender.drain();
-        }
-        if (this.growing) break;
-        // the earlier pieces are whole; the last one goes on with the rest of its body
-        if (i < pieces.length - 1) guarded(() => (scanner as ReportScanner).end());
-        if (this.growing) break;
-      }
-      if (!this.growing) return scanner as ReportScanner;
-    }
-  }
-
   /** The other scopes of the period's rows (one query), said at the end of the run: this
    * account's rows for other breakdowns (each a full count, so a sum across `_scope` counts them
    * twice), and rows under this scope's old text (legacyScopeOf: never replaced). */
@@ -399,52 +225,6 @@ export class TableDestination implements Destination {
       const filters = /;(filters=.*);account=/.exec(spec.legacyScope)?.[1] ?? spec.legacyScope;
       spec.warn?.(`${this.shownTable} holds ${legacy[1]} rows of this period under the old scope text ${filters}, which these filters split at their commas share: not replaced (docs/CHANGES.md)`);
     }
-  }
-
-  /** The table holds the rows the state recorded for the open window: as many, of the same
-   * reports (when the state named them). Rows deleted since, or a table made anew, are not. */
-  private stillHolds(before: { rows: number; reportIds?: readonly string[] }): boolean {
-    const held = this.held;
-    if (!held || held.rows !== before.rows) return false;
-    return !before.reportIds || (held.reportIds.length === new Set(before.reportIds).size && held.reportIds.every((id) => before.reportIds?.includes(id)));
-  }
-
-  private async commitWindow(open: Open): Promise<Committed> {
-    const connection = this.connection as LoadConnection;
-    this.open = undefined;
-    dropCopies(open);
-    const sha256 = open.hash.digest();
-    let outcome: Committed['outcome'] = 'written';
-    try {
-      await open.appender.finish();
-      const before = this.spec.loadedBefore?.(open.origin);
-      if (before && before.table === this.shownTable && before.sha256 === sha256 && this.stillHolds(before)) {
-        // the same rows as last time: the table is left as it was
-        await connection.execute('ROLLBACK');
-        outcome = 'unchanged';
-      } else {
-        await this.spec.recordWindow?.(connection, { window: open.origin, table: this.shownTable, rows: open.rows, sha256, reportIds: open.reportIds });
-        await connection.execute('COMMIT');
-      }
-    } catch (error) {
-      await open.appender.cancel().catch(() => undefined);
-      await connection.execute('ROLLBACK').catch(() => undefined);
-      throw error;
-    }
-    return {
-      window: open.origin, covered: [{ window: open.origin, rows: open.rows }], pieces: open.pieces, holdsOnly: false,
-      table: this.shownTable, rows: open.rows, sha256, outcome, reportIds: open.reportIds, summary: open.summary,
-    };
-  }
-
-  private async rollback(): Promise<void> {
-    const open = this.open;
-    this.growing = undefined;
-    if (!open) return;
-    this.open = undefined;
-    dropCopies(open);
-    await open.appender.cancel().catch(() => undefined);
-    await this.connection?.execute('ROLLBACK').catch(() => undefined);
   }
 
   async finish(): Promise<Committed[]> {
@@ -467,52 +247,3 @@ export class TableDestination implements Destination {
     await connection?.close();
   }
 }
-
-/**
- * The sha256 of a window's rows (each row's JSON as received, then a newline): what the state file
- * records as loaded. The rows come in bytes mode (one char a byte of UTF-8) and are hashed by the
- * 64 KiB: an update per row (two million for 1M rows) cost 11% of a DuckDB load's CPU.
- */
-class RowHash {
-  private readonly hash: Hash = createHash('sha256');
-  private pending: string[] = [];
-  private length = 0;
-
-  row(raw: string): void {
-    this.pending.push(raw);
-    this.length += raw.length + 1;
-    if (this.length >= 65_536) this.flush();
-  }
-
-  private flush(): void {
-    if (this.pending.length) this.hash.update(`${this.pending.join('\n')}\n`, 'latin1');
-    this.pending = [];
-    this.length = 0;
-  }
-
-  digest(): string {
-    this.flush();
-    return this.hash.digest('hex');
-  }
-}
-
-/** A scanner's error that is the report's, not ours: the server's answer broke the contract. */
-function guarded(fn: () => void): void {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof ReportFormatError) throw new UnexpectedResponseError(`the downloaded report is not what the contract describes: ${error.message}`);
-    throw error;
-  }
-}
-
-const dropCopies = (open: Open) => {
-  if (open.copies) {
-    rmSync(open.copies.dir, { recursive: true, force: true });
-    open.copies.forget();
-  }
-  open.copies = undefined;
-};
-
-const listWindows = (rows: readonly string[][]) =>
-  rows.map(([since, until]) => describeWindow({ since: Number(since), until: Number(until) })).join(', ');

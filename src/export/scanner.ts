@@ -10,54 +10,9 @@
 // and truncation (an error at the end rather than a short file).
 
 import { isUtf8 } from 'node:buffer';
+import { Kind, PIECE_BYTES, ROW_CAP_CHARS, ReportFormatError, fromBytes, jsonText, sameKeys, toBytes, wholeLength, type RowHandler } from './scanner-values.js';
 
-export const enum Kind {
-  String = 0,
-  Number = 1,
-  Boolean = 2,
-  Null = 3,
-  /** a nested object or array, as compact JSON text */
-  Json = 4,
-}
-
-export interface RowHandler {
-  /** `kinds` is reused between rows: copy it to keep it. `keys` is never changed once handed on (a
-   * handler may keep it), and rows with the same keys bring the same array, so that comparing the
-   * keys by identity is the common case (sameKeys). `values` is the row's own. */
-  row(keys: string[], values: string[], kinds: Kind[], raw: string): void;
-}
-
-export class ReportFormatError extends Error {}
-
-/** Text in bytes mode (one char a byte of UTF-8) back to text, and text to bytes mode. */
-export const fromBytes = (text: string): string => Buffer.from(text, 'latin1').toString('utf8');
-export const toBytes = (text: string): string => Buffer.from(text, 'utf8').toString('latin1');
-
-/** How much of `bytes` ends on a whole UTF-8 character: the bytes of one cut at the end wait. */
-function wholeLength(bytes: Uint8Array): number {
-  const n = bytes.length;
-  for (let i = n - 1; i >= 0 && i >= n - 4; i--) {
-    const byte = bytes[i] as number;
-    if ((byte & 0xc0) === 0x80) continue; // a continuation byte: look for its lead
-    if (byte < 0xc0) return n;
-    const needs = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : 2;
-    return n - i < needs ? i : n;
-  }
-  return n;
-}
-
-/** The largest single row (or other member of the report) read: beyond it the body is refused
- * rather than held in memory. Documented in docs/security.md. */
-const ROW_CAP_CHARS = 64 * 1024 * 1024;
-
-/**
- * Bytes decoded at a time. A 64 KiB chunk of the socket decodes to a string of up to 128 KB (text
- * with any character beyond Latin-1 takes two bytes a character), which V8 allocates among the
- * large objects of the old generation, freed only by a full collection: a 1M-row CSV export held a
- * 77 MB heap for a 13-20 MB live set. Pieces of 32 KiB stay in the young generation (heap at most
- * 48 MB, peak RSS 143 -> 127 MB; test/bench/RESULTS.md, "Served report body").
- */
-const PIECE_BYTES = 32 * 1024;
+export { Kind, ReportFormatError, fromBytes, holdsValue, sameKeys, toBytes, type RowHandler } from './scanner-values.js';
 
 const enum State { Start, FirstKey, Key, Colon, Value, DataFirst, Row, DataAfter, AfterValue, Done }
 
@@ -97,26 +52,6 @@ export function isJsonNumber(s: string, from: number, to: number): boolean {
 
 function isNumberChar(code: number): boolean {
   return (code >= 48 && code <= 57) || code === 46 || code === 45 || code === 43 || code === 101 || code === 69;
-}
-
-/** A value worth naming when its field is left out: not null, not the empty string. */
-export function holdsValue(value: string, kind: Kind): boolean {
-  return kind !== Kind.Null && !(kind === Kind.String && value === '');
-}
-
-/** The same field names in the same order. */
-export function sameKeys(a: readonly string[], b: readonly string[]): boolean {
-  if (a === b) return true;
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
-/** A scanned value back as JSON text. */
-function jsonText(value: string, kind: Kind): string {
-  if (kind === Kind.String) return JSON.stringify(value);
-  if (kind === Kind.Null) return 'null';
-  return value;
 }
 
 /** Removes the whitespace between tokens (never inside strings). */
@@ -454,7 +389,10 @@ export class ReportScanner {
     return NEED_MORE;
   }
 
-  /** Tokenises the row starting at `start`; returns its end (exclusive) or NEED_MORE. */
+  /** Tokenises the row starting at `start`; returns its end (exclusive) or NEED_MORE. Whitespace
+   * is skipped inline rather than by a closure: a closure over `i` would move it out of a register
+   * into a context object, for every character of every row (measured: 1M rows to CSV, see
+   * test/bench/RESULTS.md). */
   private row(start: number): number {
     const s = this.buf;
     const n = s.length;
@@ -463,9 +401,6 @@ export class ReportScanner {
     const values: string[] = [];
     keys.length = 0;
     kinds.length = 0;
-    // whitespace is skipped inline rather than by a closure: a closure over `i` would move it out
-    // of a register into a context object, for every character of every row (measured: 1M rows
-    // to CSV, see test/bench/RESULTS.md)
     let spaced = false;
     let i = start + 1;
     while (i < n && isWs(s.charCodeAt(i))) { i++; spaced = true; }
@@ -523,17 +458,8 @@ export class ReportScanner {
         kinds.push(code === 110 ? Kind.Null : Kind.Boolean);
         i += word.length;
       } else if (code === 123 || code === 91) {
-        const end = this.valueEnd(i);
-        if (end === NEED_MORE) return NEED_MORE;
-        const text = compactJson(s.slice(i, end));
-        try {
-          JSON.parse(text);
-        } catch {
-          this.fail(`data[${this.rows}].${this.lastKey(known, count)} is not valid JSON`);
-        }
-        values.push(text);
-        kinds.push(Kind.Json);
-        i = end;
+        i = this.nestedValue(i, values, known, count);
+        if (i === NEED_MORE) return NEED_MORE;
       } else {
         this.fail(`data[${this.rows}]: unexpected ${JSON.stringify(s.slice(i, i + 8))}`);
       }
@@ -553,5 +479,21 @@ export class ReportScanner {
       }
       this.fail(`data[${this.rows}]: "," or "}" was expected`);
     }
+  }
+
+  /** A nested object or array of a row, starting at `start`: handed on as compact JSON text.
+   * Returns its end (exclusive) or NEED_MORE. */
+  private nestedValue(start: number, values: string[], known: boolean, count: number): number {
+    const end = this.valueEnd(start);
+    if (end === NEED_MORE) return NEED_MORE;
+    const text = compactJson(this.buf.slice(start, end));
+    try {
+      JSON.parse(text);
+    } catch {
+      this.fail(`data[${this.rows}].${this.lastKey(known, count)} is not valid JSON`);
+    }
+    values.push(text);
+    this.kinds.push(Kind.Json);
+    return end;
   }
 }
