@@ -46,10 +46,11 @@ export type Holder = z.infer<typeof holderSchema>;
  * overlap is a scheduling mistake to fix, not a fault to retry at once (see docs/recurring.md).
  */
 export class LockedError extends CliError {
-  constructor(readonly file: string, readonly holder: Holder | undefined, hint?: string) {
+  /** `what`: what the run shares with the other (a state in a database is no file) */
+  constructor(readonly file: string, readonly holder: Holder | undefined, hint?: string, what = 'state file') {
     const who = holder ? `by process ${holder.pid}${holder.host === hostname() ? '' : ` on ${holder.host}`} since ${holder.since}` : 'by another process';
     super(
-      `${file} is in use ${who}: another run with this state file is still going`,
+      `${file} is in use ${who}: another run with this ${what} is still going`,
       EXIT.usage,
       hint ?? (!holder ? `if no such run is going, delete ${file}.lock`
         : holder.host !== hostname() ? `if no such run is going, delete ${file}.lock (a lock of another host is taken over once untouched for 5 minutes)`

@@ -137,6 +137,7 @@ describe.each(targets)('--state table in %s', (name, target, skip) => {
         expect(codes, results.map((r) => r.stderr).join('\n')).toEqual([0, 2]);
         const loser = results.find((r) => r.code === 2);
         expect(loser?.stderr).toMatch(name === 'duckdb' ? /held by another process \(process \d+\)/ : /in use by process \d+/);
+        if (name !== 'duckdb') expect(loser?.stderr).toContain('another run with this state is still going');
         expect(loser?.stderr.trim().split('\n').length).toBeLessThanOrEqual(3);
         expect((await agree(db)).done).toBe(4);
       }

@@ -125,7 +125,7 @@ export class TableStore implements StateStore {
         const holder = await connection.stateHolder(key);
         throw new LockedError(this.name, holder && { ...holder, nonce: '' }, holder
           ? `let it finish, or do not start runs on one state at the same time; the database frees the lock when that session ends (a killed process's too)`
-          : 'another run of this process holds it');
+          : 'another run of this process holds it', 'state');
       }, Math.max(0, waitMs - (deps.now() - started)), deps);
     } catch (error) {
       await connection.close();
@@ -184,7 +184,7 @@ export class TableStore implements StateStore {
 
   async removeLock(found: LockView): Promise<boolean> {
     // a session's lock is the server's: it ends with the session, never removed by another
-    throw new LockedError(this.name, found.holder, `the database frees it when that session ends: stop process ${found.holder?.pid ?? '?'}${found.holder && !found.local ? ` on ${found.holder.host}` : ''}, or end its session`);
+    throw new LockedError(this.name, found.holder, `the database frees it when that session ends: stop process ${found.holder?.pid ?? '?'}${found.holder && !found.local ? ` on ${found.holder.host}` : ''}, or end its session`, 'state');
   }
 }
 
