@@ -8,11 +8,10 @@
 // The file is only ever replaced whole (atomic write) and only by the run holding its lock; between
 // two such writes, a large state's changes go to a log beside it (state-log.ts).
 
-import { existsSync } from 'node:fs';
 import { DateTime } from 'luxon';
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
-import { isObjectUrl } from '../paths.js';
+import { outputExists as sinkStillThere } from '../destinations/sinks.js';
 import { SIDES, metricsWithField } from '../report/catalog.js';
 import { storedReportId } from '../api/schemas.js';
 import type { ReportRequest } from '../report/request.js';
@@ -335,9 +334,9 @@ function isComplete(entry: StateEntry): boolean {
   return unixOf(entry.submittedAt) > entry.untilUnix;
 }
 
-/** An output recorded done is still there: a file that exists, or an object in a bucket (taken to
- * be there: checking would cost a request per window). */
-const outputExists = (file: string) => isObjectUrl(file) || existsSync(file);
+/** An output recorded done is still there, as its kind says (destinations/sinks.ts): a file that
+ * exists, or an object in a bucket (taken to be there: checking would cost a request per window). */
+const outputExists = (file: string) => sinkStillThere(file);
 
 /** Every output recorded for a window (-o repeated: each of them) still exists. */
 const outputsExist = (entry: StateEntry, fileExists: (path: string) => boolean) =>
