@@ -2,8 +2,14 @@
 // `reporting --help` loads a handful of files instead of some twenty-five modules. Code splitting
 // keeps every `import()` lazy: undici, zod, luxon, conf, csv-stringify and cli-progress load only
 // when a command needs them. tsc still type-checks and emits dist/ for the demo and the bench.
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+
+// Every dependency stays out of the bundle, loaded from node_modules when a command needs it
+// (src/lazy.ts), but these few, small and needed at once, which are bundled in.
+const BUNDLED = ['commander', 'js-yaml', 'string-width', 'yaml'];
+const { dependencies } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 
 await build({
   entryPoints: ['src/main.ts'],
@@ -15,7 +21,7 @@ await build({
   target: 'node20',
   allowOverwrite: true,
   chunkNames: 'chunks/[name]-[hash]',
-  external: ['undici', 'zod', 'luxon', 'conf', 'csv-stringify', 'cli-progress', 'hyparquet-writer', 'fflate', 'pg', 'pg-copy-streams', '@duckdb/node-api', '@duckdb/node-bindings', '@aws-sdk/client-s3'],
+  external: Object.keys(dependencies).filter((name) => !BUNDLED.includes(name)),
   // commander is CommonJS: give the bundle a require() of its own
   banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
   logLevel: 'warning',

@@ -12,6 +12,7 @@ import { environmentLogin, environmentSecrets, environmentToken, profileVariable
 import { calendarFrom, movedWarning, offsetText, type Calendar } from './clock.js';
 import { StoreError, TokenStore, configDir, type Profile } from './auth/store.js';
 import type { Context, Output } from './context.js';
+import { sinkSecrets } from './destinations/sinks.js';
 import type { EngineDeps } from './engine/deps.js';
 import { jsonLine, safeText } from './io/safe-text.js';
 import { shellCommand } from './io/shell.js';
@@ -136,8 +137,8 @@ export function createFactory(ctx: Context, globals: GlobalFlags, shared?: Secre
 function environmentSecretsOf(ctx: Context): Secrets {
   const secrets = new Secrets();
   for (const secret of environmentSecrets(ctx.env)) secrets.add(secret);
-  secrets.add(ctx.env.AWS_SECRET_ACCESS_KEY);
-  secrets.add(ctx.env.AWS_SESSION_TOKEN);
+  // what the outputs' clients read (destinations/sinks.ts: -o s3://, the AWS SDK's)
+  for (const secret of sinkSecrets(ctx.env)) secrets.add(secret);
   return secrets;
 }
 

@@ -34,5 +34,8 @@ export const loadPg = async () => (await import('pg')).default;
 
 export const loadPgCopy = async () => import('pg-copy-streams');
 
-/** The S3 client (@aws-sdk/client-s3, some 40 modules): only runs that write to an s3:// target load it. */
-export const loadS3 = async () => import('@aws-sdk/client-s3');
+/** A package that only one kind of target needs (the S3 client, for an s3:// target: some 40
+ * modules), loaded by that kind's file (destinations/objects.ts loadS3) when first used; every
+ * dependency but those bundled is kept out of the bundle (scripts/bundle.mjs), so a new kind of
+ * target needs no line here. */
+export const loadPackage = async <T>(name: string): Promise<T> => (await import(name)) as T;

@@ -1,7 +1,8 @@
 // One path must never serve two purposes in a run: a report written over the state file (or the
 // state written over the report) loses data with exit 0. Every file a run reads or writes is named
 // here with what it is for, and two that are the same file, once symlinks and `..` are resolved,
-// are a usage error before the first request. So is a path that is not a regular file (a FIFO
+// are a usage error before the first request. (Which targets are paths is their kind's to say:
+// destinations/sinks.ts for -o, engine/stores/kinds.ts for --state.) So is a path that is not a regular file (a FIFO
 // given as --state would block the run forever, deaf to Ctrl-C), and a symbolic link into nowhere.
 
 import { accessSync, constants, lstatSync, readdirSync, readlinkSync, realpathSync, statSync, type Dirent, type Stats } from 'node:fs';
@@ -273,38 +274,18 @@ export function toolFiles(configDir: string): PathUse[] {
 /** What a run touches: its state file, that file's lock and log, its outputs, and the tool's own files. */
 const ORDINALS = ['second', 'third', 'fourth', 'fifth', 'sixth', 'seventh', 'eighth', 'ninth'];
 
-/** `more`: the files of each -o after the first (run's -o repeated): no two outputs may be one file. */
+/** `state`: a state file of this machine; `outputs`: -o's files of this machine (sinks.ts
+ * outputPaths: an object in a bucket is not a path); `more`: the files of each -o after the first
+ * (run's -o repeated): no two outputs may be one file. */
 export function runFiles(state: string | undefined, outputs: readonly string[], configDir: string, more: readonly (readonly string[])[] = []): PathUse[] {
   return [
-    // (a state in a bucket is not a path of this machine either)
-    ...(state && !isObjectUrl(state) ? [
+    ...(state ? [
       { name: '--state', flag: '--state', path: state },
       { name: "the state's lock file", path: `${state}.lock` },
       { name: "the state's log", path: `${state}.log` },
     ] : []),
-    // an object in a bucket is not a path of this machine
-    ...outputs.filter((path) => !isObjectUrl(path)).map((path) => ({ name: '-o', flag: '-o', path })),
-    ...more.flatMap((files, i) => files.filter((path) => !isObjectUrl(path)).map((path) => ({ name: `the ${ORDINALS[i] ?? `#${i + 2}`} -o`, flag: '-o', path }))),
+    ...outputs.map((path) => ({ name: '-o', flag: '-o', path })),
+    ...more.flatMap((files, i) => files.map((path) => ({ name: `the ${ORDINALS[i] ?? `#${i + 2}`} -o`, flag: '-o', path }))),
     ...toolFiles(configDir),
   ];
-}
-
-/** `-o s3://BUCKET/KEY`: an object in a bucket (src/destinations/objects.ts), not a path. */
-export const isObjectUrl = (target: string): boolean => target.startsWith('s3://');
-
-export interface ObjectUrl {
-  url: string;
-  bucket: string;
-  key: string;
-}
-
-/** `s3://BUCKET/KEY`, or a usage error saying what is missing. */
-export function parseObjectUrl(url: string, flag = '-o'): ObjectUrl {
-  const match = /^s3:\/\/([^/]*)\/?(.*)$/.exec(url);
-  const bucket = match?.[1] ?? '';
-  const key = match?.[2] ?? '';
-  const hint = `write ${flag} s3://BUCKET/path/to/${flag === '-o' ? 'report.csv' : 'buyer.state.json'}`;
-  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw new UsageError(`${flag} ${url}: ${bucket ? `"${bucket}" is not a bucket name (3-63 lowercase letters, digits, dots, hyphens)` : 'no bucket named'}`, hint).about(flag);
-  if (!key || key.endsWith('/')) throw new UsageError(`${flag} ${url}: no object key${key ? ' (it ends with /)' : ''}`, hint).about(flag);
-  return { url, bucket, key };
 }

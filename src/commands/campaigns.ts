@@ -1,10 +1,9 @@
 // `campaigns`: campaigns and their ad units, as a table on a terminal, JSON, or CSV (one row per ad unit).
 
 import { stringify } from 'csv-stringify/sync';
-import { configDir, refuseTokenStore } from '../auth/store.js';
-import { checkObjectTarget, isObjectUrl, ObjectSink } from '../destinations/objects.js';
+import { checkOutputNow, openOutput } from '../destinations/sinks.js';
+import { outputDeps } from '../engine/download.js';
 import { CAMPAIGNS_FORMATS, chooseFormat, type CampaignsFormat } from '../export/output.js';
-import { checkWritableTarget, openFileSink, stdoutSink } from '../export/sink.js';
 import type { Factory } from '../factory.js';
 import { table } from '../io/table.js';
 
@@ -16,13 +15,8 @@ export interface CampaignsOptions {
 }
 
 export async function run(options: CampaignsOptions, f: Factory): Promise<void> {
-  // -o s3://BUCKET/KEY: an object in a bucket (docs/object-storage.md)
-  const objects = { env: f.env, configDir: configDir(f.env, f.host.platform), host: f.host, trace: f.trace };
-  if (options.output && isObjectUrl(options.output)) await checkObjectTarget(options.output, objects);
-  else if (options.output && options.output !== '-') {
-    refuseTokenStore(options.output, f.cwd, f.env, f.host.platform);
-    checkWritableTarget(options.output, f.cwd);
-  }
+  // a file, stdout (-), or an object in a bucket (-o s3://BUCKET/KEY, docs/object-storage.md)
+  if (options.output) await checkOutputNow(options.output, outputDeps(f));
   // the --json rule of every command (see chooseFormat); a file without an extension is CSV
   let format = chooseFormat({ ...options, json: f.globals.json }, CAMPAIGNS_FORMATS, { json: ['.json'], csv: ['.csv'] }, 'table');
   if (format === 'table' && options.format === undefined && options.output && options.output !== '-') format = 'csv';
@@ -56,9 +50,7 @@ export async function run(options: CampaignsOptions, f: Factory): Promise<void> 
     );
   }
 
-  const sink = !options.output || options.output === '-' ? stdoutSink(f.stdout)
-    : isObjectUrl(options.output) ? await ObjectSink.open(options.output, objects, format, false)
-    : await openFileSink(options.output, f);
+  const { sink } = await openOutput(options.output || undefined, outputDeps(f), { format, keepUnchanged: false });
   try {
     await sink.write(text);
     await sink.commit();

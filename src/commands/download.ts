@@ -1,20 +1,19 @@
 // `download <id>`: checks the status first (the contract forbids downloading before `ready`).
 
 import { checkReportIdArgument } from '../api/schemas.js';
-import { configDir, refuseTokenStore } from '../auth/store.js';
+import { configDir } from '../auth/store.js';
 import { ReportError, UsageError } from '../errors.js';
 import { droppedWarning, expandTemplate, isTabular, planOutput, refuseBinaryOnTerminal, resolveRequestedColumns, type OutputOptions, type OutputPlan } from '../export/output.js';
 import { Journal, type ReportAbout } from '../engine/journal.js';
 import { readStateOf } from '../engine/state.js';
 import { stateStoreOf, storeDeps } from '../engine/stores/kinds.js';
-import { checkWritableTarget } from '../export/sink.js';
-import { checkObjectTarget, isObjectUrl } from '../destinations/objects.js';
+import { checkOutputNow } from '../destinations/sinks.js';
 import type { Factory } from '../factory.js';
 import { SIDES, columnNames } from '../report/catalog.js';
 import type { ColumnCase } from '../report/column-case.js';
 import { createReporter } from '../io/progress.js';
 import { shellCommand } from '../io/shell.js';
-import { describeSaved, saveReport, targetOf } from '../engine/download.js';
+import { describeSaved, outputDeps, saveReport, targetOf } from '../engine/download.js';
 import { isFailed, reportFailed, pollOptionsFrom, waitUntilReady, type WaitFlags } from '../report/poll.js';
 
 export interface DownloadOptions {
@@ -75,14 +74,7 @@ export async function run(opts: DownloadOptions, f: Factory): Promise<void> {
   const { id } = opts;
   checkReportIdArgument(id);
   const { json, quiet } = f.globals;
-  if (opts.output.output && opts.output.output !== '-') {
-    const path = expandTemplate(opts.output.output, { reportId: id });
-    if (isObjectUrl(path)) await checkObjectTarget(path, { env: f.env, configDir: configDir(f.env, f.host.platform), host: f.host });
-    else {
-      refuseTokenStore(path, f.cwd, f.env, f.host.platform);
-      checkWritableTarget(path, f.cwd);
-    }
-  }
+  if (opts.output.output) await checkOutputNow(expandTemplate(opts.output.output, { reportId: id }), outputDeps(f));
   // the side of a report is not known before its download: --columns may name a field of either
   const known = await knownRequest(opts, f);
   const plan = planColumns(planOutput({ ...opts.output, json, validate: opts.validate }, ['reportId'], columnNames(SIDES)), known, opts.output.columnCase !== undefined);

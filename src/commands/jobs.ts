@@ -36,7 +36,7 @@ import { checkChunk, parseChunk } from '../report/windows.js';
 import { jobStateStore } from '../engine/load.js';
 import { withSettledPaths, withSettledPathsAsync } from '../paths.js';
 import { SharedTargets } from '../fleet/claims.js';
-import { checkObjectOutput, prepareRun, type RunOptions } from '../engine/prepare.js';
+import { prepareRun, type RunOptions } from '../engine/prepare.js';
 import { checkWritableTarget, type WriteCheck } from '../export/sink.js';
 
 /** `run`'s parser, from the CLI (src/cli/run-words.ts). */
@@ -423,7 +423,6 @@ async function runOne(fileJob: FileJob, opts: RunOptions, file: JobFile, { budge
   let error: string | undefined;
   try {
     const prepared: Job = prepareRun(opts, deps);
-    await checkObjectOutput(prepared, deps);
     await runJob({ ...prepared, argv: ['run', ...commandWords(fileJob)], gate: startedAt(budget.gateFor(fileJob.profile, turn.end), turn), readiness, observe: (event) => { tally.observe(event); metrics.observe(event); } }, deps);
   } catch (caught) {
     refusedBeforeStart = caught instanceof LockedError || caught instanceof UsageError;

@@ -11,7 +11,7 @@ import { LockedError } from '../fs/lock.js';
 import { engineDeps, type Factory } from '../factory.js';
 import { runJob } from '../engine/engine.js';
 import { previewJob, previewLines } from '../engine/preview.js';
-import { checkObjectOutput, prepareRun, type RunOptions } from '../engine/prepare.js';
+import { prepareRun, type RunOptions } from '../engine/prepare.js';
 
 export type { RunOptions } from '../engine/prepare.js';
 
@@ -20,7 +20,6 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
   // --plan writes nothing: -o's folder is looked at, not probed
   const job = prepareRun(opts, deps, opts.plan ? 'look' : 'probe');
   if (!opts.plan) {
-    await checkObjectOutput(job, deps);
     const metricsFile = job.flags.metricsFile;
     if (metricsFile === undefined) return runJob(job, deps);
     const path = resolve(f.cwd, metricsFile);

@@ -6,9 +6,9 @@ import { DateTime } from 'luxon';
 import { CliError, EXIT, UsageError } from '../errors.js';
 import type { Factory } from '../factory.js';
 import { LockedError } from '../fs/lock.js';
-import { isObjectUrl } from '../paths.js';
 import { stateStoreOf, storeDeps } from '../engine/stores/kinds.js';
 import type { LockView, StateStore } from '../engine/stores/store.js';
+import { FileStore } from '../engine/stores/file.js';
 import { TableStore } from '../engine/stores/table.js';
 import { safeLine } from '../io/safe-text.js';
 import { table } from '../io/table.js';
@@ -41,7 +41,7 @@ async function existing(store: StateStore): Promise<StateDoc> {
   const doc = await readStateOf(store);
   if (!doc) {
     if (store instanceof TableStore) throw new UsageError(`there is no state in ${store.name}`, 'a run with --load DATABASE --state table creates it');
-    throw new UsageError(`there is no state ${isObjectUrl(store.name) ? 'object' : 'file'} at ${store.name}`, 'a run with --state FILE creates it');
+    throw new UsageError(`there is no state ${store instanceof FileStore ? 'file' : 'object'} at ${store.name}`, 'a run with --state FILE creates it');
   }
   return doc;
 }
@@ -216,7 +216,7 @@ async function unlock(store: StateStore, force: boolean, f: Factory): Promise<vo
     // a process we can see running is never unlocked, --force or not: stop it instead
     throw new LockedError(path, holder, `unlock removes a lock only when its holder is gone: stop process ${holder.pid} first, or let it finish`);
   } else if (!force) {
-    throw new LockedError(path, holder, `its holder on ${holder.host} ${lock.path.startsWith('s3://') ? 'renewed' : 'touched'} it ${seconds(lock.ageMs)} ago (a run does every ${seconds(lock.renewEveryMs)}); if no run is going there, add --force`);
+    throw new LockedError(path, holder, `its holder on ${holder.host} ${lock.expiresAt !== undefined ? 'renewed' : 'touched'} it ${seconds(lock.ageMs)} ago (a run does every ${seconds(lock.renewEveryMs)}); if no run is going there, add --force`);
   } else {
     why = lock.expiresAt !== undefined ? `its lease renewed ${seconds(lock.ageMs)} ago; --force` : `on another host, touched ${seconds(lock.ageMs)} ago; --force`;
   }

@@ -5,8 +5,9 @@
 // the configuration folder before its first part, so that the next run to the same key aborts the
 // uploads a killed run (SIGKILL) left, and only those, once their process is gone.
 //
-// The SDK (@aws-sdk/client-s3) is loaded by src/lazy.ts only when an s3:// target is used;
-// credentials, region and endpoint come from its standard chain (AWS_* variables, profiles).
+// The SDK (@aws-sdk/client-s3) is loaded (loadS3, through src/lazy.ts) only when an s3:// target
+// is used; credentials, region and endpoint come from its standard chain (AWS_* variables,
+// profiles). `S3` is this kind's line in the table of sinks (sinks.ts).
 
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, unlinkSync, utimesSync } from 'node:fs';
@@ -17,10 +18,18 @@ import { AuthError, CliError, EXIT, NetworkError, UsageError } from '../errors.j
 import type { Sink } from '../export/sink.js';
 import { writeFileAtomic } from '../fs/atomic.js';
 import type { Host } from '../host.js';
-import { loadS3 } from '../lazy.js';
-import { parseObjectUrl, type ObjectUrl } from '../paths.js';
+import { loadPackage } from '../lazy.js';
+import { parseObjectUrl, type ObjectUrl } from './object-url.js';
+import type { RecordedObject, UploadLedger } from './sink-kind.js';
 
-export { isObjectUrl, parseObjectUrl } from '../paths.js';
+export type { RecordedObject, UploadLedger } from './sink-kind.js';
+
+type S3Sdk = typeof import('@aws-sdk/client-s3');
+let sdk: Promise<S3Sdk> | undefined;
+
+/** The S3 client (@aws-sdk/client-s3, some 40 modules, kept out of the bundle): only runs that use
+ * an s3:// target load it, once (every request asks for it). */
+export const loadS3 = (): Promise<S3Sdk> => (sdk ??= loadPackage<S3Sdk>('@aws-sdk/client-s3'));
 
 /** S3's smallest part but the last is 5 MiB; 8 MiB parts reach 80 GB within the 10,000 parts. */
 const PART_SIZE = 8 << 20;
@@ -38,19 +47,6 @@ export interface ObjectStoreConfig {
   /** with a state: the uploads in flight are recorded there, wherever it is (a bucket), rather
    * than under the configuration folder, so that a fresh pod aborts a killed one's */
   ledger?: UploadLedger;
-}
-
-/** Where a run records its uploads in flight (the state: RunState.uploadStarted/uploadsEnded). */
-export interface UploadLedger {
-  started(upload: { bucket: string; key: string; uploadId: string; startedAt: string }): Promise<void>;
-  ended(uploadIds: readonly string[]): Promise<void>;
-}
-
-/** What the state file recorded of an object the last time it was written or found unchanged:
- * its content's SHA-256 and the ETag it had then. */
-export interface RecordedObject {
-  sha256: string;
-  etag: string;
 }
 
 /** What an object's commit made visible. */

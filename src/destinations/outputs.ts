@@ -1,20 +1,20 @@
 // Opening an output: a file (atomic; with a state file, left untouched when its content did not
-// change) or stdout. Shared by the file destinations.
+// change), an object, or stdout, as the table of sinks opens each (sinks.ts). Shared by the file
+// destinations.
 
 import { statSync } from 'node:fs';
-import { resolve } from 'node:path';
 import type { Summary } from '../api/schemas.js';
 import { RowOutput } from '../export/export.js';
 import type { Format } from '../export/output.js';
-import { openFileSink, stdoutSink, type PlaceFile, type Sink } from '../export/sink.js';
 import type { CsvOptions } from '../export/writers.js';
 import type { Output } from '../context.js';
 import type { Host } from '../host.js';
-import { replaceIfChanged, type Replaced } from '../fs/files.js';
 import type { Window } from '../report/windows.js';
 import type { Committed, WindowOutput } from './destination.js';
 import { WindowMerger, type MergePlan } from './merge.js';
-import { isObjectUrl, ObjectSink, type ObjectStoreConfig, type RecordedObject } from './objects.js';
+import { describeOutput, openOutput, type Opened, type RecordedObject, type SinkDeps } from './sinks.js';
+
+export type { Opened } from './sinks.js';
 
 export interface OutputSpec {
   format: Format;
@@ -25,29 +25,17 @@ export interface OutputSpec {
   stdout: Output;
   /** with --state: a file whose content did not change is left untouched (`unchanged`) */
   keepUnchanged: boolean;
-  /** for -o s3://...: where the SDK finds its settings, and where uploads are recorded */
-  objects?: ObjectStoreConfig;
-  /** with --state: what the state file recorded of the object at this URL (its SHA-256 and ETag) */
-  recorded?: (url: string) => RecordedObject | undefined;
-}
-
-export interface Opened {
-  sink: Sink;
-  /** how the file was put in place, once it is (with keepUnchanged) */
-  placed(): Replaced | undefined;
+  /** what a sink outside this machine needs (-o s3://...): where its client finds its settings,
+   * where uploads are recorded */
+  remote?: Pick<SinkDeps, 'env' | 'configDir' | 'trace' | 'ledger'>;
+  /** with --state: what the state file recorded of the output there (an object's SHA-256 and ETag) */
+  recorded?: (target: string) => RecordedObject | undefined;
 }
 
 /** `file` (undefined: stdout). */
-export async function openTarget(file: string | undefined, spec: OutputSpec): Promise<Opened> {
-  if (file === undefined) return { sink: stdoutSink(spec.stdout), placed: () => undefined };
-  if (isObjectUrl(file)) {
-    if (!spec.objects) throw new Error('an s3:// output needs the object store settings');
-    const sink = await ObjectSink.open(file, spec.objects, spec.format, spec.keepUnchanged, spec.recorded?.(file));
-    return { sink, placed: () => sink.placed };
-  }
-  let placed: Replaced | undefined;
-  const place: PlaceFile | undefined = spec.keepUnchanged ? async (temp, path) => { placed = await replaceIfChanged(temp, path); } : undefined;
-  return { sink: await openFileSink(file, spec, place), placed: () => placed };
+export function openTarget(file: string | undefined, spec: OutputSpec): Promise<Opened> {
+  const deps: SinkDeps = { cwd: spec.cwd, host: spec.host, stdout: spec.stdout, ...spec.remote };
+  return openOutput(file, deps, { format: spec.format, keepUnchanged: spec.keepUnchanged, recorded: file === undefined ? undefined : spec.recorded?.(file) });
 }
 
 /** Rows of several windows (or pieces) into one output, merged by the plan (summed for RANGE). */
@@ -125,8 +113,8 @@ export class MergedRows {
 export function placedOutput(base: Omit<Committed, 'path' | 'bytes' | 'sha256' | 'outcome'>, opened: Opened, cwd: string): Committed {
   if (base.file === undefined) return { ...base, outcome: 'written' };
   const placed = opened.placed();
-  // an object's "path" is its URL; its size is known from the upload
-  const path = isObjectUrl(base.file) ? base.file : resolve(cwd, base.file);
-  const etag = placed && 'etag' in placed && typeof placed.etag === 'string' ? { etag: placed.etag } : {};
+  // a file's absolute path, an object's URL; an object's size is known from the upload
+  const path = describeOutput(base.file, cwd);
+  const etag = placed && typeof placed.etag === 'string' ? { etag: placed.etag } : {};
   return { ...base, path, bytes: placed?.bytes ?? statSync(path).size, sha256: placed?.sha256, ...etag, outcome: placed?.outcome ?? 'written' };
 }

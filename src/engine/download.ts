@@ -5,15 +5,15 @@
 import type { ReportingClient } from '../api/client.js';
 import type { Context } from '../context.js';
 import { formatDuration } from '../duration.js';
-import { configDir, refuseTokenStore } from '../auth/store.js';
+import { configDir } from '../auth/store.js';
 import { sleepFor } from '../api/http.js';
 import { backoffMs } from '../api/retry.js';
 import { InterruptedError } from '../errors.js';
 import { sinkReceiver, type Receiver } from '../destinations/destination.js';
 import { BodyBrokenError, stallGuarded, type ExportResult, type Progress } from '../export/export.js';
 import { expandTemplate, type OutputPlan, type Placeholders } from '../export/output.js';
-import { openFileSink, stdoutSink, type Sink } from '../export/sink.js';
-import { isObjectUrl, ObjectSink } from '../destinations/objects.js';
+import { stdoutSink } from '../export/sink.js';
+import { openOutput, type SinkDeps } from '../destinations/sinks.js';
 import { formatBytes, type Reporter } from '../io/progress.js';
 
 export interface Saved extends ExportResult {
@@ -34,14 +34,14 @@ export async function saveReport(
   retries: number,
   reporter: Reporter,
 ): Promise<Saved> {
-  if (target && !isObjectUrl(target)) refuseTokenStore(target, ctx.cwd, ctx.env, ctx.host.platform);
+  // (the target was checked before the wait, the token store refused: commands/download.ts checkOutputNow)
   const started = ctx.now();
   reporter.state(`downloading report ${id}${target ? ` to ${target}` : ''}`);
   const { receiver, result } = await downloadInto(client, id, {
     retries,
     signal: ctx.signal,
     random: ctx.random,
-    open: async () => sinkReceiver(target ? await openSink(target, ctx, plan.format) : stdoutSink(ctx.stdout), plan.format, plan.csv),
+    open: async () => sinkReceiver(target ? (await openOutput(target, outputDeps(ctx), { format: plan.format, keepUnchanged: false })).sink : stdoutSink(ctx.stdout), plan.format, plan.csv),
     progress: (rows, bytes) => reporter.downloading(rows, bytes),
     onRetry: (attempt, reason) => reporter.state(`${reason}; downloading again (retry ${attempt} of ${retries})`),
     // the progress line goes away on every path, so an error starts on its own line and the
@@ -52,11 +52,9 @@ export async function saveReport(
   return { ...result, elapsedMs: ctx.now() - started };
 }
 
-/** A file, or an object for -o s3://... */
-async function openSink(target: string, ctx: Context & { trace?: (line: string) => void }, format: string): Promise<Sink> {
-  if (!isObjectUrl(target)) return openFileSink(target, ctx);
-  return ObjectSink.open(target, { env: ctx.env, configDir: configDir(ctx.env, ctx.host.platform), host: ctx.host, trace: ctx.trace }, format, false);
-}
+/** What opening or checking an output needs of the command (a file, an object, stdout). */
+export const outputDeps = (ctx: Pick<Context, 'cwd' | 'host' | 'stdout' | 'env'> & { trace?: (line: string) => void }): SinkDeps =>
+  ({ cwd: ctx.cwd, host: ctx.host, stdout: ctx.stdout, env: ctx.env, configDir: configDir(ctx.env, ctx.host.platform), trace: ctx.trace });
 
 /** The closing line on stderr: period, breakdowns, rows, where. */
 export function describeSaved(saved: Saved, id: string, side: string | undefined, format: string): string {

@@ -7,13 +7,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createReadStream } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { ReportingClient } from '../api/client.js';
 import { configDir } from '../auth/store.js';
-import { isObjectUrl } from '../paths.js';
 import { databaseGone } from '../load/engines.js';
 import { chooseDestination, type Committed, type Destination } from '../destinations/index.js';
-import { abortRecordedUploads, type ObjectStoreConfig, type RecordedObject, type UploadLedger } from '../destinations/objects.js';
+import { abortRecordedUploads, type ObjectStoreConfig } from '../destinations/objects.js';
+import { describeOutput, type RecordedObject, type UploadLedger } from '../destinations/sinks.js';
 import { droppedWarning } from '../export/output.js';
 import type { EngineDeps } from './deps.js';
 import { collectGarbage } from '../gc.js';
@@ -26,6 +26,7 @@ import type { Previous } from './resume.js';
 import { Journal, journalKey, journalRequestOf } from './journal.js';
 import { closing, doneEvent, interrupted, mergedFailure, partialFailure, pickUpCommand, reportError, upToDate } from './outcome.js';
 import { planRun, precheck, type PlanInput, type RunPlan } from './plan.js';
+import { checkOutputs } from './prepare.js';
 import { runWindows, type PoolOutcome, type TaskContext } from './pool.js';
 import { Recorder } from './record.js';
 import { jobStateStore, tableSpecOf } from './load.js';
@@ -33,8 +34,10 @@ import { RunState, stateRequestOf, type StateRequest } from './state.js';
 import { createView, type RunView } from './view.js';
 import type { LogEvent } from './events.js';
 
-/** Runs `job`: with --state, against its state file (locked for the run). */
+/** Runs `job`: with --state, against its state file (locked for the run). Its outputs are checked
+ * first, as their kinds check them just before the first request (prepare.ts checkOutputs). */
 export async function runJob(job: Job, f: EngineDeps): Promise<void> {
+  await checkOutputs(job, f);
   const chunk = job.chunk ? parseChunk(job.chunk.chunk) : undefined;
   if (chunk) checkChunk(chunk, job.request.breakdowns);
   const where = { chunk, configDir: configDir(f.env, f.host.platform), cwd: f.cwd, platform: f.host.platform, startedAt: f.now() };
@@ -68,7 +71,7 @@ const ledgerOf = (state: RunState): UploadLedger => ({ started: (upload) => stat
 export const recordedOutput = (job: Job, f: EngineDeps): string | undefined => recordedTemplate(job.output.template, f);
 
 const recordedTemplate = (template: string | undefined, f: EngineDeps): string | undefined =>
-  template === undefined || isObjectUrl(template) ? template : resolve(f.cwd, template);
+  template === undefined ? template : describeOutput(template, f.cwd);
 
 /** -o repeated: every output as the state records it (null: stdout); undefined with one -o. */
 const recordedOutputs = (job: Job, f: EngineDeps): (string | null)[] | undefined =>
@@ -138,7 +141,8 @@ function recordedObjects(plan: RunPlan): (url: string) => RecordedObject | undef
   for (const { entry } of plan.windows) {
     // (-o repeated: each output's record)
     for (const output of entry?.outputs ?? (entry ? [entry] : [])) {
-      if (!output.file || !output.sha256 || !output.etag || !isObjectUrl(output.file)) continue;
+      // (an object's record: a file has no ETag)
+      if (!output.file || !output.sha256 || !output.etag) continue;
       const at = entry?.finishedAt ?? '';
       if ((latest.get(output.file)?.at ?? '') <= at) latest.set(output.file, { sha256: output.sha256, etag: output.etag, at });
     }
@@ -171,7 +175,7 @@ class PlannedRun {
     this.client = f.client();
     this.destination = chooseDestination({
       format: job.output.format, csv: job.output.csv, merge: plan.merge, cwd: f.cwd, host: f.host, stdout: f.stdout,
-      keepUnchanged: where.state !== undefined, objects: { ...objectsConfig(f, where.configDir), ...(where.state ? { ledger: ledgerOf(where.state) } : {}) }, recorded: recordedObjects(plan), fileOf: plan.fileOf, perWindow: plan.perWindow, whole: plan.shape === 'report', period: plan.period,
+      keepUnchanged: where.state !== undefined, remote: { ...objectsConfig(f, where.configDir), ...(where.state ? { ledger: ledgerOf(where.state) } : {}) }, recorded: recordedObjects(plan), fileOf: plan.fileOf, perWindow: plan.perWindow, whole: plan.shape === 'report', period: plan.period,
       table: job.load ? tableSpecOf(job, job.load, f, plan.period, plan.windows.filter((p) => p.step !== 'skip').map((p) => p.window), where.state, !plan.fileOf && !toStdout(job) && !job.more?.length,
         (message) => view.emit({ event: 'warning', window: plan.period, message })) : undefined, stdoutToo: toStdout(job),
       more: (job.more ?? []).map((output, i) => ({ format: output.format, csv: output.csv, fileOf: plan.moreFileOf[i] })),

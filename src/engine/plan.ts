@@ -5,14 +5,14 @@
 import { mergePlan, type MergePlan } from '../destinations/merge.js';
 import { UsageError } from '../errors.js';
 import { expandTemplate } from '../export/output.js';
-import { dirname, basename } from 'node:path';
-import { isObjectUrl, refuseSharedPaths, runFiles } from '../paths.js';
+import { outputPaths, splitOutput } from '../destinations/sinks.js';
+import { refuseSharedPaths, runFiles } from '../paths.js';
 import { parisDate } from '../report/time.js';
 import { checkDistinctTargets, parseChunk, planWindows, timeBreakdown, type Chunk, type Window } from '../report/windows.js';
 import { shapeOf, type Job, type Shape } from './job.js';
 import type { Previous } from './resume.js';
 import type { RunState, StateEntry, Step } from './state.js';
-import { isStatePath } from './stores/targets.js';
+import { isStatePath } from './stores/kinds.js';
 
 export type StepKind = 'skip' | 'resume' | 'retry' | 'submit';
 
@@ -122,32 +122,37 @@ export function precheck(job: Job, input: Omit<PlanInput, 'state' | 'lookbackFro
   checkTargets(job, shapeOf(job), windows, perWindow, fileOf, input, moreFileOf);
 }
 
-/** The files `job` writes over its period as given (each window's, for a per-window -o), by
- * folder: what two jobs of one file must not share. ({reportId} names no file known now.) A folder
- * without placeholders holds the names its last part makes, which are the same for every job of
- * one period and chunk (`out/{job}/{since}.csv`): made once. */
-export function targetFolders(job: Job): Map<string, readonly string[]> {
-  if (!job.more?.length) return templateFolders(job, job.output.template);
-  // -o repeated: every output's files
-  const folders = new Map<string, readonly string[]>();
-  for (const plan of [job.output, ...job.more]) {
-    for (const [folder, names] of templateFolders(job, plan.template)) folders.set(folder, [...folders.get(folder) ?? [], ...names]);
-  }
-  return folders;
+/** What `job` writes over its period as given (each window's, for a per-window -o): its files by
+ * folder, and its other targets (objects): what two jobs of one file must not share. ({reportId}
+ * names no file known now.) A folder without placeholders holds the names its last part makes,
+ * which are the same for every job of one period and chunk (`out/{job}/{since}.csv`): made once. */
+export interface TargetPlaces {
+  files: Map<string, readonly string[]>;
+  /** targets that are not paths of this machine (an object's URL), as written */
+  others: string[];
 }
 
-function templateFolders(job: Job, template: string | undefined): Map<string, readonly string[]> {
-  const folders = new Map<string, readonly string[]>();
-  if (template === undefined || template.includes('{reportId}')) return folders;
+export function targetFolders(job: Job): TargetPlaces {
+  const places: TargetPlaces = { files: new Map(), others: [] };
+  // (-o repeated: every output's)
+  for (const plan of [job.output, ...job.more ?? []]) templateFolders(job, plan.template, places);
+  return places;
+}
+
+function templateFolders(job: Job, template: string | undefined, places: TargetPlaces): void {
+  if (template === undefined || template.includes('{reportId}')) return;
   const period = { since: job.request.since, until: job.request.until };
   const perWindow = shapeOf(job) === 'windows' && PER_WINDOW.test(template);
   const windows = perWindow ? windowsOf(period, job.chunk?.chunk) : [period];
   const fileOf = (part: string) => (w: Window) => expandTemplate(part, { side: job.side, since: parisDate(w.since), until: parisDate(w.until), reportId: '' });
-  // (the folder and the name as the file system reads the path: node's dirname and basename, as
-  // the run's own writer: a trailing `/` is no name, a `\` is a character of the name on POSIX)
-  const folder = dirname(template);
-  if (folder !== '.' && !folder.includes('{') && !isObjectUrl(template)) {
-    const name = basename(template);
+  const add = (folder: string, names: readonly string[]) => {
+    const known = places.files.get(folder);
+    places.files.set(folder, known ? [...known, ...names] : names);
+  };
+  // (the folder and the name as the target's kind reads the path: for a file, node's dirname and
+  // basename, as the run's own writer: a trailing `/` is no name, a `\` is a character of the name on POSIX)
+  const { where: folder, name, local } = splitOutput(template);
+  if (local && folder !== '.' && !folder.includes('{')) {
     const key = `${name}\0${job.side}\0${windows.map((w) => `${w.since}:${w.until}`).join(',')}`;
     let names = knownNames.get(key);
     if (!names) {
@@ -155,16 +160,17 @@ function templateFolders(job: Job, template: string | undefined): Map<string, re
       if (knownNames.size >= 256) knownNames.clear();
       knownNames.set(key, names);
     }
-    return folders.set(folder, names);
+    return add(folder, names);
   }
   const byFolder = new Map<string, string[]>();
   for (const path of windows.map(fileOf(template))) {
-    // an object's key is not a path: its "folder" is the key up to its last `/`, as written
-    const at = path.lastIndexOf('/');
-    const [where, name] = isObjectUrl(path) ? [path.slice(0, at), path.slice(at + 1)] : [dirname(path), basename(path)];
-    byFolder.set(where, [...byFolder.get(where) ?? [], name]);
+    const at = splitOutput(path);
+    byFolder.set(at.where, [...byFolder.get(at.where) ?? [], at.name]);
   }
-  return byFolder;
+  for (const [where, names] of byFolder) {
+    if (local) add(where, names);
+    else places.others.push(...names.map((one) => `${where}/${one}`));
+  }
 }
 const knownNames = new Map<string, readonly string[]>();
 
@@ -186,7 +192,8 @@ function checkTargets(job: Job, shape: Shape, windows: readonly Window[], perWin
     throw new UsageError('--lookback with one file per run period would write the days it re-fetches into two files', 'add --chunk day, so that each day has one file, or write one file without {since}/{until}');
   }
   const filesOf = (of: RunPlan['fileOf'], given: string | undefined) => {
-    const files = of && !given?.includes('{reportId}') ? windows.map((w) => of(w, '')) : [];
+    // (the paths of this machine: an object in a bucket is not one)
+    const files = of && !given?.includes('{reportId}') ? outputPaths(windows.map((w) => of(w, ''))) : [];
     if (perWindow && of) checkDistinctTargets(windows, (w) => of(w, ''));
     return [...new Set(files)];
   };

@@ -4,11 +4,11 @@
 // network, just before a run starts.
 
 import { configDir } from '../auth/store.js';
-import { realTarget, refuseSharedPaths, runFiles } from '../paths.js';
+import { refuseSharedPaths, runFiles } from '../paths.js';
 import type { OutputOptions, OutputPlan } from '../export/output.js';
 import { PLACEHOLDERS, expandTemplate, planOutput, refuseBinaryOnTerminal, resolveRequestedColumns } from '../export/output.js';
-import { checkWritableTarget, type WriteCheck } from '../export/sink.js';
-import { checkObjectTarget, isObjectUrl } from '../destinations/objects.js';
+import type { WriteCheck } from '../export/sink.js';
+import { checkOutput, outputPaths, placeOutput, refuseSameOutputs } from '../destinations/sinks.js';
 import { UsageError } from '../errors.js';
 import { columnNames, timeDimensionOf, type Side } from '../report/catalog.js';
 import type { WaitFlags } from '../report/poll.js';
@@ -19,7 +19,9 @@ import { loadSecrets, parseLoadTarget, tableName } from '../load/engines.js';
 import type { EngineDeps } from './deps.js';
 import { DEFAULT_JOB_FLAGS, type ChunkFlags, type Job, type JobFlags, type LoadPlan } from './job.js';
 import { DEFAULT_CONCURRENCY, logFormatFrom } from './limits.js';
-import { TABLE_STATE, isDatabaseUrl, isStatePath } from './stores/targets.js';
+import { outputDeps } from './download.js';
+import { TABLE_STATE, isDatabaseUrl } from './stores/targets.js';
+import { isStatePath } from './stores/kinds.js';
 
 /** What `run` is asked: its options as the CLI parsed them (src/cli/registry.ts, and a job file's
  * `run` words through src/cli/run-words.ts). */
@@ -40,14 +42,15 @@ export interface RunOptions {
   load?: LoadFlags;
 }
 
-/** An s3:// output: its bucket reachable and writable, before the first report is submitted
- * (prepareRun checks the rest without a request, for `jobs validate` and `--plan` too). */
-export async function checkObjectOutput(job: Job, f: EngineDeps): Promise<void> {
+/** Every output of the run checked as its kind checks it just before the first request (a bucket:
+ * reachable and writable; engine.ts runJob's first step), after what prepareRun checked without a
+ * request (for `jobs validate` and `--plan` too). */
+export async function checkOutputs(job: Job, f: EngineDeps): Promise<void> {
+  const named = { side: job.side, since: parisDate(job.request.since), until: parisDate(job.request.until), reportId: 'ID' };
   for (const { template } of [job.output, ...job.more ?? []]) {
-    if (template === undefined || !isObjectUrl(template)) continue;
-    const path = expandTemplate(template, { side: job.side, since: parisDate(job.request.since), until: parisDate(job.request.until), reportId: 'ID' });
-    const shown = path === template || template.includes('{reportId}') ? template : `${template} (${path})`;
-    await checkObjectTarget(path, { env: f.env, configDir: configDir(f.env, f.host.platform), host: f.host }, shown);
+    if (template === undefined) continue;
+    const path = expandTemplate(template, named);
+    await checkOutput(path, outputDeps(f), path === template || template.includes('{reportId}') ? template : `${template} (${path})`);
   }
 }
 
@@ -74,9 +77,10 @@ export function prepareRun(opts: RunOptions, f: EngineDeps, check: WriteCheck = 
   }
   // one path for two files loses one of them: the token store, the state, its lock, each output
   const template = opts.output.output;
-  const known = (given: string | undefined) => (given && given !== '-' && !given.includes('{reportId}') ? [expandTemplate(given, named)] : []);
+  // (the paths of this machine among them: an object in a bucket is not one)
+  const known = (given: string | undefined) => outputPaths(given && given !== '-' && !given.includes('{reportId}') ? [expandTemplate(given, named)] : []);
   const more = opts.output.more ?? [];
-  refuseSharedOutputs(template, more, (given) => realTarget(expandTemplate(given, { ...named, reportId: 'ID' }), f.cwd));
+  if (template !== undefined) refuseSameOutputs([template, ...more], (given) => expandTemplate(given, { ...named, reportId: 'ID' }), f.cwd);
   if (flags.state && isDatabaseUrl(flags.state)) {
     throw new UsageError(`--state ${flags.state.replace(/:[^@/:]*@/, ':***@')}: a run keeps its state in its --load database with --state table`, 'give --load DATABASE --state table (the state of `state show DATABASE`)').about('--state');
   }
@@ -99,8 +103,8 @@ export function prepareRun(opts: RunOptions, f: EngineDeps, check: WriteCheck = 
     if (!plan.template) continue;
     const path = expandTemplate(plan.template, { ...named, reportId: 'ID' });
     const shown = path === plan.template || plan.template.includes('{reportId}') ? plan.template : `${plan.template} (${path})`;
-    // an s3:// target is checked over the network, by checkObjectOutput, just before the run
-    if (!isObjectUrl(path)) checkWritableTarget(path, f.cwd, shown, check);
+    // (a target checked over the network, a bucket, is checked by checkOutputs just before the run)
+    placeOutput(path, f.cwd, shown, check);
   }
   if (!load && opts.load && (opts.load.table !== undefined || opts.load.scope !== undefined)) {
     throw new UsageError(`${opts.load.table !== undefined ? '--table' : '--scope'} only applies with --load`, 'add --load duckdb:PATH or --load postgres://USER@HOST/DB (or set REPORTING_LOAD)').about(opts.load.table !== undefined ? '--table' : '--scope');
@@ -110,22 +114,6 @@ export function prepareRun(opts: RunOptions, f: EngineDeps, check: WriteCheck = 
   const chunk = loadChunk(opts.chunk ?? (load ? defaultLoadChunk(request.breakdowns, opts.load) : undefined), load, request.breakdowns);
   const argv = withoutPassword(opts.argv ?? [], load?.target);
   return { side, request, given: opts.output, output, ...(others.length ? { more: others } : {}), wait: opts.wait, chunk, flags, argv, load };
-}
-
-/** -o repeated: the same target twice (`-o -` twice, one object URL twice, two files named by
- * {reportId} that are one file whatever the ID) is refused here; two spellings of one file are
- * refuseSharedPaths'. */
-function refuseSharedOutputs(first: string | undefined, more: readonly string[], real: (template: string) => string): void {
-  if (first === undefined || more.length === 0) return;
-  const all = [first, ...more];
-  const twice = all.find((target, i) => all.indexOf(target) !== i && (target === '-' || isObjectUrl(target)));
-  if (twice === '-') throw new UsageError('-o - is given twice: stdout can take one output', 'write the other outputs to files').about('-o');
-  if (twice !== undefined) throw new UsageError(`-o ${twice} is given twice: one would overwrite the other`, 'give each -o its own object key').about('-o');
-  // a file named by the report's ID: every -o gets the same ID, so any value tells two apart
-  const byId = all.filter((target) => target.includes('{reportId}') && !isObjectUrl(target));
-  const reals = byId.map(real);
-  const again = reals.findIndex((path, i) => reals.indexOf(path) !== i);
-  if (again >= 0) throw new UsageError(`-o ${byId[reals.indexOf(reals[again] as string)]} and -o ${byId[again]} name the same file: one would overwrite the other`, 'give each -o its own path').about('-o');
 }
 
 /**

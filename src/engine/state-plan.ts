@@ -1,10 +1,9 @@
 // Planning a run from its state, without touching the state's store: where it starts (--since
 // auto, --lookback), and what to do with each window. The run's store is state.ts.
 
-import { existsSync } from 'node:fs';
 import { DateTime } from 'luxon';
 import { UsageError } from '../errors.js';
-import { isObjectUrl } from '../paths.js';
+import { outputExists as sinkStillThere } from '../destinations/sinks.js';
 import type { Window } from '../report/windows.js';
 import { PARIS_ZONE } from '../paris-zone.js';
 import type { StateDoc, StateEntry } from './state-doc.js';
@@ -16,9 +15,9 @@ function isComplete(entry: StateEntry): boolean {
   return unixOf(entry.submittedAt) > entry.untilUnix;
 }
 
-/** An output recorded done is still there: a file that exists, or an object in a bucket (taken to
- * be there: checking would cost a request per window). */
-const outputExists = (file: string) => isObjectUrl(file) || existsSync(file);
+/** An output recorded done is still there, as its kind says (destinations/sinks.ts): a file that
+ * exists, or an object in a bucket (taken to be there: checking would cost a request per window). */
+const outputExists = (file: string) => sinkStillThere(file);
 
 /** Every output recorded for a window (-o repeated: each of them) still exists. */
 const outputsExist = (entry: StateEntry, fileExists: (path: string) => boolean) =>

@@ -8,9 +8,10 @@ import type { Job } from '../engine/job.js';
 import { accountOf } from '../engine/load.js';
 import { targetFolders } from '../engine/plan.js';
 import { TABLE_STATE } from '../engine/stores/targets.js';
+import { isStatePath } from '../engine/stores/kinds.js';
 import { databaseIdentity, tableIdentity } from '../load/engines.js';
 import { scopeOf } from '../load/load.js';
-import { isObjectUrl, realTarget } from '../paths.js';
+import { realTarget } from '../paths.js';
 import { JobFileError, type FileJob, type JobFile } from './file.js';
 
 /** What the claims read of the process: the folder, the host's file system, the environment. */
@@ -50,19 +51,16 @@ export class SharedTargets {
     // a state in the --load database (`state: table`) is the table's and scope's, claimed below
     if (state === TABLE_STATE) {
       // (nothing of this machine)
-    } else if (state && isObjectUrl(state)) {
+    } else if (state && !isStatePath(state)) {
+      // (a state in a bucket: by its URL)
       this.take(index, `state\0${state}`, 'state', state);
     } else if (state) {
       const real = realTarget(state, f.cwd);
       this.takeFiles(index, 'state', dirname(real), [basename(real)], () => state);
     }
-    for (const [folder, names] of targetFolders(prepared)) {
-      if (isObjectUrl(folder)) {
-        for (const name of names) this.take(index, `object\0${folder}/${name}`, 'object', `${folder}/${name}`);
-      } else {
-        this.takeFiles(index, 'file', folder, names, (name) => join(folder, name));
-      }
-    }
+    const places = targetFolders(prepared);
+    for (const [folder, names] of places.files) this.takeFiles(index, 'file', folder, names, (name) => join(folder, name));
+    for (const target of places.others) this.take(index, `object\0${target}`, 'object', target);
     const load = prepared.load;
     if (!load) return;
     const baseUrl = this.baseUrl(job.profile);

@@ -15,10 +15,9 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { z } from 'zod';
 import { parseDuration, formatDuration } from '../../duration.js';
 import { CliError, EXIT, UsageError } from '../../errors.js';
-import { clientFor, objectError } from '../../destinations/objects.js';
+import { clientFor, loadS3, objectError } from '../../destinations/objects.js';
+import { parseObjectUrl, type ObjectUrl } from '../../destinations/object-url.js';
 import { LockedError, type Holder } from '../../fs/lock.js';
-import { loadS3 } from '../../lazy.js';
-import { parseObjectUrl, type ObjectUrl } from '../../paths.js';
 import { Serialised, type WriterStart } from '../state-log.js';
 import { waitForStoreLock, type LockView, type StateStore, type StateWrites, type StoreDeps, type StoredState, type StoreLock } from './store.js';
 

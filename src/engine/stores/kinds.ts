@@ -7,7 +7,7 @@ import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import type { LoadTarget } from '../../load/target.js';
 import { connectTo, parseLoadTarget } from '../../load/engines.js';
-import { isObjectUrl } from '../../paths.js';
+import { isObjectUrl } from '../../destinations/object-url.js';
 import { BucketStore } from './bucket.js';
 import { FileStore } from './file.js';
 import type { StateStore, StoreDeps, TableStateDeps } from './store.js';
@@ -18,6 +18,9 @@ export interface StoreKind {
   matches(target: string): boolean;
   open(target: string, deps: StoreDeps): StateStore;
 }
+
+/** A path of this machine: the state file, its lock and log. */
+const FILE_STORE: StoreKind = { matches: () => true, open: (target, deps) => new FileStore(target, deps) };
 
 /** The kinds of store, the first that matches a --state target wins. */
 const STORES: StoreKind[] = [
@@ -31,7 +34,7 @@ const STORES: StoreKind[] = [
     },
   },
   { matches: isDatabaseUrl, open: (target, deps) => new TableStore({ ...databaseOf(parseLoadTarget(target, deps.cwd), deps), key: deps.stateKey, pick: true }) },
-  { matches: () => true, open: (target, deps) => new FileStore(target, deps) },
+  FILE_STORE,
 ];
 
 /** A kind of store added before the others (a test's: one file, and this one call). */
@@ -43,10 +46,16 @@ export function registerStateStore(kind: StoreKind): () => void {
   };
 }
 
+const storeKindOf = (target: string) => STORES.find((kind) => kind.matches(target)) as StoreKind;
+
 /** The store a `--state` target names. */
 export function stateStoreOf(target: string, deps: StoreDeps): StateStore {
-  return (STORES.find((kind) => kind.matches(target)) as StoreKind).open(target, deps);
+  return storeKindOf(target).open(target, deps);
 }
+
+/** Whether a --state target is a path of this machine (a file, with its lock and log beside it):
+ * one of the run's files, which no other may be. */
+export const isStatePath = (target: string) => storeKindOf(target) === FILE_STORE;
 
 /** A database (as --load names it) as a table state's home, its key aside. */
 export function databaseOf(target: LoadTarget, deps: Pick<StoreDeps, 'cwd' | 'env' | 'host' | 'now' | 'signal'>): Omit<TableStateDeps, 'key'> {

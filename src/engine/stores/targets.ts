@@ -1,7 +1,7 @@
-// What a --state target names, by its words alone (no store loaded): a path of this machine, an
-// object in a bucket, or the --load database (`table`; a database URL for `state show|forget|unlock`).
+// What a --state target names, by its words alone (no store loaded): the --load database
+// (`table`; a database URL for `state show|forget|unlock`). Whether it is a path of this machine
+// is the table of stores' to say (kinds.ts isStatePath).
 
-import { isObjectUrl } from '../../paths.js';
 import { isLoadTarget } from '../../load/engines.js';
 
 /** `--state table`: the state in the --load database. */
@@ -9,6 +9,3 @@ export const TABLE_STATE = 'table';
 
 /** A database named to `state show|forget|unlock`: the table state kept there. */
 export const isDatabaseUrl = (target: string) => isLoadTarget(target);
-
-/** Whether a --state target is a path of this machine (a file, with its lock and log beside it). */
-export const isStatePath = (target: string) => !isObjectUrl(target) && target !== TABLE_STATE && !isDatabaseUrl(target);
