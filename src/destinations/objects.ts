@@ -21,8 +21,7 @@ import type { Host } from '../host.js';
 import { loadPackage } from '../lazy.js';
 import { parseObjectUrl, type ObjectUrl } from './object-url.js';
 import type { RecordedObject, UploadLedger } from './sink-kind.js';
-import { REAL_WAITS, type Waits } from '../retry.js';
-import { nameMissingRegion, REGION_MISSING, s3RetryStrategy } from './s3-retry.js';
+import { nameMissingRegion, QuietLogger, REGION_MISSING, s3Retries, type Waits } from './s3-client.js';
 
 export type { RecordedObject, UploadLedger } from './sink-kind.js';
 
@@ -49,9 +48,8 @@ export interface ObjectStoreConfig {
   /** with a state: the uploads in flight are recorded there, wherever it is (a bucket), rather
    * than under the configuration folder, so that a fresh pod aborts a killed one's */
   ledger?: UploadLedger;
-  /** --retries: the client's retries after a first attempt (unset: 3); `waits` their clock */
-  retries?: number;
-  waits?: Waits;
+  /** --retries (unset: 3), and the clock, sleep and randomness of the client's waits */
+  retries?: number; waits?: Waits;
 }
 
 /** What an object's commit made visible. */
@@ -60,16 +58,6 @@ export interface PlacedObject {
   bytes: number;
   sha256: string;
   etag?: string;
-}
-
-/** The SDK's log lines go nowhere: stderr carries only reporting's own lines. (Not named
- * NoOpLogger: the SDK prints to the console when it sees that one.) */
-class QuietLogger {
-  trace(): void {}
-  debug(): void {}
-  info(): void {}
-  warn(): void {}
-  error(): void {}
 }
 
 const clients = new Map<string, Promise<S3Client>>();
@@ -81,13 +69,12 @@ function endpointOf(env: ObjectStoreConfig['env']): string | undefined {
 
 export async function clientFor(config: ObjectStoreConfig): Promise<S3Client> {
   const endpoint = endpointOf(config.env);
-  const retries = config.retries ?? 3;
-  const key = `${endpoint ?? ''}\n${retries}`;
+  const key = `${endpoint ?? ''}\n${config.retries}`;
   let client = clients.get(key);
   if (!client) {
     client = (async () => {
       const { S3Client } = await loadS3();
-      const s3 = new S3Client({
+      return nameMissingRegion(new S3Client({
         // the SDK reads the region from AWS_REGION or the profile; a custom endpoint needs none
         ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
         ...(!config.env.AWS_REGION && !config.env.AWS_DEFAULT_REGION && endpoint ? { region: 'us-east-1' } : {}),
@@ -96,11 +83,8 @@ export async function clientFor(config: ObjectStoreConfig): Promise<S3Client> {
         // S3-compatible servers (GCS, older MinIO, R2) refuse the newer default checksums
         requestChecksumCalculation: 'WHEN_REQUIRED',
         responseChecksumValidation: 'WHEN_REQUIRED',
-        maxAttempts: retries + 1,
-        retryStrategy: s3RetryStrategy(retries, config.waits ?? REAL_WAITS),
-      });
-      nameMissingRegion(s3);
-      return s3;
+        ...s3Retries(config.retries ?? 3, config.waits),
+      }));
     })();
     clients.set(key, client);
   }

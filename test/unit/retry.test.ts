@@ -11,8 +11,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Http } from '../../src/api/http.js';
 import type { ReportingClient } from '../../src/api/client.js';
 import { objectError } from '../../src/destinations/objects.js';
-import { REGION_MISSING, s3DelayMs, s3RetryStrategy } from '../../src/destinations/s3-retry.js';
+import { REGION_MISSING, s3DelayMs, s3RetryStrategy } from '../../src/destinations/s3-client.js';
+import { downloadInto } from '../../src/engine/download.js';
 import { waitForStoreLock } from '../../src/engine/stores/store.js';
+import { BodyBrokenError } from '../../src/export/export.js';
 import { EXIT } from '../../src/errors.js';
 import { LockedError, lockFile, waitForLock } from '../../src/fs/lock.js';
 import { duckDbFailure, openDuckDb } from '../../src/load/duckdb.js';
@@ -81,6 +83,21 @@ describe('HTTP: the injected clock, sleep and randomness', () => {
     } finally {
       server.close();
     }
+  });
+});
+
+describe('downloads: the injected clock', () => {
+  it('a download broken off is started again after the HTTP backoff, on the sleep it is given, --retries times', async () => {
+    const fake = recording();
+    let downloads = 0;
+    const client = {
+      http: { config: { timeoutMs: 60_000 } },
+      download: async () => { downloads++; return { body: (async function* () { yield new Uint8Array(0); })() }; },
+    } as unknown as ReportingClient;
+    const receiver = { restartable: true, abort: async () => undefined, take: async () => { throw new BodyBrokenError('the answer was cut short'); } };
+    await expect(downloadInto(client, 'r1', { retries: 3, signal: new AbortController().signal, random: () => 0.5, sleep: fake.sleep, open: async () => receiver })).rejects.toBeInstanceOf(BodyBrokenError);
+    expect(downloads).toBe(4);
+    expect(fake.waits).toEqual([250, 500, 1000]);
   });
 });
 

@@ -1,12 +1,25 @@
-// The S3 client's retries under the one retry policy (src/retry.ts): --retries of them (the SDK's
-// own default is 2), each wait POLICY.s3 (POLICY.s3Throttled after a throttled answer) made of the
-// run's clock, sleep and randomness, where the SDK would sleep on its own timer. Which answers are
+// What reporting sets on the S3 client (objects.ts clientFor): a quiet logger; its retries under the
+// one retry policy (src/retry.ts), --retries of them (the SDK's own default is 2), each wait
+// POLICY.s3 (POLICY.s3Throttled after a throttled answer) made of the run's clock, sleep and
+// randomness, where the SDK would sleep on its own timer. Which answers are
 // retried stays the SDK's judgement (a throttled or transient answer: 429, 500, 502, 503, 504, a
 // reset connection, a timeout). And a missing region, which the SDK says only in words, is found by
 // asking the client for its region: the failure then carries our code, REGION_MISSING.
 
 import type { S3Client } from '@aws-sdk/client-s3';
-import { backoffDelay, POLICY, type Waits } from '../retry.js';
+import { backoffDelay, POLICY, REAL_WAITS, type Waits } from '../retry.js';
+
+export type { Waits } from '../retry.js';
+
+/** The SDK's log lines go nowhere: stderr carries only reporting's own lines. (Not named
+ * NoOpLogger: the SDK prints to the console when it sees that one.) */
+export class QuietLogger {
+  trace(): void {}
+  debug(): void {}
+  info(): void {}
+  warn(): void {}
+  error(): void {}
+}
 
 /** what a failure for want of a region is named (objectError reads it) */
 export const REGION_MISSING = 'RegionMissing';
@@ -52,9 +65,14 @@ export function s3RetryStrategy(retries: number, waits: Waits) {
   };
 }
 
+/** The client's settings for its retries: --retries after a first attempt, waits through `waits`. */
+export function s3Retries(retries: number, waits: Waits = REAL_WAITS) {
+  return { maxAttempts: retries + 1, retryStrategy: s3RetryStrategy(retries, waits) };
+}
+
 /** Names a failure for want of a region by our code: a failure no server answered (no HTTP
  * status), of a client that has no region. */
-export function nameMissingRegion(client: S3Client): void {
+export function nameMissingRegion(client: S3Client): S3Client {
   client.middlewareStack.add((next) => async (args) => {
     try {
       return await next(args);
@@ -65,4 +83,5 @@ export function nameMissingRegion(client: S3Client): void {
       throw error;
     }
   }, { step: 'initialize', name: 'reportingRegionMissing' });
+  return client;
 }
