@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Http } from '../../src/api/http.js';
 import type { ReportingClient } from '../../src/api/client.js';
-import { objectError } from '../../src/destinations/objects.js';
+import { clientFor, objectError } from '../../src/destinations/objects.js';
 import { REGION_MISSING, s3DelayMs, s3RetryStrategy } from '../../src/destinations/s3-client.js';
 import { downloadInto } from '../../src/engine/download.js';
 import { waitForStoreLock } from '../../src/engine/stores/store.js';
@@ -160,8 +160,29 @@ describe('S3: the SDK\'s attempts follow --retries, its waits the policy', () =>
     const failure = objectError(error, 's3://bucket-b/k', 'write');
     expect(failure.message).toBe('cannot write s3://bucket-b/k: no region is set');
     expect(failure.exitCode).toBe(EXIT.usage);
-    // the SDK's words alone no longer decide it
+    // the SDK's words alone no longer decide it (a plain error that reached no server)
     expect(objectError(new Error('Region is missing'), 's3://bucket-b/k', 'write').message).not.toMatch(/no region/);
+  });
+});
+
+describe('S3: a missing region, found by asking the client', () => {
+  it('a client with no region (no AWS_REGION, no profile, no endpoint): its failure is REGION_MISSING, said as such', async () => {
+    const names = ['AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_PROFILE', 'AWS_CONFIG_FILE', 'AWS_SHARED_CREDENTIALS_FILE', 'AWS_EC2_METADATA_DISABLED', 'AWS_ENDPOINT_URL', 'AWS_ENDPOINT_URL_S3'] as const;
+    const saved = Object.fromEntries(names.map((name) => [name, process.env[name]]));
+    for (const name of names) delete process.env[name];
+    Object.assign(process.env, { AWS_CONFIG_FILE: join(dir, 'no-config'), AWS_SHARED_CREDENTIALS_FILE: join(dir, 'no-credentials'), AWS_EC2_METADATA_DISABLED: 'true' });
+    try {
+      const { HeadObjectCommand } = await import('@aws-sdk/client-s3');
+      const client = await clientFor({ env: {}, configDir: dir, host: HOST, retries: 0 });
+      const error = await client.send(new HeadObjectCommand({ Bucket: 'bucket-b', Key: 'k' })).catch((e: unknown) => e);
+      expect((error as Error).name).toBe(REGION_MISSING);
+      expect(objectError(error, 's3://bucket-b/k', 'write').message).toBe('cannot write s3://bucket-b/k: no region is set');
+    } finally {
+      for (const name of names) {
+        if (saved[name] === undefined) delete process.env[name];
+        else process.env[name] = saved[name];
+      }
+    }
   });
 });
 
