@@ -5,6 +5,7 @@
 
 import type { Dispatcher } from 'undici';
 import type { Host } from './host.js';
+import type { Sleep } from './retry.js';
 
 export interface Output {
   write(chunk: string | Uint8Array, callback?: (error?: Error | null) => void): boolean;
@@ -31,6 +32,8 @@ export interface Context {
   now(): number;
   /** [0, 1); tests fix it */
   random(): number;
+  /** every wait between two tries (src/retry.ts); unset: a timer (sleepFor). Tests give a fake clock's */
+  sleep?: Sleep;
   /** aborted on SIGINT/SIGTERM; its reason is the signal name */
   signal: AbortSignal;
   /** the HTTP dispatcher; tests may hand in their own */

@@ -6,7 +6,7 @@
 // only when a command runs (src/cli/program.ts), never for --help.
 
 import { ReportingClient } from './api/client.js';
-import { Http, sleepFor } from './api/http.js';
+import { Http } from './api/http.js';
 import { Secrets } from './api/redact.js';
 import { environmentLogin, environmentSecrets, environmentToken, profileVariable, resolveBaseUrl, resolveToken, type BaseUrlSource } from './auth/resolve.js';
 import { calendarFrom, movedWarning, offsetText, type Calendar } from './clock.js';
@@ -16,6 +16,7 @@ import { sinkSecrets } from './destinations/sinks.js';
 import type { EngineDeps } from './engine/deps.js';
 import { jsonLine, safeText } from './io/safe-text.js';
 import { shellCommand } from './io/shell.js';
+import { sleepFor } from './retry.js';
 
 /** The program's global flags, parsed and typed at the edge (src/cli/program.ts). */
 export interface GlobalFlags {
@@ -87,7 +88,7 @@ export function createFactory(ctx: Context, globals: GlobalFlags, shared?: Secre
     profileName,
     trace,
     store() {
-      store ??= new TokenStore(configDir(ctx.env, ctx.host.platform), ctx.host);
+      store ??= new TokenStore(configDir(ctx.env, ctx.host.platform), ctx.host, undefined, { sleep: ctx.sleep, random: ctx.random });
       return store;
     },
     profile() {
@@ -147,7 +148,7 @@ export function engineDeps(f: Factory): EngineDeps {
   const { stdout, stderr, stdin, env, cwd, now, random, signal, dispatcher, version, host, calendar, secrets, trace, profileName, globals } = f;
   return {
     stdout, stderr, stdin, env, cwd, now, random, signal, dispatcher, version, host, calendar, secrets, trace, profileName, globals,
-    sleep: sleepFor, client: () => f.client(), baseUrl: () => f.baseUrl(),
+    sleep: f.sleep ?? sleepFor, client: () => f.client(), baseUrl: () => f.baseUrl(),
   };
 }
 
@@ -171,6 +172,7 @@ function httpOf(ctx: Context, globals: GlobalFlags, baseUrl: string, trace: Fact
     trace,
     now: ctx.now,
     random: ctx.random,
+    sleep: ctx.sleep,
     secrets,
   });
   // retries are visible without -v (whose trace already says them); -q silences them. On a

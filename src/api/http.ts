@@ -9,7 +9,9 @@ import { formatDuration } from '../duration.js';
 import { AuthError, ApiRejectedError, CliError, InterruptedError, NetworkError, ThrottledError, UnexpectedResponseError, UsageError } from '../errors.js';
 import { encodeBody, type BodyEncoding, type Params } from './encode.js';
 import { Secrets } from './redact.js';
-import { RETRY_AFTER_CAP_MS, decideRetry, parseRetryAfter, type RetryDecision } from './retry.js';
+import { decideRetry, parseRetryAfter, type RetryDecision } from './retry.js';
+import { describeNetworkError, NetworkFailure } from '../network.js';
+import { RETRY_AFTER_CAP_MS, sleepFor } from '../retry.js';
 import { errorEnvelope } from './schemas.js';
 
 export interface HttpConfig {
@@ -59,67 +61,6 @@ export interface Answer {
 export class TokenRejectedError extends AuthError {
   constructor(message: string) {
     super(message);
-  }
-}
-
-export function sleepFor(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(new InterruptedError(String(signal.reason)));
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new InterruptedError(String(signal.reason)));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-const NETWORK_CODES: Record<string, string> = {
-  UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
-  UND_ERR_HEADERS_TIMEOUT: 'no answer within the timeout',
-  UND_ERR_BODY_TIMEOUT: 'the answer stalled longer than the timeout',
-  UND_ERR_SOCKET: 'the connection was closed',
-  UND_ERR_CLOSED: 'the connection was closed',
-  UND_ERR_DESTROYED: 'the connection was closed',
-  UND_ERR_HEADERS_OVERFLOW: 'the answer\'s headers were too large',
-  UND_ERR_RES_CONTENT_LENGTH_MISMATCH: 'the answer was shorter or longer than its Content-Length',
-  UND_ERR_RES_EXCEEDED_MAX_SIZE: 'the answer was too large',
-  ECONNREFUSED: 'connection refused',
-  ECONNRESET: 'connection reset',
-  ENOTFOUND: 'host not found',
-  EAI_AGAIN: 'host lookup failed',
-  ETIMEDOUT: 'connection timed out',
-  EPIPE: 'the connection was closed',
-  EHOSTUNREACH: 'host unreachable',
-  ENETUNREACH: 'network unreachable',
-  Z_DATA_ERROR: 'the compressed answer was corrupt',
-  Z_BUF_ERROR: 'the compressed answer was cut short',
-};
-
-/** A one-line description of a network failure, or undefined if the error is not one. Decided by
- * error codes and classes only (undici's messages are not an interface). */
-export function describeNetworkError(error: unknown): string | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < 4 && current instanceof Error; depth++) {
-    if (current instanceof NetworkFailure) return current.description;
-    // malformed HTTP (an invalid chunk size, a bad header line): the llhttp parser's HPE_* codes
-    if (current.name === 'HTTPParserError') return 'the server sent malformed HTTP';
-    const code = (current as NodeJS.ErrnoException).code;
-    if (code && NETWORK_CODES[code]) return NETWORK_CODES[code];
-    if (typeof code === 'string' && code.startsWith('HPE_')) return 'the server sent malformed HTTP';
-    if (current.name === 'AggregateError') current = (current as AggregateError).errors[0];
-    else current = (current as Error & { cause?: unknown }).cause;
-  }
-  return undefined;
-}
-
-/** A failure this module detects itself (a deadline, a stall, a refused address), described. */
-export class NetworkFailure extends Error {
-  constructor(readonly description: string) {
-    super(description);
   }
 }
 
@@ -226,18 +167,7 @@ export class Http {
   /** The retry loop. With `consume`, each attempt (request and reading of the answer) has a deadline
    * of --timeout; without it, the headers have (headersTimeout) and the body is the caller's. */
   private async exchange<T>(call: Call, consume: ((answer: Answer) => Promise<T>) | undefined): Promise<T> {
-    const url = new URL(call.path.replace(/^\//, ''), this.config.baseUrl.endsWith('/') ? this.config.baseUrl : `${this.config.baseUrl}/`);
-    const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': this.config.userAgent };
-    if (call.token) headers.Authorization = call.token;
-    let body: string | undefined;
-    if (call.json !== undefined) {
-      body = JSON.stringify(call.json);
-      headers['Content-Type'] = 'application/json';
-    } else if (call.method === 'POST') {
-      const encoded = encodeBody(call.params ?? {}, this.config.encoding);
-      body = encoded.body;
-      headers['Content-Type'] = encoded.contentType;
-    }
+    const { url, headers, body } = this.request(call);
     const timeout = formatDuration(this.config.timeoutMs);
     // what stops the call for good: Ctrl-C, or the caller's own signal (a --max-wait)
     const stop = call.signal ? AbortSignal.any([this.config.signal, call.signal]) : this.config.signal;
@@ -276,16 +206,7 @@ export class Http {
       } catch (error) {
         this.throwIfStopped(call);
         if (error instanceof CliError) throw error;
-        const refused = causeOf(error, NotLoopbackError);
-        if (refused) {
-          throw new UsageError(
-            `refusing to send a token over plain HTTP: ${refused.message}`,
-            'use https://; plain http:// is allowed only to loopback addresses such as the sandbox',
-          );
-        }
-        const network = describeNetworkError(error) ?? 'the request failed';
-        const detail = network === 'the request failed' && error instanceof Error ? ` (${error.name}: ${error.message})` : '';
-        this.trace(`< ${call.method} ${url.pathname} failed after ${this.now() - started}ms: ${network}${detail}`);
+        const network = this.networkFailure(error, call, url, started);
         const decision = decideRetry(attempt, this.config.retries, { network }, this.random);
         if (!decision.retry) {
           throw new NetworkError(
@@ -298,33 +219,72 @@ export class Http {
       } finally {
         clearTimeout(timer);
       }
-
-      const failure = this.describeFailure(answer, text);
-      this.trace(`  body: ${this.excerpt(text, cut)}`);
-      if (answer.status === 401 || answer.status === 403 || failure.errorId === 'NOAUTH') {
-        throw new TokenRejectedError(`the API rejected the token (HTTP ${answer.status}${failure.message ? `: ${failure.message}` : ''})`);
-      }
-      const retryAfterMs = parseRetryAfter(headerText(answer.headers['retry-after']), this.now());
+      const retryAfterMs = this.refusal(answer, text, cut);
       const decision = decideRetry(attempt, this.config.retries, { status: answer.status, retryAfterMs }, this.random);
-      if (decision.retry) {
-        if (answer.status === 429) (call.hooks ?? this).onThrottle?.(retryAfterMs);
-        await this.pause(attempt, decision, call, url.pathname, stop);
-        continue;
-      }
-      const what = `${call.method} ${url.pathname}: HTTP ${answer.status}${failure.message ? `: ${failure.message}` : ''}${failure.errorId ? ` (${failure.errorId})` : ''}`;
-      if (decision.waitTooLong && retryAfterMs !== undefined) {
-        // more --retries would not help: say what the server asked for
-        const message = `${what}; it asks to retry in ${formatDuration(retryAfterMs)} (Retry-After), longer than the ${formatDuration(RETRY_AFTER_CAP_MS)} this tool waits`;
-        throw answer.status === 429 ? new ThrottledError(message, undefined, 'try again later') : new NetworkError(message, 'try again later');
-      }
-      if (answer.status === 429) {
-        throw new ThrottledError(`${what}, after ${attempt + 1} attempt${attempt ? 's' : ''}`, retryAfterMs, 'the server is failing; try again later, or raise --retries');
-      }
-      if (answer.status >= 500 || answer.status === 408) {
-        throw new NetworkError(`${what}, after ${attempt + 1} attempt${attempt ? 's' : ''}`, 'the server is failing; try again later, or raise --retries');
-      }
-      throw new ApiRejectedError(what, answer.status, failure.errorId);
+      if (!decision.retry) throw this.refused(answer, text, attempt, call, url, decision, retryAfterMs);
+      if (answer.status === 429) (call.hooks ?? this).onThrottle?.(retryAfterMs);
+      await this.pause(attempt, decision, call, url.pathname, stop);
     }
+  }
+
+  /** A call's URL, headers and body (encoded as --body says, or JSON). */
+  private request(call: Call): { url: URL; headers: Record<string, string>; body: string | undefined } {
+    const url = new URL(call.path.replace(/^\//, ''), this.config.baseUrl.endsWith('/') ? this.config.baseUrl : `${this.config.baseUrl}/`);
+    const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': this.config.userAgent };
+    if (call.token) headers.Authorization = call.token;
+    let body: string | undefined;
+    if (call.json !== undefined) {
+      body = JSON.stringify(call.json);
+      headers['Content-Type'] = 'application/json';
+    } else if (call.method === 'POST') {
+      const encoded = encodeBody(call.params ?? {}, this.config.encoding);
+      body = encoded.body;
+      headers['Content-Type'] = encoded.contentType;
+    }
+    return { url, headers, body };
+  }
+
+  /** A request that got no answer, described (and traced); a refused plain-HTTP address is a usage error. */
+  private networkFailure(error: unknown, call: Call, url: URL, started: number): string {
+    const refused = causeOf(error, NotLoopbackError);
+    if (refused) {
+      throw new UsageError(
+        `refusing to send a token over plain HTTP: ${refused.message}`,
+        'use https://; plain http:// is allowed only to loopback addresses such as the sandbox',
+      );
+    }
+    const network = describeNetworkError(error) ?? 'the request failed';
+    const detail = network === 'the request failed' && error instanceof Error ? ` (${error.name}: ${error.message})` : '';
+    this.trace(`< ${call.method} ${url.pathname} failed after ${this.now() - started}ms: ${network}${detail}`);
+    return network;
+  }
+
+  /** An answer that is not 2xx: traced; a rejected token thrown; else its Retry-After, if any. */
+  private refusal(answer: Answer, text: string, cut: boolean): number | undefined {
+    this.trace(`  body: ${this.excerpt(text, cut)}`);
+    const failure = this.describeFailure(answer, text);
+    if (answer.status === 401 || answer.status === 403 || failure.errorId === 'NOAUTH') {
+      throw new TokenRejectedError(`the API rejected the token (HTTP ${answer.status}${failure.message ? `: ${failure.message}` : ''})`);
+    }
+    return parseRetryAfter(headerText(answer.headers['retry-after']), this.now());
+  }
+
+  /** The error of an answer not retried (any more). */
+  private refused(answer: Answer, text: string, attempt: number, call: Call, url: URL, decision: RetryDecision, retryAfterMs: number | undefined): CliError {
+    const failure = this.describeFailure(answer, text);
+    const what = `${call.method} ${url.pathname}: HTTP ${answer.status}${failure.message ? `: ${failure.message}` : ''}${failure.errorId ? ` (${failure.errorId})` : ''}`;
+    if (decision.waitTooLong && retryAfterMs !== undefined) {
+      // more --retries would not help: say what the server asked for
+      const message = `${what}; it asks to retry in ${formatDuration(retryAfterMs)} (Retry-After), longer than the ${formatDuration(RETRY_AFTER_CAP_MS)} this tool waits`;
+      return answer.status === 429 ? new ThrottledError(message, undefined, 'try again later') : new NetworkError(message, 'try again later');
+    }
+    if (answer.status === 429) {
+      return new ThrottledError(`${what}, after ${attempt + 1} attempt${attempt ? 's' : ''}`, retryAfterMs, 'the server is failing; try again later, or raise --retries');
+    }
+    if (answer.status >= 500 || answer.status === 408) {
+      return new NetworkError(`${what}, after ${attempt + 1} attempt${attempt ? 's' : ''}`, 'the server is failing; try again later, or raise --retries');
+    }
+    return new ApiRejectedError(what, answer.status, failure.errorId);
   }
 
   /** The wait before the next attempt; ended early by Ctrl-C or the call's own signal. */

@@ -1,11 +1,11 @@
 // When to try a request again, and after how long (SPEC section 4): connection errors, timeouts,
 // 408, 429 and 5xx except 501 are retried with exponential backoff and full jitter, honouring
-// Retry-After. Pure functions, so the decisions are tested without a network.
+// Retry-After. Pure functions, so the decisions are tested without a network; the numbers are the
+// one retry policy's (src/retry.ts, POLICY.http).
 
-const BACKOFF_BASE_MS = 500;
-const BACKOFF_CAP_MS = 30_000;
-/** a Retry-After longer than this is not waited for: the request fails instead */
-export const RETRY_AFTER_CAP_MS = 5 * 60_000;
+import { backoffDelay, POLICY, RETRY_AFTER_CAP_MS, retryAfterFloorMs } from '../retry.js';
+
+export { RETRY_AFTER_CAP_MS } from '../retry.js';
 
 export function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 429 || (status >= 500 && status !== 501);
@@ -36,12 +36,12 @@ export function parseRetryAfter(header: string | undefined, nowMs: number): numb
 /** The least wait before retry `attempt` (0-based) when the server names a wait: half the
  * exponential bound, so a `Retry-After: 0` or a past date cannot spend every retry at once. */
 export function backoffFloorMs(attempt: number): number {
-  return Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt) / 2;
+  return retryAfterFloorMs(attempt);
 }
 
 /** Full jitter: a uniform delay between 0 and the exponential bound of this attempt (0-based). */
 export function backoffMs(attempt: number, random: () => number): number {
-  return Math.floor(random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt));
+  return backoffDelay(POLICY.http, attempt, random);
 }
 
 export interface RetryDecision {

@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { CliError, EXIT, UsageError } from '../errors.js';
 import { CannotLockError, LockedError, waitForLock, type LockHost } from '../fs/lock.js';
 import type { Host } from '../host.js';
+import type { Waits } from '../retry.js';
 
 export const profileSchema = z.object({
   baseUrl: z.string().optional(),
@@ -37,7 +38,7 @@ export class TokenStore {
   readonly path: string;
 
   /** `now`: the clock the lock's age and the wait are judged by (tests move it) */
-  constructor(private readonly configDir: string, private readonly host: LockHost, private readonly now: () => number = Date.now) {
+  constructor(private readonly configDir: string, private readonly host: LockHost, private readonly now: () => number = Date.now, private readonly waits: Partial<Pick<Waits, 'sleep' | 'random'>> = {}) {
     this.path = join(configDir, 'config.json');
   }
 
@@ -109,7 +110,7 @@ export class TokenStore {
   private async withLock(body: () => void): Promise<void> {
     let lock;
     try {
-      lock = await waitForLock(this.path, this.host, { timeoutMs: LOCK_GIVE_UP_MS, maxHoldMs: LOCK_STALE_MS, now: this.now });
+      lock = await waitForLock(this.path, this.host, { timeoutMs: LOCK_GIVE_UP_MS, maxHoldMs: LOCK_STALE_MS, now: this.now, ...this.waits });
     } catch (error) {
       if (error instanceof LockedError) {
         throw new StoreError(`the token store is locked by another process (${this.path}.lock)`, 'if no other reporting is running, delete the lock file');

@@ -21,6 +21,7 @@ import type { Host } from '../host.js';
 import { loadPackage } from '../lazy.js';
 import { parseObjectUrl, type ObjectUrl } from './object-url.js';
 import type { RecordedObject, UploadLedger } from './sink-kind.js';
+import { nameMissingRegion, QuietLogger, REGION_MISSING, s3Retries, type Waits } from './s3-client.js';
 
 export type { RecordedObject, UploadLedger } from './sink-kind.js';
 
@@ -47,6 +48,8 @@ export interface ObjectStoreConfig {
   /** with a state: the uploads in flight are recorded there, wherever it is (a bucket), rather
    * than under the configuration folder, so that a fresh pod aborts a killed one's */
   ledger?: UploadLedger;
+  /** --retries (unset: 3), and the clock, sleep and randomness of the client's waits */
+  retries?: number; waits?: Waits;
 }
 
 /** What an object's commit made visible. */
@@ -55,16 +58,6 @@ export interface PlacedObject {
   bytes: number;
   sha256: string;
   etag?: string;
-}
-
-/** The SDK's log lines go nowhere: stderr carries only reporting's own lines. (Not named
- * NoOpLogger: the SDK prints to the console when it sees that one.) */
-class QuietLogger {
-  trace(): void {}
-  debug(): void {}
-  info(): void {}
-  warn(): void {}
-  error(): void {}
 }
 
 const clients = new Map<string, Promise<S3Client>>();
@@ -76,12 +69,12 @@ function endpointOf(env: ObjectStoreConfig['env']): string | undefined {
 
 export async function clientFor(config: ObjectStoreConfig): Promise<S3Client> {
   const endpoint = endpointOf(config.env);
-  const key = endpoint ?? '';
+  const key = `${endpoint ?? ''}\n${config.retries}`;
   let client = clients.get(key);
   if (!client) {
     client = (async () => {
       const { S3Client } = await loadS3();
-      return new S3Client({
+      return nameMissingRegion(new S3Client({
         // the SDK reads the region from AWS_REGION or the profile; a custom endpoint needs none
         ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
         ...(!config.env.AWS_REGION && !config.env.AWS_DEFAULT_REGION && endpoint ? { region: 'us-east-1' } : {}),
@@ -90,8 +83,8 @@ export async function clientFor(config: ObjectStoreConfig): Promise<S3Client> {
         // S3-compatible servers (GCS, older MinIO, R2) refuse the newer default checksums
         requestChecksumCalculation: 'WHEN_REQUIRED',
         responseChecksumValidation: 'WHEN_REQUIRED',
-        maxAttempts: 4,
-      });
+        ...s3Retries(config.retries ?? 3, config.waits),
+      }));
     })();
     clients.set(key, client);
   }
@@ -133,7 +126,7 @@ export function objectError(error: unknown, url: string, doing: string): CliErro
     return new UsageError(`cannot ${doing} ${url}: access denied (${name}): s3:${reading ? 'GetObject' : 'PutObject'} on ${bucket} is not allowed to these credentials`,
       reading ? 'grant s3:GetObject on the key, or use other credentials' : doing === 'write' || doing === 'write -o' ? 'grant s3:PutObject and s3:AbortMultipartUpload on the key, or use other credentials' : 'grant s3:GetObject, s3:PutObject and s3:DeleteObject on the key and KEY.lock, or use other credentials');
   }
-  if (/region is missing/i.test(e.message ?? '')) return new UsageError(`cannot ${doing} ${url}: no region is set`, 'set AWS_REGION (e.g. us-east-1), or AWS_ENDPOINT_URL_S3 for an S3-compatible server');
+  if (name === REGION_MISSING) return new UsageError(`cannot ${doing} ${url}: no region is set`, 'set AWS_REGION (e.g. us-east-1), or AWS_ENDPOINT_URL_S3 for an S3-compatible server');
   if (name === 'PermanentRedirect' || name === 'AuthorizationHeaderMalformed' || status === 301) {
     return new UsageError(`cannot ${doing} ${url}: the bucket ${bucket} is in another region (${name})`, 'set AWS_REGION to the bucket\'s region');
   }

@@ -7,7 +7,7 @@ import type { SinkDeps, SinkKind } from './sink-kind.js';
 
 function configOf(deps: SinkDeps): ObjectStoreConfig {
   if (!deps.env || deps.configDir === undefined) throw new Error('an s3:// output needs the object store settings');
-  return { env: deps.env, configDir: deps.configDir, host: deps.host, trace: deps.trace, ledger: deps.ledger };
+  return { env: deps.env, configDir: deps.configDir, host: deps.host, trace: deps.trace, ledger: deps.ledger, retries: deps.retries, waits: deps.waits };
 }
 
 export const S3: SinkKind = {

@@ -5,6 +5,7 @@
 import type { Output } from '../context.js';
 import type { Sink, WriteCheck } from '../export/sink.js';
 import type { Host } from '../host.js';
+import type { Waits } from '../retry.js';
 
 /** What the state recorded of an output the last time it was written or found unchanged (an
  * object's: its content's SHA-256 and the ETag it had then). */
@@ -32,6 +33,9 @@ export interface SinkDeps {
   trace?: (line: string) => void;
   /** with a state: uploads in flight are recorded there */
   ledger?: UploadLedger;
+  /** --retries, and the clock, sleep and randomness of a remote client's waits (src/retry.ts) */
+  retries?: number;
+  waits?: Waits;
 }
 
 export interface OpenOptions {

@@ -7,7 +7,7 @@
 // The window transaction is table-window.ts, add-columns table-grow.ts.
 
 import { CliError, EXIT } from '../errors.js';
-import { describeNetworkError } from '../api/http.js';
+import { describeNetworkError } from '../network.js';
 import type { Summary } from '../api/schemas.js';
 import { BodyBrokenError, type Progress } from '../export/export.js';
 import { RowLayout } from '../export/typed.js';

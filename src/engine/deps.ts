@@ -8,6 +8,7 @@ import type { ReportingClient } from '../api/client.js';
 import type { Secrets } from '../api/redact.js';
 import type { Calendar } from '../clock.js';
 import type { Context } from '../context.js';
+import type { Sleep } from '../retry.js';
 
 /** The global flags a run reads. */
 export interface RunMode {
@@ -23,8 +24,8 @@ export interface RunMode {
   readonly baseUrl?: string;
 }
 
-/** Waits `ms`, or rejects with InterruptedError once `signal` aborts. */
-export type Sleep = (ms: number, signal: AbortSignal) => Promise<void>;
+/** Waits `ms`, or rejects with InterruptedError once `signal` aborts (the one retry policy's). */
+export type { Sleep };
 
 export interface EngineDeps extends Context {
   /** the API client of the run's profile, made on first use */

@@ -6,8 +6,7 @@ import type { ReportingClient } from '../api/client.js';
 import type { Context } from '../context.js';
 import { formatDuration } from '../duration.js';
 import { configDir } from '../auth/store.js';
-import { sleepFor } from '../api/http.js';
-import { backoffMs } from '../api/retry.js';
+import { backoffDelay, POLICY, sleepFor, waitsOf, type Sleep } from '../retry.js';
 import { InterruptedError } from '../errors.js';
 import { sinkReceiver, type Receiver } from '../destinations/destination.js';
 import { BodyBrokenError, stallGuarded, type ExportResult, type Progress } from '../export/export.js';
@@ -41,7 +40,8 @@ export async function saveReport(
     retries,
     signal: ctx.signal,
     random: ctx.random,
-    open: async () => sinkReceiver(target ? (await openOutput(target, outputDeps(ctx), { format: plan.format, keepUnchanged: false })).sink : stdoutSink(ctx.stdout), plan.format, plan.csv),
+    sleep: ctx.sleep,
+    open: async () => sinkReceiver(target ? (await openOutput(target, { ...outputDeps(ctx), retries }, { format: plan.format, keepUnchanged: false })).sink : stdoutSink(ctx.stdout), plan.format, plan.csv),
     progress: (rows, bytes) => reporter.downloading(rows, bytes),
     onRetry: (attempt, reason) => reporter.state(`${reason}; downloading again (retry ${attempt} of ${retries})`),
     // the progress line goes away on every path, so an error starts on its own line and the
@@ -53,8 +53,8 @@ export async function saveReport(
 }
 
 /** What opening or checking an output needs of the command (a file, an object, stdout). */
-export const outputDeps = (ctx: Pick<Context, 'cwd' | 'host' | 'stdout' | 'env'> & { trace?: (line: string) => void }): SinkDeps =>
-  ({ cwd: ctx.cwd, host: ctx.host, stdout: ctx.stdout, env: ctx.env, configDir: configDir(ctx.env, ctx.host.platform), trace: ctx.trace });
+export const outputDeps = (ctx: Pick<Context, 'cwd' | 'host' | 'stdout' | 'env' | 'now' | 'random' | 'sleep'> & { trace?: (line: string) => void; globals?: { retries: number } }): SinkDeps =>
+  ({ cwd: ctx.cwd, host: ctx.host, stdout: ctx.stdout, env: ctx.env, configDir: configDir(ctx.env, ctx.host.platform), trace: ctx.trace, retries: ctx.globals?.retries, waits: waitsOf(ctx) });
 
 /** The closing line on stderr: period, breakdowns, rows, where. */
 export function describeSaved(saved: Saved, id: string, side: string | undefined, format: string): string {
@@ -69,6 +69,8 @@ interface DownloadJob<R extends Receiver> {
   retries: number;
   signal: AbortSignal;
   random: () => number;
+  /** the wait before a new attempt (POLICY.http); unset: a timer */
+  sleep?: Sleep;
   /** a fresh receiver for each attempt */
   open: () => Promise<R>;
   progress?: Progress;
@@ -91,7 +93,7 @@ export async function downloadInto<R extends Receiver>(client: ReportingClient, 
       const retryable = error instanceof BodyBrokenError && receiver.restartable;
       if (!retryable || attempt >= options.retries) throw error;
       options.onRetry?.(attempt + 1, (error as Error).message);
-      await sleepFor(backoffMs(attempt, options.random), options.signal);
+      await (options.sleep ?? sleepFor)(backoffDelay(POLICY.http, attempt, options.random), options.signal);
     }
   }
 }

@@ -61,7 +61,7 @@ export async function runJob(job: Job, f: EngineDeps): Promise<void> {
 }
 
 /** What the object store needs of the run (-o s3://). */
-const objectsConfig = (f: EngineDeps, dir: string): ObjectStoreConfig => ({ env: f.env, configDir: dir, host: f.host, trace: f.trace });
+const objectsConfig = (f: EngineDeps, dir: string): ObjectStoreConfig => ({ env: f.env, configDir: dir, host: f.host, trace: f.trace, retries: f.globals.retries, waits: f });
 
 /** The state as the record of the uploads in flight. */
 const ledgerOf = (state: RunState): UploadLedger => ({ started: (upload) => state.uploadStarted(upload), ended: (ids) => state.uploadsEnded(ids) });

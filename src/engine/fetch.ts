@@ -150,6 +150,7 @@ async function download(window: Window, ctx: TaskContext, reportId: string, clie
     retries: deps.retries,
     signal: ctx.signal,
     random: deps.random,
+    sleep: deps.poll.sleep,
     open,
     progress: (rows, bytes) => deps.progress(window, rows, bytes),
     onRetry: (again, reason) => deps.emit({ event: 'retried', window, reportId, attempt: again + 1, message: reason }),

@@ -13,6 +13,7 @@ import type { ReportRequest } from '../report/request.js';
 import { storedReportId } from '../api/schemas.js';
 import { SIDES } from '../report/catalog.js';
 import { writeFileAtomic } from '../fs/atomic.js';
+import { RACE_TRIES, tryAgainAtOnce } from '../retry.js';
 
 /** How long a submitted report is worth resuming. */
 export const JOURNAL_TTL_MS = 60 * 60_000;
@@ -188,15 +189,10 @@ export class Journal {
    * its request is about (for `download`'s columns). */
   async remember(key: string, reportId: string, submittedAt: number = this.now(), about?: ReportAbout): Promise<void> {
     // a run ending beside this one may remove the empty folder between the two steps: try again
-    for (let attempt = 1; ; attempt++) {
-      try {
-        mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-        await writeFileAtomic(this.file(key), `${JSON.stringify({ v: 1, reportId, submittedAt, ...(about ? { about } : {}) })}\n`, 0o600);
-        break;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 5) throw error;
-      }
-    }
+    await tryAgainAtOnce(RACE_TRIES, (error) => (error as NodeJS.ErrnoException).code === 'ENOENT', async () => {
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+      await writeFileAtomic(this.file(key), `${JSON.stringify({ v: 1, reportId, submittedAt, ...(about ? { about } : {}) })}\n`, 0o600);
+    });
     this.prune();
   }
 

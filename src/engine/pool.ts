@@ -33,7 +33,7 @@
 
 import { setMaxListeners } from 'node:events';
 import { ApiRejectedError, ReportFailedError, ThrottledError, UsageError } from '../errors.js';
-import { backoffMs } from '../api/retry.js';
+import { backoffDelay, POLICY } from '../retry.js';
 import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY } from './limits.js';
 import { describeWindow, type Window } from '../report/windows.js';
 
@@ -357,7 +357,7 @@ class WindowPool<T> {
     // one burst of refusals is one congestion: it halves once and grows the backoff once
     const fresh = entry.epoch === this.epoch;
     if (fresh) this.throttleStreak++;
-    const waitMs = retryAfterMs ?? backoffMs(Math.max(0, this.throttleStreak - 1), this.options.random);
+    const waitMs = retryAfterMs ?? backoffDelay(POLICY.http, Math.max(0, this.throttleStreak - 1), this.options.random);
     this.gateUntil = Math.max(this.gateUntil, this.options.now() + waitMs);
     if (fresh) {
       const inFlight = this.running.size + (this.running.has(entry.item) ? 0 : 1);

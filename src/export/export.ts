@@ -2,7 +2,7 @@
 // writer, into the sink, chunk by chunk. A body that breaks off is a BodyBrokenError, which the
 // download job (src/engine/download.ts) retries from the start.
 
-import { describeNetworkError, NetworkFailure } from '../api/http.js';
+import { describeNetworkError, NetworkFailure } from '../network.js';
 import { formatDuration } from '../duration.js';
 import { summary as summarySchema, type Summary } from '../api/schemas.js';
 import { CliError, NetworkError, UnexpectedResponseError } from '../errors.js';

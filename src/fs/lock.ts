@@ -24,6 +24,10 @@ import { z } from 'zod';
 import { CliError, EXIT } from '../errors.js';
 import type { Host } from '../host.js';
 import { tempPathFor } from './atomic.js';
+import { backoffDelay, POLICY, sleepFor, type Sleep } from '../retry.js';
+
+/** a lock's wait is not cut short (the token store's is brief; a state's has its own, --lock-wait) */
+const NEVER = new AbortController().signal;
 
 /** how often a holder touches its lock, and how long a lock of another host may stay untouched */
 export const HEARTBEAT_MS = 30_000;
@@ -94,6 +98,8 @@ export interface WaitOptions extends LockOptions {
   timeoutMs: number;
   /** [0, 1), for the jitter between attempts */
   random?: () => number;
+  /** the wait between attempts (POLICY.fileLock); unset: a timer */
+  sleep?: Sleep;
 }
 
 /** What is at a lock's path: its text (to tell one lock from the next), and its holder. */
@@ -132,12 +138,13 @@ export function lockFile(file: string, host: LockHost, options: LockOptions = {}
 export async function waitForLock(file: string, host: LockHost, options: WaitOptions): Promise<FileLock> {
   const now = options.now ?? Date.now;
   const random = options.random ?? Math.random;
+  const sleep = options.sleep ?? sleepFor;
   const started = now();
   for (let attempt = 0; ; attempt++) {
     const outcome = tryLock(file, host, options);
     if ('path' in outcome) return outcome;
     if (now() - started > options.timeoutMs) throw new LockedError(file, outcome.holder);
-    await new Promise((resolve) => setTimeout(resolve, 5 + random() * Math.min(100, 5 * 2 ** attempt)));
+    await sleep(backoffDelay(POLICY.fileLock, attempt, random), NEVER);
   }
 }
 

@@ -17,6 +17,7 @@ import { DuckDbChunkAppender } from './duckdb-chunks.js';
 import type { LoadConnection, LoadEngine, StateHolder, TableAppender } from './load.js';
 import { qualified } from './target.js';
 import { realFilePath } from '../paths.js';
+import { backoffDelay, POLICY, type Sleep } from '../retry.js';
 
 /** What DuckDB may use while it opens the file and checks the table; loading sets its memory_limit
  * by the table's width (loadMemoryLimit). DuckDB's own allocator settings
@@ -110,9 +111,31 @@ class SharedLimit {
   }
 }
 
-/** DuckDB's words for a file another process holds ("Could not set lock on file ...: Conflicting lock
- * is held in ..."), not any message with "lock" in it: "could not allocate block" is not one */
-const lockedMessage = (error: unknown) => error instanceof Error && /could not set lock|conflicting lock|being used by another process/i.test(error.message);
+/**
+ * What a DuckDB failure is, decided here once, and by DuckDB's error type where it gives one: the
+ * node client has no code (the C API's duckdb_error_type is not bound), but each message starts
+ * with the exception's type ("IO Error: ", "Out of Memory Error: "), which is DuckDB's code.
+ * - `locked`: an IO error naming the holder of the file's lock ("Conflicting lock is held in
+ *   /usr/bin/node (PID 1234)"; on Windows, "being used by another process");
+ * - `memory`: an Out of Memory error; the appender drops the type ("Failed to append: could not
+ *   allocate block of size ..."): there, the buffer manager's words ("failed to pin block" too);
+ * - `invalid`: an IO error on a file that is not a DuckDB database (yet: one being created);
+ * - `other`.
+ */
+export type DuckDbFailure = { kind: 'locked'; pid?: string } | { kind: 'memory' | 'invalid' | 'other' };
+
+export function duckDbFailure(error: unknown): DuckDbFailure {
+  const message = error instanceof Error ? error.message : String(error);
+  const type = /^([A-Z][A-Za-z ]*?) Error: /.exec(message)?.[1];
+  if (type === 'IO') {
+    if (/could not set lock on file|conflicting lock is held|being used by another process/i.test(message)) return { kind: 'locked', pid: /\(PID (\d+)\)/.exec(message)?.[1] };
+    if (/not a valid DuckDB database file/i.test(message)) return { kind: 'invalid' };
+  }
+  // the type, or nested in a wrapper's ("Failed to commit: "), or the buffer manager's words where the
+  // appender dropped it
+  if (type === 'Out of Memory' || /Out of Memory Error: |could not allocate|failed to pin/i.test(message)) return { kind: 'memory' };
+  return { kind: 'other' };
+}
 
 /** How long a file DuckDB finds invalid may still be one another process is creating, and how
  * long such a file is waited for (DuckDB writes its header in milliseconds). */
@@ -124,10 +147,10 @@ const CREATION_GRACE_MS = 3_000;
  * file at once). Its size says nothing once the error is seen (the other process has written on
  * since: a check of the size failed one run in a few hundred), so a file written in the last ten
  * seconds is waited for as a held one; an invalid file of any other age is refused at once. */
-function beingCreated(error: unknown, file: string): boolean {
-  if (!(error instanceof Error) || !/not a valid DuckDB database file/i.test(error.message)) return false;
+function beingCreated(failure: DuckDbFailure, file: string, now: () => number): boolean {
+  if (failure.kind !== 'invalid') return false;
   try {
-    return Date.now() - statSync(file).mtimeMs < CREATION_MS;
+    return now() - statSync(file).mtimeMs < CREATION_MS;
   } catch {
     return false;
   }
@@ -167,8 +190,8 @@ export const DUCKDB: LoadEngine = {
 };
 
 /** `path`: absolute, as written (`..` not collapsed: realFilePath resolves it); `now`: the clock
- * the wait for a held file is measured by */
-export async function openDuckDb(path: string, shown: string, waitMs: number, sleep: (ms: number, signal: AbortSignal) => Promise<void>, signal: AbortSignal, now: () => number = Date.now): Promise<LoadConnection> {
+ * the wait for a held file is measured by, `sleep` its waits (POLICY.duckdbLock) */
+export async function openDuckDb(path: string, shown: string, waitMs: number, sleep: Sleep, signal: AbortSignal, now: () => number = Date.now): Promise<LoadConnection> {
   const duckdb = await loadDuckDb();
   const deadline = now() + waitMs;
   let instance: DuckDBInstance | undefined;
@@ -176,7 +199,8 @@ export async function openDuckDb(path: string, shown: string, waitMs: number, sl
   let recovered = false;
   /** until when a file another process is creating is waited for */
   let createdBy: number | undefined;
-  for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
+  for (let attempt = 0; ; attempt++) {
+    const delay = backoffDelay(POLICY.duckdbLock, attempt, Math.random);
     try {
       // one database per file in the process, shared: two runs of one process (`jobs run`) that
       // each opened the file (by two spellings of its path) would each write it, and one's rows
@@ -185,22 +209,23 @@ export async function openDuckDb(path: string, shown: string, waitMs: number, sl
       instance = await duckdb.DuckDBInstance.fromCache(file, DUCKDB_OPTIONS);
       break;
     } catch (error) {
-      if (!recovered && !lockedMessage(error) && memoryMessage(error)) {
+      const failure = duckDbFailure(error);
+      if (!recovered && failure.kind === 'memory') {
         // a WAL left beside the file (a process killed before its checkpoint) is replayed as the
         // file opens, which a wide table's rows may need more than the opening memory_limit for:
         // replayed once with DuckDB's own limit, as its other clients open the file, then opened
         recovered = true;
         if (await replayed(duckdb, file)) continue;
       }
-      const locked = lockedMessage(error);
+      const locked = failure.kind === 'locked';
       // a file being created is given a moment whatever --max-wait says: it is not held yet
-      if (!locked && beingCreated(error, file)) createdBy ??= now() + CREATION_GRACE_MS;
-      if (!locked && (createdBy === undefined || !beingCreated(error, file) || now() + delay > createdBy || signal.aborted)) {
+      if (!locked && beingCreated(failure, file, now)) createdBy ??= now() + CREATION_GRACE_MS;
+      if (!locked && (createdBy === undefined || !beingCreated(failure, file, now) || now() + delay > createdBy || signal.aborted)) {
         throw new CliError(`cannot open the DuckDB database ${shown}: ${firstLine(error)}`, EXIT.usage, 'check the path, and that it is a DuckDB database file');
       }
       if (locked && (now() + delay > deadline || signal.aborted)) {
         // DuckDB names the holder: "Conflicting lock is held in /usr/bin/node (PID 1234)"
-        const pid = /\(PID (\d+)\)/.exec(error instanceof Error ? error.message : '')?.[1];
+        const pid = failure.pid;
         throw new CliError(`the DuckDB database ${shown} is held by another process${pid ? ` (process ${pid})` : ''}: DuckDB allows one writer per file`, EXIT.usage,
           'wait for the other run to end, or give --max-wait to wait for the file');
       }
@@ -210,8 +235,6 @@ export async function openDuckDb(path: string, shown: string, waitMs: number, sl
   const connection = await instance.connect();
   return new DuckDbConnection(duckdb, instance, connection, shown, SharedLimit.of(file));
 }
-
-const memoryMessage = (error: unknown) => error instanceof Error && /could not allocate|failed to pin|out of memory/i.test(error.message);
 
 /** The file opened (its WAL replayed and checkpointed) and closed, without a memory limit of ours. */
 async function replayed(duckdb: DuckDb, file: string): Promise<boolean> {
@@ -263,7 +286,7 @@ class DuckDbConnection implements LoadConnection {
     if (error instanceof CliError) return error;
     const message = firstLine(error);
     // the memory_limit set by loadMemoryLimit was too small for this table: nothing was committed
-    const memory = /could not allocate|failed to pin|out of memory/i.test(message);
+    const memory = duckDbFailure(error).kind === 'memory';
     return new CliError(`DuckDB (${this.shown}) refused: ${message}`, EXIT.usage, memory
       ? 'DuckDB ran out of the memory reporting gives it for this table (its memory_limit); nothing of this window was committed: please report it with the number of columns and rows'
       : 'check the table, or load into another --table');

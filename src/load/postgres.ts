@@ -35,10 +35,11 @@ export async function openPostgres(target: LoadTarget, env: Record<string, strin
     });
     // an error after connecting (the server went away) is the query's error, not a crash
     client.on('error', () => undefined);
+    passwordAsked(client);
     await client.connect();
   } catch (error) {
     await client?.end().catch(() => undefined);
-    throw connectError(error, target.shown);
+    throw connectError(error, target.shown, client && asked.get(client) === true && !(client as { password?: unknown }).password);
   }
   return new PostgresConnection(client, target.shown);
 }
@@ -160,15 +161,28 @@ export function queryError(error: unknown, shown: string): unknown {
   return new CliError(`Postgres at ${shown} refused: ${message}`, EXIT.usage, code === '3F000' ? 'create the schema first (CREATE SCHEMA ...), or name another --table' : 'check the table and the rights of the user on it');
 }
 
-function connectError(error: unknown, shown: string): CliError {
+/** The clients whose server asked for a password (any of its three ways) while connecting. */
+const asked = new WeakMap<object, boolean>();
+
+/** Notes when the server asks the client for a password: the client's own failure then (SCRAM's
+ * "client password must be a string", which has no SQLSTATE) is known by what happened. */
+function passwordAsked(client: object): void {
+  const connection = (client as { connection?: { once?(event: string, listener: () => void): unknown } }).connection;
+  for (const event of ['authenticationCleartextPassword', 'authenticationMD5Password', 'authenticationSASL']) {
+    connection?.once?.(event, () => asked.set(client, true));
+  }
+}
+
+/** A failed connection by its SQLSTATE (28P01 a wrong password, 28000 a refused login, 3D000 no
+ * such database), or, with none, by what happened: the server asked for a password and the
+ * client had none (`noPassword`: not in the URL, PGPASSWORD nor ~/.pgpass) */
+function connectError(error: unknown, shown: string, noPassword = false): CliError {
   const code = (error as { code?: string }).code;
   const message = error instanceof Error ? error.message.split('\n')[0] ?? '' : String(error);
-  // the client's own words when the server asks for a password it was not given (SCRAM: "client
-  // password must be a string"): said as what happened
-  if (code === undefined && /client password must be a string|password must be a string|no password/i.test(message)) {
+  if (code === undefined && noPassword) {
     return new AuthError(`Postgres at ${shown} asks for a password, and none was given`, 'put it in the URL (postgres://USER:PASSWORD@HOST/DB; ${VAR} in a job file), in PGPASSWORD or in ~/.pgpass');
   }
-  if (code === '28P01' || code === '28000' || /password/i.test(message)) {
+  if (code === '28P01' || code === '28000') {
     return new AuthError(`Postgres refused the login to ${shown}: ${message}`, 'check the user and the password (in the URL, PGPASSWORD or ~/.pgpass)');
   }
   if (code === '3D000') return new CliError(`cannot load into ${shown}: ${message}`, EXIT.usage, 'create the database first, or name another one');

@@ -5,16 +5,14 @@ import type { ReportingClient } from '../api/client.js';
 import type { StatusResponse } from '../api/schemas.js';
 import type { Context } from '../context.js';
 import { formatDuration } from '../duration.js';
-import { sleepFor } from '../api/http.js';
+import { backoffDelay, POLICY, sleepFor } from '../retry.js';
 import { NetworkError, ReportError, ReportFailedError } from '../errors.js';
 import { shellCommand } from '../io/shell.js';
 
-// Doubling from 1 s to a 7.5 s cap, with ±5% jitter: a report is noticed at most 7.9 s after it
-// becomes ready, and a 60 s report takes at most 12 status requests (11 sleeps cover >= 63.6 s).
-const FIRST_POLL_MS = 1000;
-const POLL_GROWTH = 2;
-const POLL_CAP_MS = 7500;
-const JITTER = 0.05;
+// Doubling from 1 s to a 7.5 s cap, with ±5% jitter (POLICY.poll, src/retry.ts): a report is noticed
+// at most 7.9 s after it becomes ready, and a 60 s report takes at most 12 status requests (11
+// sleeps cover >= 63.6 s).
+const FIRST_POLL_MS = POLICY.poll.firstMs;
 
 export interface PollOptions {
   /** a fixed interval instead of the backoff */
@@ -109,8 +107,7 @@ export function boundedDelayMs(delay: number, elapsed: number, expectedMs: numbe
 /** The wait after poll `n` (0-based): 1 s, 2 s, 4 s, then 7.5 s, each with ±5% jitter. */
 export function pollDelayMs(n: number, random: () => number = Math.random, intervalMs?: number, firstMs = FIRST_POLL_MS): number {
   if (intervalMs !== undefined) return intervalMs;
-  const base = Math.min(POLL_CAP_MS, firstMs * POLL_GROWTH ** n);
-  return Math.round(base * (1 - JITTER + random() * 2 * JITTER));
+  return backoffDelay({ ...POLICY.poll, firstMs }, n, random);
 }
 
 export const defaultResumeHint = (id: string) => `pick it up later with: ${shellCommand(['reporting', 'download', id, '--wait'])} -o FILE`;
@@ -205,7 +202,7 @@ export interface WaitFlags {
 /** The polling options of a command's waiting flags. */
 export function pollOptionsFrom(
   flags: WaitFlags,
-  ctx: Pick<Context, 'signal' | 'now' | 'random'>,
+  ctx: Pick<Context, 'signal' | 'now' | 'random' | 'sleep'>,
   extra: Pick<PollOptions, 'onStatus' | 'resumeHint'> = {},
 ): PollOptions {
   return {
@@ -214,7 +211,7 @@ export function pollOptionsFrom(
     signal: ctx.signal,
     now: ctx.now,
     random: ctx.random,
-    sleep: sleepFor,
+    sleep: ctx.sleep ?? sleepFor,
     ...extra,
   };
 }

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { backoffFloorMs, backoffMs, decideRetry, isRetryableStatus, parseRetryAfter } from '../../src/api/retry.js';
 import { Secrets } from '../../src/api/redact.js';
-import { describeNetworkError, loopbackOnly, NotLoopbackError, readCapped } from '../../src/api/http.js';
+import { loopbackOnly, NotLoopbackError, readCapped } from '../../src/api/http.js';
+import { describeNetworkError } from '../../src/network.js';
 import { stallGuarded } from '../../src/export/export.js';
 import { errors } from 'undici';
 import type { Socket } from 'node:net';

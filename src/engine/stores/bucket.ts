@@ -20,6 +20,7 @@ import { parseObjectUrl, type ObjectUrl } from '../../destinations/object-url.js
 import { LockedError, type Holder } from '../../fs/lock.js';
 import { Serialised, type WriterStart } from '../state-log.js';
 import { waitForStoreLock, type LockView, type StateStore, type StateWrites, type StoreDeps, type StoredState, type StoreLock } from './store.js';
+import { waitsOf } from '../../retry.js';
 
 export const DEFAULT_LEASE_MS = 60_000;
 const LEASE_BOUNDS = { min: 1000, max: 3_600_000 };
@@ -72,7 +73,7 @@ export class BucketStore implements StateStore {
    * too long), nothing it writes may land */
   held: { lost: boolean; sure(now: number): boolean } | undefined;
 
-  constructor(target: string, private readonly deps: Pick<StoreDeps, 'env' | 'configDir' | 'host' | 'now' | 'trace' | 'signal'>) {
+  constructor(target: string, private readonly deps: Pick<StoreDeps, 'env' | 'configDir' | 'host' | 'now' | 'sleep' | 'random' | 'retries' | 'trace' | 'signal'>) {
     this.url = parseObjectUrl(target, '--state');
     this.name = this.url.url;
     this.lockUrl = { ...this.url, url: `${this.url.url}.lock`, key: `${this.url.key}.lock` };
@@ -80,7 +81,7 @@ export class BucketStore implements StateStore {
   }
 
   private client(): Promise<S3Client> {
-    return clientFor({ env: this.deps.env, configDir: this.deps.configDir, host: this.deps.host, trace: this.deps.trace });
+    return clientFor({ env: this.deps.env, configDir: this.deps.configDir, host: this.deps.host, trace: this.deps.trace, retries: this.deps.retries, waits: waitsOf({ now: this.deps.now, random: this.deps.random ?? Math.random, sleep: this.deps.sleep }) });
   }
 
   private trace(line: string): void {

@@ -8,6 +8,7 @@ import { HEARTBEAT_MS, inspectLock, lockFile, removeLock, type LockHost, type Lo
 import { realTarget } from '../../paths.js';
 import { replayLog, StateWriter, type WriterStart } from '../state-log.js';
 import { waitForStoreLock, type LockView, type StateStore, type StateWrites, type StoredState, type StoreLock } from './store.js';
+import type { Sleep } from '../../retry.js';
 
 /** The text of the state file at `path`, or undefined when there is none; a file that cannot be
  * read is a usage error. */
@@ -26,7 +27,7 @@ export class FileStore implements StateStore {
   /** a symbolic link is followed: the file it names is read, locked and replaced; the link stays */
   readonly name: string;
 
-  constructor(target: string, private readonly deps: { cwd: string; host: LockHost; now: () => number; lock?: LockOptions; signal?: AbortSignal }) {
+  constructor(target: string, private readonly deps: { cwd: string; host: LockHost; now: () => number; sleep?: Sleep; lock?: LockOptions; signal?: AbortSignal }) {
     this.name = realTarget(target, deps.cwd);
   }
 

@@ -1,13 +1,13 @@
 // The kinds of state store, by the --state target they serve (store.ts: the interface).
 
 import { hostname } from 'node:os';
-import { sleepFor } from '../../api/http.js';
 import { configDir } from '../../auth/store.js';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import type { LoadTarget } from '../../load/target.js';
 import { connectTo, parseLoadTarget } from '../../load/engines.js';
 import { isObjectUrl } from '../../destinations/object-url.js';
+import { sleepFor } from '../../retry.js';
 import { BucketStore } from './bucket.js';
 import { FileStore } from './file.js';
 import type { StateStore, StoreDeps, TableStateDeps } from './store.js';
@@ -58,21 +58,23 @@ export function stateStoreOf(target: string, deps: StoreDeps): StateStore {
 export const isStatePath = (target: string) => storeKindOf(target) === FILE_STORE;
 
 /** A database (as --load names it) as a table state's home, its key aside. */
-export function databaseOf(target: LoadTarget, deps: Pick<StoreDeps, 'cwd' | 'env' | 'host' | 'now' | 'signal'>): Omit<TableStateDeps, 'key'> {
+export function databaseOf(target: LoadTarget, deps: Pick<StoreDeps, 'cwd' | 'env' | 'host' | 'now' | 'sleep' | 'signal'>): Omit<TableStateDeps, 'key'> {
   const signal = deps.signal ?? new AbortController().signal;
   return {
     engine: target.engine,
     shown: target.shown,
     pid: deps.host.pid,
     now: deps.now,
+    sleep: deps.sleep,
     signal: deps.signal,
-    connect: (waitMs) => connectTo(target, { cwd: deps.cwd, env: deps.env, waitMs, sleep: sleepFor, signal, now: deps.now, holder: { pid: deps.host.pid, host: hostname() } }),
+    connect: (waitMs) => connectTo(target, { cwd: deps.cwd, env: deps.env, waitMs, sleep: deps.sleep ?? sleepFor, signal, now: deps.now, holder: { pid: deps.host.pid, host: hostname() } }),
   };
 }
 
 /** What a state's store needs of the run: the process, the clock its lock is judged by, where a
  * bucket's client finds its settings. (Here, not in engine.ts: `state show` and `download
  * --state` reach a store without loading the engine.) */
-export const storeDeps = (f: Pick<Context, 'cwd' | 'host' | 'env' | 'now' | 'signal'> & { trace?: (line: string) => void }): StoreDeps => ({
-  cwd: f.cwd, host: f.host, env: f.env, configDir: configDir(f.env, f.host.platform), now: f.now, trace: f.trace, signal: f.signal,
+export const storeDeps = (f: Pick<Context, 'cwd' | 'host' | 'env' | 'now' | 'sleep' | 'signal'> & { random?: () => number; trace?: (line: string) => void; globals?: { retries: number } }): StoreDeps => ({
+  cwd: f.cwd, host: f.host, env: f.env, configDir: configDir(f.env, f.host.platform), now: f.now, sleep: f.sleep, trace: f.trace, signal: f.signal,
+  retries: f.globals?.retries, random: f.random,
 });

@@ -9,6 +9,10 @@ import type { Host } from '../../host.js';
 import type { EntryShape, Keyed, Planned, Upload, WriterStart } from '../state-log.js';
 import type { LoadConnection } from '../../load/load.js';
 import type { Engine } from '../../load/target.js';
+import { backoffDelay, POLICY, sleepFor, STORE_LOCK_LEAST_MS, type Sleep } from '../../retry.js';
+
+/** a wait no signal cuts short */
+const NEVER = new AbortController().signal;
 
 /** A document's windows with the changes logged beside it since it was written. */
 export interface Replayed<E> {
@@ -88,6 +92,8 @@ export interface TableStateDeps {
   /** the run's process, named to another run that finds the key held */
   pid: number;
   now(): number;
+  /** the waits for the lock (--lock-wait); unset: a timer */
+  sleep?: Sleep;
   signal?: AbortSignal;
 }
 
@@ -100,6 +106,11 @@ export interface StoreDeps {
   configDir: string;
   /** the clock locks are judged by */
   now: () => number;
+  /** the waits for a lock (--lock-wait); unset: a timer */
+  sleep?: Sleep;
+  /** a bucket's client: --retries, and the jitter of its waits */
+  retries?: number;
+  random?: () => number;
   /** tests pose as another process, shorten heartbeats */
   lock?: LockOptions;
   /** -v: a line per request to a bucket */
@@ -113,10 +124,11 @@ export interface StoreDeps {
 }
 
 /** Tries `take` until it does not throw LockedError, for at most `waitMs`, sleeping between tries
- * (at most 2 s, or until `retryAt` says the lock may be free: a lease's end). */
-export async function waitForStoreLock<T>(take: () => Promise<T>, waitMs: number, deps: { now: () => number; signal?: AbortSignal }, retryAt?: (error: LockedError) => number | undefined): Promise<T> {
+ * (POLICY.storeLock: 2 s, or until `retryAt` says the lock may be free: a lease's end). */
+export async function waitForStoreLock<T>(take: () => Promise<T>, waitMs: number, deps: { now: () => number; sleep?: Sleep; signal?: AbortSignal }, retryAt?: (error: LockedError) => number | undefined): Promise<T> {
   const deadline = deps.now() + waitMs;
-  for (;;) {
+  const sleep = deps.sleep ?? sleepFor;
+  for (let attempt = 0; ; attempt++) {
     try {
       return await take();
     } catch (error) {
@@ -128,15 +140,17 @@ export async function waitForStoreLock<T>(take: () => Promise<T>, waitMs: number
         throw error;
       }
       const next = retryAt?.(error);
-      const pause = Math.max(50, Math.min(left, 2000, next === undefined ? 2000 : next - deps.now() + 50));
+      const every = backoffDelay(POLICY.storeLock, attempt, Math.random);
+      const pause = Math.max(STORE_LOCK_LEAST_MS, Math.min(left, every, next === undefined ? every : next - deps.now() + STORE_LOCK_LEAST_MS));
       // Ctrl-C or SIGTERM while waiting: the run was interrupted (130, 143), not refused
       const interrupted = () => new InterruptedError(String(deps.signal?.reason ?? 'SIGINT'), 'no report was submitted: the state was never locked');
-      await new Promise<void>((resolve, reject) => {
-        if (deps.signal?.aborted) return reject(interrupted());
-        const timer = setTimeout(() => { deps.signal?.removeEventListener('abort', stop); resolve(); }, pause);
-        const stop = () => { clearTimeout(timer); reject(interrupted()); };
-        deps.signal?.addEventListener('abort', stop, { once: true });
-      });
+      if (deps.signal?.aborted) throw interrupted();
+      try {
+        await sleep(pause, deps.signal ?? NEVER);
+      } catch (stopped) {
+        if (deps.signal?.aborted) throw interrupted();
+        throw stopped;
+      }
     }
   }
 }
