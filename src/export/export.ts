@@ -74,7 +74,7 @@ async function namedWriter(format: Format, csv: CsvOptions, sink: Sink, bytesOk:
   // JSON with --columns: written from the rows (the body is copied as received otherwise)
   if (format === 'json' && (csv.columns || jsonRows)) return new JsonRowsWriter(csv, bytesOk);
   // loaded only when asked for: the Parquet and XLSX libraries stay out of every other run
-  if (format === 'parquet') return new (await import('./parquet.js')).ParquetRowWriter(csv);
+  if (format === 'parquet') return new (await import('./parquet.js')).ParquetRowWriter(csv, undefined, undefined, bytesOk);
   if (format === 'xlsx') return new (await import('./xlsx.js')).XlsxRowWriter(csv);
   return new CountingWriter(bytesOk);
 }
