@@ -241,6 +241,9 @@ export class TextColumn extends ColumnEncoder {
   private count = 0;
   /** the dictionary was given up for this group: `values` holds PLAIN texts */
   private plain = false;
+  /** the last text added and its index in the dictionary */
+  private lastText?: string;
+  private lastIndex = 0;
 
   constructor(name: string, private readonly bytes: boolean) {
     super(name, 'BYTE_ARRAY');
@@ -260,6 +263,11 @@ export class TextColumn extends ColumnEncoder {
       this.appendPlain(this.values, text);
       return;
     }
+    // a dimension's value often repeats from one row to the next: no hashing then
+    if (text === this.lastText) {
+      this.indexed(this.lastIndex);
+      return;
+    }
     let index = this.dictionary.get(text);
     if (index === undefined) {
       index = this.dictionary.size;
@@ -271,6 +279,8 @@ export class TextColumn extends ColumnEncoder {
         return;
       }
     }
+    this.lastText = text;
+    this.lastIndex = index;
     this.indexed(index);
   }
 
@@ -308,6 +318,7 @@ export class TextColumn extends ColumnEncoder {
       v.length += length;
     }
     this.plain = true;
+    this.lastText = undefined;
     this.dictionary = new Map();
     this.entries.length = 0;
     this.count = 0;
@@ -337,6 +348,7 @@ export class TextColumn extends ColumnEncoder {
     this.entries.length = 0;
     this.count = 0;
     this.plain = false;
+    this.lastText = undefined;
   }
 }
 
