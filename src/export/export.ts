@@ -195,17 +195,22 @@ export async function writeReport(
       progress?.(scanner.rows, bytes);
     }
   } catch (error) {
+    writer.release?.();
     if (error instanceof CliError) throw error;
     const network = describeNetworkError(error);
     if (network) throw new BodyBrokenError(`the download broke off after ${bytes} bytes: ${network}`);
     throw error;
   }
-  checked(format, () => scanner.end());
-  if (format === 'json' && !copy) {
-    const rest = await writer.take();
-    if (rest.length) await sink.write(rest);
-    await sink.write(`${await writer.finish()}],"summary":${JSON.stringify(scanner.members.summary ?? null)}}`);
-  } else await finishRows(writer, sink);
+  try {
+    checked(format, () => scanner.end());
+    if (format === 'json' && !copy) {
+      const rest = await writer.take();
+      if (rest.length) await sink.write(rest);
+      await sink.write(`${await writer.finish()}],"summary":${JSON.stringify(scanner.members.summary ?? null)}}`);
+    } else await finishRows(writer, sink);
+  } finally {
+    writer.release?.();
+  }
   const parsed = summarySchema.safeParse(scanner.members.summary);
   return { rows: scanner.rows, bytes, summary: parsed.success ? parsed.data : undefined };
 }

@@ -17,6 +17,7 @@ import { RowLayout, type TypedColumn } from './typed.js';
 import type { RowWriter } from './row-writer.js';
 import type { CsvOptions } from './writers.js';
 import { PARIS_ZONE } from '../paris-zone.js';
+import { boundYoungGeneration } from '../io/young-generation.js';
 
 /** Excel's rows per sheet, the header included. */
 const SHEET_ROWS = 1_048_576;
@@ -174,7 +175,16 @@ export class XlsxRowWriter implements RowWriter {
     return this.layout.rows;
   }
 
+  /** V8's young generation bounded while rows are written (io/young-generation.ts; Node 24's grows
+   * to 64 MiB) */
+  private unbound?: () => void;
+
+  release(): void {
+    this.unbound?.();
+  }
+
   private prepare(firstTexts: string[]): void {
+    this.unbound = boundYoungGeneration();
     const columns = this.layout.columns;
     this.header = `<row r="1">${columns.map((column) => textCell(column.name, STYLE.bold)).join('')}</row>`;
     this.cols = columns.length
@@ -280,6 +290,7 @@ export class XlsxRowWriter implements RowWriter {
     await this.drain();
     this.addParts();
     this.zip.end();
+    this.release();
     return this.collect();
   }
 
