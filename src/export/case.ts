@@ -80,4 +80,8 @@ export class SnakeCaseRows implements RowWriter {
   async complete(sink: Sink): Promise<void> {
     await this.inner.complete?.(sink);
   }
+
+  release(): void {
+    this.inner.release?.();
+  }
 }

@@ -74,7 +74,7 @@ async function namedWriter(format: Format, csv: CsvOptions, sink: Sink, bytesOk:
   // JSON with --columns: written from the rows (the body is copied as received otherwise)
   if (format === 'json' && (csv.columns || jsonRows)) return new JsonRowsWriter(csv, bytesOk);
   // loaded only when asked for: the Parquet and XLSX libraries stay out of every other run
-  if (format === 'parquet') return new (await import('./parquet.js')).ParquetRowWriter(csv);
+  if (format === 'parquet') return new (await import('./parquet.js')).ParquetRowWriter(csv, undefined, undefined, bytesOk);
   if (format === 'xlsx') return new (await import('./xlsx.js')).XlsxRowWriter(csv);
   return new CountingWriter(bytesOk);
 }
@@ -195,17 +195,22 @@ export async function writeReport(
       progress?.(scanner.rows, bytes);
     }
   } catch (error) {
+    writer.release?.();
     if (error instanceof CliError) throw error;
     const network = describeNetworkError(error);
     if (network) throw new BodyBrokenError(`the download broke off after ${bytes} bytes: ${network}`);
     throw error;
   }
-  checked(format, () => scanner.end());
-  if (format === 'json' && !copy) {
-    const rest = await writer.take();
-    if (rest.length) await sink.write(rest);
-    await sink.write(`${await writer.finish()}],"summary":${JSON.stringify(scanner.members.summary ?? null)}}`);
-  } else await finishRows(writer, sink);
+  try {
+    checked(format, () => scanner.end());
+    if (format === 'json' && !copy) {
+      const rest = await writer.take();
+      if (rest.length) await sink.write(rest);
+      await sink.write(`${await writer.finish()}],"summary":${JSON.stringify(scanner.members.summary ?? null)}}`);
+    } else await finishRows(writer, sink);
+  } finally {
+    writer.release?.();
+  }
   const parsed = summarySchema.safeParse(scanner.members.summary);
   return { rows: scanner.rows, bytes, summary: parsed.success ? parsed.data : undefined };
 }

@@ -1,27 +1,28 @@
-// Parquet through hyparquet-writer (pure JavaScript, one dependency; measured in test/bench): typed
-// columns, Snappy-compressed, written in row groups of ROW_GROUP rows as the download streams, so
-// memory holds one row group at most. The bytes go to our sink (atomic file or stdout), never
-// through the library's own file writer.
+// Parquet: typed columns, Snappy-compressed, written in row groups as the download streams. Each
+// value is encoded into its column as its row arrives (parquet-columns.ts), and a row group ends
+// when its columns hold GROUP_BYTES, so memory holds one group's encoded bytes at most, whatever the
+// width of the rows. hyparquet-writer (pure JavaScript, one dependency) gives the page headers,
+// the file's metadata (Thrift) and Snappy. The bytes go to our sink (atomic file or stdout).
 
-import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
-import type { ColumnSource, SchemaElement, Writer } from 'hyparquet-writer';
+import { ByteWriter } from 'hyparquet-writer';
+import type { ColumnChunk, FileMetaData, RowGroup, SchemaElement } from 'hyparquet';
+import { writePageHeader } from 'hyparquet-writer/src/datapage.js';
+import { writeMetadata } from 'hyparquet-writer/src/metadata.js';
 import type { ColumnType } from '../report/schema.js';
-import { collectGarbage } from '../gc.js';
-import type { Kind } from './scanner.js';
+import { boundYoungGeneration } from '../io/young-generation.js';
+import { Kind, fromBytes, sameKeys } from './scanner.js';
+import { encoderOf, Int64Column, NumberColumn, TextColumn, type PageSink } from './parquet-columns.js';
 import { RowLayout, type TypedColumn } from './typed.js';
 import type { RowWriter } from './row-writer.js';
 import type { CsvOptions } from './writers.js';
 
-/** Rows per row group. Peak RSS grows with it (measured on 600,000 buyer rows without the network:
- * 170 MB at 5,000, 176 MB at 10,000, 205 MB at 20,000, 248 MB at 50,000); retained memory stays
- * flat at each. */
-const ROW_GROUP = 10_000;
-
-type Value = Uint8Array | number | bigint | null;
-
-/** Distinct texts kept encoded per column: dimension values repeat, and encoding each occurrence
- * anew was a third of the time (garbage collection); bounded so memory stays flat. */
-const TEXT_CACHE = 4096;
+/** Encoded bytes a row group holds before it is written (the columns' values, dictionaries and
+ * levels, before compression); measured: test/bench/RESULTS.md, "Formats near CSV". */
+const GROUP_BYTES = 8 << 20;
+/** Rows a row group holds at most, whatever its bytes. */
+const ROW_GROUP = 1 << 20;
+/** How often (rows) a group's size is looked at. */
+const SIZE_EVERY = 256;
 
 function element(column: TypedColumn): SchemaElement {
   const base = { name: column.name, repetition_type: 'OPTIONAL' as const };
@@ -37,106 +38,140 @@ function element(column: TypedColumn): SchemaElement {
   return { ...base, ...types[column.type] };
 }
 
-const encoder = new TextEncoder();
+const MAGIC = Buffer.from('PAR1', 'latin1');
 
-/**
- * A row group leaves tens of megabytes of short-lived arrays behind, which V8 collects late: a
- * 1M-row export peaked at 212 MiB with nothing retained beyond 16 MiB. A full collection every few
- * groups keeps the peak flat (measured: test/bench/RESULTS.md, "Parquet memory").
- */
-const GC_EVERY_GROUPS = 4;
-
-export class ParquetRowWriter implements RowWriter {
-  private groups = 0;
+export class ParquetRowWriter implements RowWriter, PageSink {
   private readonly layout: RowLayout;
-  private readonly bytes: Writer & { index: number } = new ByteWriter();
-  private writer?: ParquetWriter;
-  private data: Value[][] = [];
-  private readers: ((column: number) => Value)[] = [];
-  private out: Buffer[] = [];
+  private encoders: (Int64Column | NumberColumn | TextColumn)[] = [];
+  private fillers: ((column: number) => void)[] = [];
+  private readonly groups: RowGroup[] = [];
+  private groupRows = 0;
+  private out: Uint8Array[] = [];
+  private opened = false;
+  offset = 0;
+  /** bytes mode: the keys as received, and the same as text (the columns' names) */
+  private byteKeys: string[] = [];
+  private textKeys: string[] = [];
+  /** per date or timestamp column: the last text read and its value (a date repeats over rows) */
+  private readonly lastText: (string | undefined)[] = [];
+  private readonly lastValue: number[] = [];
 
-  constructor(columns: Pick<CsvOptions, 'columns' | 'schema' | 'dropped'> = {}, private readonly rowGroup = ROW_GROUP, private readonly createdBy = 'reporting') {
-    this.layout = new RowLayout(columns.columns, columns.schema, columns.dropped);
-    // hyparquet-writer calls flush() after each row group: move its bytes out to the sink
-    this.bytes.flush = () => {
-      this.out.push(Buffer.from(this.bytes.getBytes()));
-      this.bytes.index = 0;
-    };
+  /** `rowGroup`: rows a group holds at most (tests make it small); `bytesOk`: the rows may come
+   * in bytes mode (ReportScanner), the caller's scanner following `byteRows` */
+  constructor(columns: Pick<CsvOptions, 'columns' | 'schema' | 'dropped'> = {}, private readonly rowGroup = ROW_GROUP, private readonly createdBy = 'reporting', readonly byteRows = false) {
+    this.layout = new RowLayout(columns.columns, columns.schema, columns.dropped, byteRows);
   }
 
   get rows(): number {
     return this.layout.rows;
   }
 
+  /** V8's young generation bounded while rows are written (io/young-generation.ts): on Node 24 it
+   * grows to 64 MiB, and a 1M-row export peaked at 213 MiB without the bound */
+  private unbound?: () => void;
+
+  release(): void {
+    this.unbound?.();
+  }
+
   private open(): void {
-    const columns = this.layout.columns;
-    this.writer = new ParquetWriter({
-      writer: this.bytes,
-      schema: [{ name: 'root', num_children: columns.length }, ...columns.map(element)],
-      createdBy: this.createdBy,
-    });
-    this.data = columns.map(() => []);
+    this.opened = true;
+    this.unbound = boundYoungGeneration();
+    this.push(MAGIC);
     const l = this.layout;
-    this.readers = columns.map((column) => {
-      switch (column.type) {
-        case 'int64': return (c: number) => { const t = l.integer(c); return t === null ? null : BigInt(t); };
-        case 'double': return (c: number) => l.number(c);
-        case 'date': return (c: number) => l.day(c);
-        case 'timestamp': return (c: number) => { const ms = l.instant(c); return ms === null ? null : BigInt(ms); };
-        default: {
-          const cache = new Map<string, Uint8Array>();
-          return (c: number) => {
-            const text = l.text(c);
-            if (text === null) return null;
-            let bytes = cache.get(text);
-            if (!bytes) {
-              if (cache.size >= TEXT_CACHE) cache.clear();
-              bytes = encoder.encode(text);
-              cache.set(text, bytes);
-            }
-            return bytes;
-          };
-        }
-      }
+    this.encoders = l.columns.map((column) => encoderOf(column.name, column.type, this.byteRows));
+    this.fillers = l.columns.map((column, c) => {
+      const encoder = this.encoders[c];
+      // bytes mode: the text's UTF-8 as received, never decoded
+      if (encoder instanceof TextColumn) return this.byteRows ? (at: number) => encoder.add(l.received(at)) : (at: number) => encoder.add(l.text(at));
+      if (encoder instanceof NumberColumn && column.type === 'double') return (at: number) => encoder.add(l.number(at));
+      if (encoder instanceof NumberColumn) return (at: number) => encoder.add(this.cached(at, () => l.day(at)));
+      if (column.type === 'timestamp') return (at: number) => (encoder as Int64Column).add(this.cached(at, () => l.instant(at)));
+      return (at: number) => (encoder as Int64Column).addText(l.integer(at));
     });
+  }
+
+  /** a date's or an instant's value, parsed once while its text repeats */
+  private cached(column: number, parse: () => number | null): number | null {
+    const text = this.layout.received(column);
+    if (text === null) return null;
+    if (text !== this.lastText[column]) {
+      this.lastValue[column] = parse() as number;
+      this.lastText[column] = text;
+    }
+    return this.lastValue[column] as number;
   }
 
   row(keys: string[], values: string[], kinds: Kind[]): void {
-    this.layout.place(keys, values, kinds);
-    if (!this.writer) this.open();
-    for (let c = 0; c < this.readers.length; c++) (this.data[c] as Value[]).push((this.readers[c] as (column: number) => Value)(c));
-    if ((this.data[0]?.length ?? 0) >= this.rowGroup) this.writeGroup();
+    if (this.byteRows && !sameKeys(keys, this.byteKeys)) {
+      this.textKeys = keys.map(fromBytes);
+      this.byteKeys = keys;
+    }
+    this.layout.place(this.byteRows ? this.textKeys : keys, values, kinds);
+    if (!this.opened) this.open();
+    const fillers = this.fillers;
+    for (let c = 0; c < fillers.length; c++) (fillers[c] as (column: number) => void)(c);
+    this.groupRows++;
+    if (this.groupRows >= this.rowGroup || (this.groupRows % SIZE_EVERY === 0 && this.groupSize() >= GROUP_BYTES)) this.writeGroup();
+  }
+
+  private groupSize(): number {
+    let size = 0;
+    for (const encoder of this.encoders) size += encoder.size;
+    return size;
+  }
+
+  private push(bytes: Uint8Array): void {
+    this.out.push(bytes);
+    this.offset += bytes.length;
+  }
+
+  page(header: Parameters<typeof writePageHeader>[1], parts: Uint8Array[]): number {
+    const writer = new ByteWriter(64);
+    writePageHeader(writer, header);
+    const headerBytes = writer.getBytes();
+    this.push(headerBytes);
+    for (const part of parts) this.push(part);
+    return headerBytes.length + header.uncompressed_page_size;
   }
 
   private writeGroup(): void {
-    const count = this.data[0]?.length ?? 0;
-    if (!this.writer || count === 0) return;
-    const columnData: ColumnSource[] = this.layout.columns.map((column, c) => ({
-      name: column.name,
-      data: this.data[c] as Value[],
-      // min/max where readers prune by them (dates, counts, amounts); on text they cost 16% of the
-      // time (600,000 rows: 18.6 s with them, 15.6 s without) for little use
-      statistics: column.type !== 'string' && column.type !== 'month',
-    }));
-    void this.writer.write({ columnData, rowGroupSize: count });
-    this.data = this.layout.columns.map(() => []);
-    if (++this.groups % GC_EVERY_GROUPS === 0) collectGarbage();
+    const rows = this.groupRows;
+    if (rows === 0) return;
+    const start = this.offset;
+    const columns: ColumnChunk[] = this.encoders.map((encoder) => encoder.write(this, 'SNAPPY'));
+    let total = 0n;
+    for (const chunk of columns) total += chunk.meta_data?.total_uncompressed_size ?? 0n;
+    this.groups.push({ columns, total_byte_size: total, num_rows: BigInt(rows), total_compressed_size: BigInt(this.offset - start) });
+    this.groupRows = 0;
   }
 
   take(): Buffer {
-    const taken = this.out.length === 1 ? (this.out[0] as Buffer) : Buffer.concat(this.out);
+    const taken = Buffer.concat(this.out);
     this.out = [];
     return taken;
   }
 
   finish(): Buffer {
-    if (!this.writer) {
+    if (!this.opened) {
       this.layout.startEmpty('Parquet');
       this.open();
     }
     this.writeGroup();
-    void (this.writer as ParquetWriter).finish();
-    this.bytes.flush?.();
+    const columns = this.layout.columns;
+    const metadata: FileMetaData = {
+      version: 2,
+      created_by: this.createdBy,
+      schema: [{ name: 'root', num_children: columns.length }, ...columns.map(element)],
+      num_rows: BigInt(this.layout.rows),
+      row_groups: this.groups,
+      metadata_length: 0,
+    };
+    const writer = new ByteWriter();
+    writeMetadata(writer, metadata);
+    this.push(writer.getBytes());
+    this.push(MAGIC);
+    this.release();
     return this.take();
   }
 }

@@ -15,6 +15,9 @@ export interface RowWriter extends RowHandler {
   /** once everything was written: complete what could only be known at the end (a CSV header
    * that grew), where the sink can rewrite its output */
   complete?(sink: Sink): Promise<void>;
+  /** lets go of what the writer holds for the process while it writes (a bound on V8's young
+   * generation): called when the export ends, finished or not; finish() does it too */
+  release?(): void;
 }
 
 /** Raised when a later row brings a field the header does not have and the output cannot be

@@ -1,8 +1,13 @@
 #!/usr/bin/env node
 // npm run bench: start-up, conversion at 100k / 1M / 3M rows in five formats (with jq as the
 // yardstick when it is installed; Parquet and XLSX side by side with CSV), and polling. Prints one table and writes test/bench/RESULTS.md.
+// Its parts `formats` (Parquet and XLSX against CSV, formats.mjs) and `load` (--load DuckDB and
+// Postgres against CSV, load.mjs) each replace their own section of RESULTS.md, with every target
+// of issue 32 beside the load average:
 //
-//   node test/bench/bench.mjs [--sizes 100000,1000000,3000000] [--runs 31 (start-up)] [--skip-polling]
+//   node test/bench/bench.mjs [--sizes 100000,1000000,3000000] [--runs 31 (start-up)] [--skip-polling] [--skip-formats] [--skip-load]
+//   npm run bench -- formats [--sizes 1000000,3000000] [--runs 3] [--node PATH]
+//   npm run bench -- load [--rows 200000,1000000] [--runs 3] [--node PATH]
 //
 // Conversions run the real CLI (`reporting download`) against `reporting sandbox --scale N` over
 // loopback, each in its own process; peak RSS is read from /proc/<pid>/status (VmHWM).
@@ -169,6 +174,19 @@ async function polling() {
   }
 }
 
+const part = ['formats', 'load'].find((name) => args[0] === name);
+if (part === 'formats') {
+  const { formats, writeSection } = await import('./formats.mjs');
+  writeSection('## Formats near CSV (', await formats());
+  process.exit(0);
+}
+if (part === 'load') {
+  const { loadBench } = await import('./load.mjs');
+  const { writeSection } = await import('./formats.mjs');
+  writeSection('## Loading near CSV (', await loadBench());
+  process.exit(0);
+}
+
 log('# Benchmark results');
 log('');
 log(`Machine: ${cpus().length} x ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB; Node ${process.version}; ${new Date().toISOString().slice(0, 10)}; load average at the start ${loadavg().map((l) => l.toFixed(1)).join(', ')}.`);
@@ -193,3 +211,13 @@ try {
 }
 writeFileSync(resultsFile, `${lines.join('\n')}\n${kept}`);
 console.log('Written to test/bench/RESULTS.md');
+// the formats and load parts replace their own sections (kept above, after the library choice)
+if (!args.includes('--skip-formats')) {
+  const { formats, writeSection } = await import('./formats.mjs');
+  writeSection('## Formats near CSV (', await formats());
+}
+if (!args.includes('--skip-load')) {
+  const { loadBench } = await import('./load.mjs');
+  const { writeSection } = await import('./formats.mjs');
+  writeSection('## Loading near CSV (', await loadBench());
+}

@@ -4,30 +4,36 @@
 // interleaved, medians of --runs; peak RSS from /proc (VmHWM), the CLI's CPU time (user + system)
 // and the sandbox's during the run, the load average before each run.
 //
-//   node test/bench/load.mjs [--rows 1000000] [--runs 3] [--only 'csv (-o,duckdb (--load']
+//   node test/bench/load.mjs [--rows 200000,1000000] [--runs 3] [--only 'csv (-o,duckdb (--load']
+//                            [--node PATH] [--write]   (npm run bench -- load: --write)
 //
 // The sandbox (`reporting sandbox --scale N`) streams N rows for any report: one day of DAILY is
-// one window of N rows. Targets (issue 22): DuckDB <= 1.5x the CSV time, Postgres <= 2x, peak RSS
-// <= 200 MB each.
+// one window of N rows. Targets (issues 22 and 32): DuckDB <= 1.5x the CSV time and <= 200 MB at
+// 200,000 rows and at 1M, Postgres <= 2x, peak RSS <= 200 MB each, with a 5% margin. --write
+// replaces the "Loading near CSV" section of test/bench/RESULTS.md.
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BIN, cpuOf, measure, startSandbox } from './lib.mjs';
+import { writeSection } from './formats.mjs';
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
   const at = args.indexOf(`--${name}`);
   return at >= 0 ? args[at + 1] : fallback;
 };
-const ROWS = Number(option('rows', '1000000'));
+const SIZES = option('rows', '200000,1000000').split(',').map(Number);
 const RUNS = Number(option('runs', '3'));
+const NODE = option('node', process.execPath);
+const MARGIN = 1.05;
+const TARGETS = { duckdb: { ratio: 1.5, mb: 200 }, postgres: { ratio: 2, mb: 200 } };
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const mib = (bytes) => Math.round(bytes / 2 ** 20);
-const work = mkdtempSync(join(tmpdir(), 'reporting-load-bench-'));
-chmodSync(work, 0o777);
+let work;
 
 const freePort = () => new Promise((resolve) => {
   const server = createServer();
@@ -53,53 +59,92 @@ async function startPostgres() {
   return { url: `postgres://bench:bench-pw@127.0.0.1:${port}/postgres`, stop: () => run(binary('pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop']) };
 }
 
-const { child: sandbox, info } = await startSandbox(['--scale', String(ROWS), '--delay', '0']);
-// --only 'csv (-o,duckdb (--load': the cases whose name contains one of these (case-insensitive);
-// the first case left is the reference the others are compared with
-const only = option('only', '').toLowerCase().split(',').filter(Boolean);
-const postgres = only.length && !only.some((word) => 'postgres (--load postgres://, copy)'.includes(word)) ? undefined : await startPostgres();
-const env = { ...process.env, REPORTING_BASE_URL: info.baseUrl, REPORTING_TOKEN: info.token, REPORTING_CONFIG_DIR: join(work, 'config') };
-const common = ['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-01', '--breakdowns', 'DAILY', '--poll-interval', '50ms', '-q'];
-const cases = [
-  ['CSV (-o out.csv)', () => [...common, '-o', join(work, 'out.csv')]],
-  ['CSV, spooled (--chunk day -o out.csv)', () => [...common, '--chunk', 'day', '-o', join(work, 'out2.csv')]],
-  ['DuckDB (--load duckdb:)', (run) => [...common, '--load', `duckdb:${join(work, `w${run}.duckdb`)}`]],
-  // the same window into the same file again: its 1M rows replace the first load's (a nightly lookback)
-  ['DuckDB, replacing the window (--load duckdb: again)', (run) => [...common, '--load', `duckdb:${join(work, `w${run}.duckdb`)}`]],
-  ['CSV, requested columns (--columns requested -o)', () => [...common, '--columns', 'requested', '-o', join(work, 'out3.csv')]],
-  ['DuckDB, requested columns (--columns requested --load duckdb:)', (run) => [...common, '--columns', 'requested', '--load', `duckdb:${join(work, `r${run}.duckdb`)}`]],
-  ...(postgres ? [['Postgres (--load postgres://, COPY)', () => [...common, '--load', postgres.url, '--table', 'bench']]] : []),
-];
-if (only.length) cases.splice(0, cases.length, ...cases.filter(([name]) => only.some((word) => name.toLowerCase().includes(word))));
-const results = cases.map(() => ({ seconds: [], peak: [], load: [], cpu: [], sandboxCpu: [] }));
-console.log(`${cpus().length} cores, Node ${process.version}, ${ROWS.toLocaleString('en-US')} rows, ${RUNS} runs; load average at the start ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-try {
-  for (let run = 0; run < RUNS; run++) {
-    for (const [i, [name, argsOf]] of cases.entries()) {
-      results[i].load.push(loadavg()[0]);
-      const sandboxBefore = cpuOf(sandbox.pid) ?? 0;
-      const measured = await measure(process.execPath, [BIN, ...argsOf(run)], { env });
-      results[i].seconds.push(measured.seconds);
-      results[i].peak.push(measured.peak);
-      results[i].cpu.push(measured.cpu);
-      results[i].sandboxCpu.push((cpuOf(sandbox.pid) ?? 0) - sandboxBefore);
-      console.log(`  run ${run + 1} ${name}: ${measured.seconds.toFixed(2)} s, peak RSS ${mib(measured.peak)} MiB, CPU ${measured.cpu.toFixed(2)} s (sandbox ${results[i].sandboxCpu.at(-1).toFixed(2)} s), load ${results[i].load.at(-1).toFixed(2)}`);
+
+const verdict = (ok, withMargin) => (withMargin ? 'met, with 5% margin' : ok ? 'met, WITHOUT 5% margin' : 'MISSED');
+const targetOf = (name) => (/^duckdb/i.test(name) ? TARGETS.duckdb : /^postgres/i.test(name) ? TARGETS.postgres : undefined);
+
+/** One size: every case interleaved, RUNS times; answers the table's lines and the verdicts. */
+async function measureSize(rows, only, postgres, log) {
+  const { child: sandbox, info } = await startSandbox(['--scale', String(rows), '--delay', '0']);
+  const env = { ...process.env, REPORTING_BASE_URL: info.baseUrl, REPORTING_TOKEN: info.token, REPORTING_CONFIG_DIR: join(work, 'config') };
+  const common = ['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-01', '--breakdowns', 'DAILY', '--poll-interval', '50ms', '-q'];
+  const cases = [
+    ['CSV (-o out.csv)', () => [...common, '-o', join(work, 'out.csv')]],
+    ['CSV, spooled (--chunk day -o out.csv)', () => [...common, '--chunk', 'day', '-o', join(work, 'out2.csv')]],
+    ['DuckDB (--load duckdb:)', (run) => [...common, '--load', `duckdb:${join(work, `w${rows}-${run}.duckdb`)}`]],
+    // the same window into the same file again: its rows replace the first load's (a nightly lookback)
+    ['DuckDB, replacing the window (--load duckdb: again)', (run) => [...common, '--load', `duckdb:${join(work, `w${rows}-${run}.duckdb`)}`]],
+    ['CSV, requested columns (--columns requested -o)', () => [...common, '--columns', 'requested', '-o', join(work, 'out3.csv')]],
+    ['DuckDB, requested columns (--columns requested --load duckdb:)', (run) => [...common, '--columns', 'requested', '--load', `duckdb:${join(work, `r${rows}-${run}.duckdb`)}`]],
+    ...(postgres ? [['Postgres (--load postgres://, COPY)', () => [...common, '--load', postgres.url, '--table', `bench${rows}`]]] : []),
+  ];
+  if (only.length) cases.splice(0, cases.length, ...cases.filter(([name]) => only.some((word) => name.toLowerCase().includes(word))));
+  const results = cases.map(() => ({ seconds: [], peak: [], load: [], cpu: [], sandboxCpu: [] }));
+  try {
+    for (let run = 0; run < RUNS; run++) {
+      for (const [i, [name, argsOf]] of cases.entries()) {
+        results[i].load.push(loadavg()[0]);
+        const sandboxBefore = cpuOf(sandbox.pid) ?? 0;
+        const measured = await measure(NODE, [BIN, ...argsOf(run)], { env });
+        results[i].seconds.push(measured.seconds);
+        results[i].peak.push(measured.peak);
+        results[i].cpu.push(measured.cpu);
+        results[i].sandboxCpu.push((cpuOf(sandbox.pid) ?? 0) - sandboxBefore);
+        console.error(`  ${rows} run ${run + 1} ${name}: ${measured.seconds.toFixed(2)} s, peak RSS ${mib(measured.peak)} MiB, CPU ${measured.cpu.toFixed(2)} s (sandbox ${results[i].sandboxCpu.at(-1).toFixed(2)} s), load ${results[i].load.at(-1).toFixed(2)}`);
+      }
     }
+    if (postgres) {
+      const count = spawnSync('psql', ['-X', '-A', '-t', '-d', postgres.url, '-c', `SELECT count(*) FROM bench${rows}`], { encoding: 'utf8' }).stdout.trim();
+      console.error(`  Postgres table holds ${count} rows (one window replaced on each run)`);
+    }
+  } finally {
+    sandbox.kill();
   }
-  if (postgres) {
-    const count = spawnSync('psql', ['-X', '-A', '-t', '-d', postgres.url, '-c', 'SELECT count(*) FROM bench'], { encoding: 'utf8' }).stdout.trim();
-    console.log(`  Postgres table holds ${count} rows (one window replaced on each run)`);
-  }
-} finally {
-  sandbox.kill();
-  postgres?.stop();
-  rmSync(work, { recursive: true, force: true });
+  // ratios run by run (each case against the CSV run of the same round, measured in the same minute)
+  log(`| destination (${rows.toLocaleString('en-US')} rows) | median time | vs CSV (median of runs) | per run (vs CSV, load) | peak RSS (max) | CPU user+sys (median) | sandbox CPU (median) |`);
+  log('|---|---|---|---|---|---|---|');
+  const verdicts = [];
+  cases.forEach(([name], i) => {
+    const ratios = results[i].seconds.map((s, r) => s / results[0].seconds[r]);
+    const ratio = median(ratios);
+    const peak = Math.max(...results[i].peak);
+    log(`| ${name} | ${median(results[i].seconds).toFixed(2)} s | ${ratio.toFixed(2)}x | ${ratios.map((x, r) => `${x.toFixed(2)}x, load ${results[i].load[r].toFixed(1)}`).join('; ')} | ${mib(peak)} MiB (${Math.round(peak / 1e6)} MB) | ${median(results[i].cpu).toFixed(2)} s | ${median(results[i].sandboxCpu).toFixed(2)} s |`);
+    const target = targetOf(name);
+    if (target) verdicts.push(`- ${rows.toLocaleString('en-US')} rows, ${name}: ${ratio.toFixed(2)}x the CSV time (target <= ${target.ratio}x: ${verdict(ratio <= target.ratio, ratio * MARGIN <= target.ratio)}), peak ${Math.round(peak / 1e6)} MB (target <= ${target.mb} MB: ${verdict(peak <= target.mb * 1e6, peak * MARGIN <= target.mb * 1e6)}).`);
+  });
+  log('');
+  return verdicts;
 }
-const csv = median(results[0].seconds);
-console.log('');
-console.log(`| destination (${ROWS.toLocaleString('en-US')} rows) | median time | vs CSV | peak RSS (max) | CPU user+sys (median) | sandbox CPU (median) | load average (1 min, median) |`);
-console.log('|---|---|---|---|---|---|---|');
-cases.forEach(([name], i) => {
-  const m = median(results[i].seconds);
-  console.log(`| ${name} | ${m.toFixed(2)} s | ${(m / csv).toFixed(2)}x | ${mib(Math.max(...results[i].peak))} MiB | ${median(results[i].cpu).toFixed(2)} s | ${median(results[i].sandboxCpu).toFixed(2)} s | ${median(results[i].load).toFixed(2)} |`);
-});
+
+/** Measures every size; answers the section of RESULTS.md (markdown lines). */
+export async function loadBench(sizes = SIZES) {
+  work = mkdtempSync(join(tmpdir(), 'reporting-load-bench-'));
+  chmodSync(work, 0o777);
+  const lines = [];
+  const log = (line = '') => { console.log(line); lines.push(line); };
+  // --only 'csv (-o,duckdb (--load': the cases whose name contains one of these (case-insensitive);
+  // the first case left is the reference the others are compared with
+  const only = option('only', '').toLowerCase().split(',').filter(Boolean);
+  const postgres = only.length && !only.some((word) => 'postgres (--load postgres://, copy)'.includes(word)) ? undefined : await startPostgres();
+  const nodeVersion = NODE === process.execPath ? process.version : (await measure(NODE, ['--version'])).stdout.trim();
+  log('## Loading near CSV (`npm run bench -- load`; issues 22 and 32)');
+  log('');
+  log(`\`reporting run buyer\` of one DAILY window against \`reporting sandbox --scale N\` (every field), each destination in its own process, interleaved, ${RUNS} runs; ${cpus().length} cores, Node ${nodeVersion}, ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC; load average before: ${loadavg().map((l) => l.toFixed(1)).join(', ')}.`);
+  log('');
+  const verdicts = [];
+  try {
+    for (const rows of sizes) verdicts.push(...await measureSize(rows, only, postgres, log));
+  } finally {
+    postgres?.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+  for (const line of verdicts) log(line);
+  log(`- Load average after: ${loadavg().map((l) => l.toFixed(1)).join(', ')}.`);
+  log('');
+  return lines;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const section = await loadBench();
+  if (args.includes('--write')) writeSection('## Loading near CSV (', section);
+}
