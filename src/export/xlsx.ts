@@ -125,7 +125,9 @@ function xmlText(text: string): string {
   // most cells need nothing done: one test, no replace (a third of an export's time went here)
   if (!NEEDS_ESCAPE.test(text)) return text;
   return text
-    .replace(/_(x[0-9A-Fa-f]{4}_)/g, '_x005F_$1')
+    // every `_` that starts an `_xHHHH_` (either case of x: SheetJS reads `_X0041_` as "A"), the
+    // overlapping ones too: `_x005f_x0041_` read back `_x005fA` when only the first was guarded
+    .replace(/_(?=[xX][0-9A-Fa-f]{4}_)/g, '_x005F_')
     .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, (c) => `_x${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}_`)
     .replace(/[&<>\r]/g, (c) => XML_ESCAPES[c] as string);
 }
