@@ -140,6 +140,13 @@ const NEEDS_PRESERVE = /^\s|\s$|[\t\n\r]| {2}/;
 const textCell = (text: string, style = 0) =>
   `<c t="inlineStr"${style ? ` s="${style}"` : ''}><is>${NEEDS_PRESERVE.test(text) ? '<t xml:space="preserve">' : '<t>'}${xmlText(text)}</t></is></c>`;
 
+/** A text cut at CELL_TEXT, never between the two halves of a character beyond the BMP (a lone
+ * half would be written as U+FFFD). */
+function cellText(text: string): string {
+  const last = text.charCodeAt(CELL_TEXT - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? CELL_TEXT - 1 : CELL_TEXT);
+}
+
 const NS = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"';
 
 function width(column: TypedColumn, first: string | undefined): number {
@@ -201,7 +208,7 @@ export class XlsxRowWriter implements RowWriter {
         case 'timestamp': return (c: number) => this.instantCell(c);
         default: return (c: number) => {
           const t = l.text(c);
-          return t === null ? '<c/>' : textCell(t.length > CELL_TEXT ? t.slice(0, CELL_TEXT) : t);
+          return t === null ? '<c/>' : textCell(t.length > CELL_TEXT ? cellText(t) : t);
         };
       }
     });

@@ -71,6 +71,14 @@ describe('XLSX edge cases read back by SheetJS', () => {
     expect((book.Sheets.report as XLSX.WorkSheet).A3?.t).toBe('s');
   });
 
+  it('a text longer than a cell holds is cut at 32,767 characters, never through an emoji', async () => {
+    const long = `${'a'.repeat(32_766)}😀tail`;
+    const file = await xlsxOf(body([{ city: long }, { city: `${'é'.repeat(32_767)}x` }]));
+    const back = table(file).slice(1).map((r) => r[0] as string);
+    expect(back[1]).toBe('é'.repeat(32_767));
+    expect(back[0]).toBe('a'.repeat(32_766));
+  });
+
   it('rows longer than a 256 KiB buffer, and rows of 3-byte characters across the buffers\' ends', async () => {
     const wide = Object.fromEntries(Array.from({ length: 12 }, (_, c) => [`f${c}`, `${c}${'€'.repeat(32_000)}`]));
     const rows: Record<string, string>[] = [wide];
