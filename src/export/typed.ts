@@ -41,6 +41,17 @@ function isShortInteger(text: string): boolean {
   return true;
 }
 
+/** A `YYYY-MM-DD` day's midnight UTC in milliseconds, NaN for a day its month lacks. Date.UTC
+ * alone read years 0-99 as 1900-1999 and rolled 2026-02-30 over to March 2nd (Date.parse too). */
+function calendarDay(text: string): number {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  if (!match) return Number.NaN;
+  const [year, month, day] = [Number(match[1]), Number(match[2]) - 1, Number(match[3])];
+  const date = new Date(0);
+  date.setUTCFullYear(year, month, day);
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month && date.getUTCDate() === day ? date.getTime() : Number.NaN;
+}
+
 const INT64_MAX = 2n ** 63n - 1n;
 const INT64_MIN = -(2n ** 63n);
 
@@ -169,8 +180,7 @@ export class RowLayout {
   day(column: number): number | null {
     if (this.kinds[column] === Kind.Null) return null;
     const text = this.texts[column] as string;
-    const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
-    const ms = match ? Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3])) : Number.NaN;
+    const ms = calendarDay(text);
     if (this.kinds[column] !== Kind.String || Number.isNaN(ms)) return this.fail(column, 'not a date (YYYY-MM-DD) like the first row\'s');
     return ms / 86_400_000;
   }
@@ -179,7 +189,7 @@ export class RowLayout {
   instant(column: number): number | null {
     if (this.kinds[column] === Kind.Null) return null;
     const text = this.texts[column] as string;
-    const ms = timeOfDateValue(text) === 'HOURLY' ? Date.parse(text) : Number.NaN;
+    const ms = timeOfDateValue(text) === 'HOURLY' && !Number.isNaN(calendarDay(text.slice(0, 10))) ? Date.parse(text) : Number.NaN;
     if (this.kinds[column] !== Kind.String || Number.isNaN(ms)) return this.fail(column, 'not a date-time with an offset like the first row\'s');
     return ms;
   }

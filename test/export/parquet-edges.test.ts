@@ -183,6 +183,16 @@ describe('Parquet edge cases read back by DuckDB', () => {
     }
   });
 
+  it('DAILY dates of years before 100 stay their year; a day the month lacks stops the export, never shifted', async () => {
+    const days = ['0001-01-01', '0050-06-15', '0099-12-31', '0100-01-01', '2024-02-29'];
+    const path = await written(body(days.map((d) => `{"date":"${d}","clicks":1}`)), true);
+    expect((await query(`SELECT strftime(date, '%Y-%m-%d') AS d FROM '${path}'`)).map((r) => r.d)).toEqual(days);
+    for (const bad of ['2026-02-29', '2026-02-30', '2026-04-31', '2026-00-10', '2026-13-01', '2026-01-00']) {
+      await expect(written(body(['{"date":"2026-01-01"}', `{"date":"${bad}"}`]), true), bad).rejects.toThrow(/data\[1\]\.date is "[-0-9]+", not a date/);
+      await expect(written(body(['{"date":"2026-01-01T00:00:00Z"}', `{"date":"${bad}T01:00:00+01:00"}`]), false), bad).rejects.toThrow(/data\[1\]\.date is .*, not a date-time/);
+    }
+  });
+
   it('--column-case snake: snake-case columns, types from the contract, values as sent', async () => {
     const rows = ['{"date":"2026-10-25T02:00:00+01:00","deviceBrand":"Ünï","revenueEuro":-0.5,"eyesTrackings":4294967297,"subSubPublisherId":null}'];
     for (const bytes of MODES) {

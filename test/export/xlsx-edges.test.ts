@@ -114,6 +114,11 @@ describe('XLSX edge cases read back by SheetJS', () => {
     expect(hourly.slice(1).map((r) => r[1])).toEqual(hours.map((_, i) => i));
   });
 
+  it('a day its month lacks stops the export, never shifted to the next month', async () => {
+    await expect(xlsxOf(body([{ date: '2026-01-01' }, { date: '2026-02-30' }]))).rejects.toThrow(/data\[1\]\.date is "2026-02-30", not a date/);
+    await expect(xlsxOf(body([{ date: '2026-01-01T00:00:00Z' }, { date: '2026-04-31T01:00:00+02:00' }]))).rejects.toThrow(/data\[1\]\.date is .*, not a date-time/);
+  });
+
   it('one row; no row (the columns from the request, a header only); --column-case snake', async () => {
     expect(table(await xlsxOf(body([{ city: ' x ', clicks: 1 }])))).toEqual([['city', 'clicks'], [' x ', 1]]);
     const schema = [{ name: 'city', type: 'string' as const }, { name: 'revenueEuro', type: 'double' as const }];
