@@ -193,6 +193,17 @@ describe('Parquet edge cases read back by DuckDB', () => {
     }
   });
 
+  it('numbers, booleans and nested JSON in a text column as their JSON text; texts past the dictionary\'s 1 MiB on their own', async () => {
+    const values = ['12.50', 'true', 'false', '-0', '1E+2', '{"a":"é","b":[1,null]}', '["\\u00e9"]', '"12.50"', '"true"'];
+    const big = `${'€'.repeat(1_200_000)}!`;
+    const rows = [...values.map((v) => `{"city":${v}}`), `{"city":${JSON.stringify(big)}}`, `{"city":${JSON.stringify(big)}}`, '{"city":"small"}', '{"city":"small"}'];
+    const expected = ['12.50', 'true', 'false', '-0', '1E+2', '{"a":"é","b":[1,null]}', '["\\u00e9"]', '12.50', 'true', big, big, 'small', 'small'];
+    for (const bytes of MODES) {
+      const path = await written(body(rows), bytes, 11);
+      expect((await query(`SELECT city FROM '${path}'`)).map((r) => r.city), String(bytes)).toEqual(expected);
+    }
+  });
+
   it('--column-case snake: snake-case columns, types from the contract, values as sent', async () => {
     const rows = ['{"date":"2026-10-25T02:00:00+01:00","deviceBrand":"Ünï","revenueEuro":-0.5,"eyesTrackings":4294967297,"subSubPublisherId":null}'];
     for (const bytes of MODES) {

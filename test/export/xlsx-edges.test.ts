@@ -127,6 +127,12 @@ describe('XLSX edge cases read back by SheetJS', () => {
     expect(table(snake)).toEqual([['device_brand', 'revenue_euro', 'eyes_trackings', 'sub_sub_publisher_id'], ['Ünï', -0.5, 4294967297, null]]);
   });
 
+  it('rows that fill a sheet exactly leave no empty sheet after it', async () => {
+    const file = await xlsxOf(body(Array.from({ length: 4 }, (_, i) => ({ city: `c${i}` }))), new XlsxRowWriter({}, 5));
+    expect(XLSX.read(file, { type: 'buffer' }).SheetNames).toEqual(['report']);
+    expect(table(file)).toEqual([['city'], ['c0'], ['c1'], ['c2'], ['c3']]);
+  });
+
   it('rows over several sheets keep their order and values, the header on each', async () => {
     const rows = Array.from({ length: 9 }, (_, i) => ({ date: i % 2 ? '2026-10-25T02:00:00+01:00' : '2026-10-25T02:00:00+02:00', city: `c${i}` }));
     const file = await xlsxOf(body(rows), new XlsxRowWriter({}, 5));
