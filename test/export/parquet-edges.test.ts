@@ -204,6 +204,30 @@ describe('Parquet edge cases read back by DuckDB', () => {
     }
   });
 
+  it('rows whose keys come in another order, or fewer, or non-ASCII, land in their own columns', async () => {
+    const rows = ['{"Ünï côde":"a","clicks":1,"city":"x"}', '{"city":"y","Ünï côde":"b","clicks":2}', '{"clicks":3}', '{"city":"z","clicks":4,"Ünï côde":"c"}', '{"clicks":5,"city":"x","Ünï côde":"a"}'];
+    for (const bytes of MODES) {
+      const path = await written(body(rows), bytes, 2);
+      expect(await query(`SELECT "Ünï côde" AS u, clicks::INTEGER AS c, city FROM '${path}'`)).toEqual([
+        { u: 'a', c: 1, city: 'x' }, { u: 'b', c: 2, city: 'y' }, { u: null, c: 3, city: null }, { u: 'c', c: 4, city: 'z' }, { u: 'a', c: 5, city: 'x' }]);
+    }
+  });
+
+  it('the statistics of dates and amounts let a filtering reader find every row (DuckDB prunes groups by them)', async () => {
+    const days = ['1900-01-01', '1969-12-31', '1970-01-01', '2026-03-29', '0050-06-15', '2099-12-31', '2026-10-25'];
+    const amounts = ['-1.7976931348623157e308', '-0', '0', '5e-324', '0.1', '-12.5', '1e300'];
+    const rows = days.map((d, i) => `{"date":"${d}","revenueEuro":${amounts[i]}}`);
+    const path = await written(body(rows), true, 2);
+    const stats = await query(`SELECT stats_min_value AS lo, stats_max_value AS hi FROM parquet_metadata('${path}') WHERE path_in_schema = 'date' ORDER BY row_group_id`);
+    expect(stats).toEqual([{ lo: '1900-01-01', hi: '1969-12-31' }, { lo: '1970-01-01', hi: '2026-03-29' }, { lo: '0050-06-15', hi: '2099-12-31' }, { lo: '2026-10-25', hi: '2026-10-25' }]);
+    for (const d of days) expect((await query(`SELECT count(*)::INTEGER AS n FROM '${path}' WHERE date = DATE '${d}'`))[0]?.n, d).toBe(1);
+    for (const a of amounts) expect((await query(`SELECT count(*)::INTEGER AS n FROM '${path}' WHERE revenueEuro = (${a})::DOUBLE`))[0]?.n, a).toBe(Number(a) === 0 ? 2 : 1);
+    expect((await query(`SELECT count(*)::INTEGER AS n FROM '${path}' WHERE revenueEuro < 0`))[0]?.n).toBe(2);
+    const hours = ['2026-10-25T02:00:00+02:00', '2026-10-25T02:00:00+01:00', '1969-12-31T23:00:00+01:00', '2026-03-29T03:00:00+02:00', '2026-03-29T01:00:00+01:00'];
+    const hourly = await written(body(hours.map((h) => `{"date":"${h}"}`)), true, 2);
+    for (const h of hours) expect((await query(`SELECT count(*)::INTEGER AS n FROM '${hourly}' WHERE date = make_timestamptz(${Date.parse(h) * 1000}::BIGINT)`))[0]?.n, h).toBe(1);
+  });
+
   it('--column-case snake: snake-case columns, types from the contract, values as sent', async () => {
     const rows = ['{"date":"2026-10-25T02:00:00+01:00","deviceBrand":"Ünï","revenueEuro":-0.5,"eyesTrackings":4294967297,"subSubPublisherId":null}'];
     for (const bytes of MODES) {
