@@ -228,6 +228,18 @@ describe('Parquet edge cases read back by DuckDB', () => {
     for (const h of hours) expect((await query(`SELECT count(*)::INTEGER AS n FROM '${hourly}' WHERE date = make_timestamptz(${Date.parse(h) * 1000}::BIGINT)`))[0]?.n, h).toBe(1);
   });
 
+  it('--columns: the columns in the order chosen, one no row holds all null, fields left out not written', async () => {
+    const rows = ['{"city":"a","clicks":1,"revenueEuro":0.5}', '{"revenueEuro":-0,"city":"b"}'];
+    for (const bytes of MODES) {
+      const dropped = new Set<string>();
+      const writer = new ParquetRowWriter({ columns: ['clicks', 'nowhere', 'city'], dropped }, 1, undefined, bytes);
+      const path = await written(body(rows), bytes, undefined, undefined, writer);
+      expect(await query(`SELECT column_name AS c, column_type AS t FROM (DESCRIBE SELECT * FROM '${path}')`)).toEqual([{ c: 'clicks', t: 'BIGINT' }, { c: 'nowhere', t: 'VARCHAR' }, { c: 'city', t: 'VARCHAR' }]);
+      expect(await query(`SELECT clicks::INTEGER AS clicks, nowhere, city FROM '${path}'`)).toEqual([{ clicks: 1, nowhere: null, city: 'a' }, { clicks: null, nowhere: null, city: 'b' }]);
+      expect([...dropped]).toEqual(['revenueEuro']);
+    }
+  });
+
   it('--column-case snake: snake-case columns, types from the contract, values as sent', async () => {
     const rows = ['{"date":"2026-10-25T02:00:00+01:00","deviceBrand":"Ünï","revenueEuro":-0.5,"eyesTrackings":4294967297,"subSubPublisherId":null}'];
     for (const bytes of MODES) {

@@ -133,6 +133,14 @@ describe('XLSX edge cases read back by SheetJS', () => {
     expect(table(file)).toEqual([['city'], ['c0'], ['c1'], ['c2'], ['c3']]);
   });
 
+  it('numbers, booleans and nested JSON in a text column as their JSON text, as text cells; --columns', async () => {
+    const values = ['12.50', 'true', 'false', '-0', '1E+2', '{"a":"é","b":[1,null]}', '"12.50"', '"007"'];
+    const file = await xlsxOf(`{"data":[${values.map((v, i) => `{"postalcode":${v},"clicks":${i},"city":"x"}`).join(',')}]}`, new XlsxRowWriter({ columns: ['postalcode', 'nowhere', 'clicks'] }));
+    expect(table(file)).toEqual([['postalcode', 'nowhere', 'clicks'], ...values.map((v, i) => [v.startsWith('"') ? JSON.parse(v) : v, null, i])]);
+    const sheet = XLSX.read(file, { type: 'buffer' }).Sheets.report as XLSX.WorkSheet;
+    expect(values.map((_, i) => sheet[`A${i + 2}`]?.t)).toEqual(values.map(() => 's'));
+  });
+
   it('rows over several sheets keep their order and values, the header on each', async () => {
     const rows = Array.from({ length: 9 }, (_, i) => ({ date: i % 2 ? '2026-10-25T02:00:00+01:00' : '2026-10-25T02:00:00+02:00', city: `c${i}` }));
     const file = await xlsxOf(body(rows), new XlsxRowWriter({}, 5));
