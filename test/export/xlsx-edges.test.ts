@@ -6,6 +6,7 @@
 // and amounts at their limits, -0, empty string against null against absent, DST instants in Paris
 // wall time, one row, no row, --column-case snake.
 
+import { spawnSync } from 'node:child_process';
 import { strFromU8, unzipSync } from 'fflate';
 import { DateTime } from 'luxon';
 import XLSX from 'xlsx';
@@ -14,6 +15,7 @@ import { SnakeCaseRows } from '../../src/export/case.js';
 import { ReportScanner } from '../../src/export/scanner.js';
 import type { RowWriter } from '../../src/export/row-writer.js';
 import { XlsxRowWriter } from '../../src/export/xlsx.js';
+import { PYTHON } from '../helpers/python.js';
 
 async function xlsxOf(body: string, writer = new XlsxRowWriter(), wrap = (w: XlsxRowWriter): RowWriter => w): Promise<Buffer> {
   const scanner = new ReportScanner(wrap(writer));
@@ -58,6 +60,13 @@ describe('XLSX edge cases read back by SheetJS', () => {
     const file = await xlsxOf(body(texts.map((city) => ({ city }))));
     expect(table(file).slice(1).map((r) => r[0])).toEqual(texts);
     expect(sheetXml(file)).not.toMatch(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/);
+    if (!PYTHON) return;
+    // a strict XML 1.0 parser (expat) takes the sheet, and its texts, `_xHHHH_` decoded as Excel
+    // does (left to right), are the texts sent
+    const parsed = spawnSync(PYTHON, ['-c', EXPAT_TEXTS], { input: Buffer.from(sheetXml(file), 'utf8'), encoding: 'utf8' });
+    expect(parsed.stderr).toBe('');
+    const decoded = (JSON.parse(parsed.stdout) as string[]).map((t) => t.replace(/_x([0-9A-Fa-f]{4})_/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))));
+    expect(decoded).toEqual(['city', ...texts]);
   });
 
   it('empty string, null and absent; NUL, emoji, lone surrogates, CR/LF', async () => {
@@ -150,3 +159,10 @@ describe('XLSX edge cases read back by SheetJS', () => {
     expect(table(file, 'report 3')).toEqual([['date', 'city'], [serial, 'c8']]);
   });
 });
+
+/** Prints, as JSON, the text of every <t> element of the XML on stdin (Python's expat). */
+const EXPAT_TEXTS = [
+  'import sys, json, xml.dom.minidom',
+  'doc = xml.dom.minidom.parseString(sys.stdin.buffer.read())',
+  'print(json.dumps(["".join(n.data for n in t.childNodes if n.nodeType == n.TEXT_NODE) for t in doc.getElementsByTagName("t")]))',
+].join('\n');
