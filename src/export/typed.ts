@@ -52,6 +52,22 @@ function calendarDay(text: string): number {
   return date.getUTCFullYear() === year && date.getUTCMonth() === month && date.getUTCDate() === day ? date.getTime() : Number.NaN;
 }
 
+/** A JSON number with a fraction or an exponent as the digits of the integer it is exactly
+ * (`2.50e1` -> `25`), or undefined when it is not whole. By Number(), `1.0000000000000001` was
+ * written as 1 and `1e17` refused. Exponents past 40 are not whole counts worth spelling out. */
+function wholeDigits(text: string): string | undefined {
+  const match = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text);
+  if (!match) return undefined;
+  const fraction = match[3] ?? '';
+  const shift = Number(match[4] ?? 0) - fraction.length;
+  const digits = (match[2] as string) + fraction;
+  if (shift > 40) return /^0+$/.test(digits) ? '0' : undefined;
+  if (shift >= 0) return `${match[1]}${digits}${'0'.repeat(shift)}`;
+  const cut = digits.length + shift;
+  if (!/^0*$/.test(digits.slice(Math.max(0, cut)))) return undefined;
+  return `${match[1]}${cut > 0 ? digits.slice(0, cut) : '0'}`;
+}
+
 const INT64_MAX = 2n ** 63n - 1n;
 const INT64_MIN = -(2n ** 63n);
 
@@ -144,8 +160,12 @@ export class RowLayout {
         if (value >= INT64_MIN && value <= INT64_MAX) return text;
         return this.fail(column, 'out of the range of a 64-bit integer');
       }
-      const value = Number(text);
-      if (Number.isSafeInteger(value)) return String(value);
+      const whole = wholeDigits(text);
+      if (whole !== undefined) {
+        const value = BigInt(whole);
+        if (value >= INT64_MIN && value <= INT64_MAX) return value.toString();
+        return this.fail(column, 'out of the range of a 64-bit integer');
+      }
     }
     return this.fail(column, 'not a whole number (a count is written as a 64-bit integer)');
   }

@@ -62,6 +62,15 @@ describe('Parquet edge cases read back by DuckDB', () => {
       }
     });
 
+    it(`counts sent with a fraction or an exponent: whole ones exactly, others stop the export, never rounded (${bytes ? 'bytes' : 'text'} mode)`, async () => {
+      const whole = ['2.50e1', '1.000e3', '100e-2', '0.0', '-0.0e5', '1e17', '9.223372036854775807e18', '12345678901234567800e-2'];
+      const path = await written(body(whole.map((c) => `{"clicks":${c}}`)), bytes);
+      expect((await query(`SELECT clicks::VARCHAR AS c FROM '${path}'`)).map((r) => r.c)).toEqual(['25', '1000', '1', '0', '0', '100000000000000000', '9223372036854775807', '123456789012345678']);
+      for (const bad of ['1.0000000000000001', '4.9999999999999999', '9007199254740993.5', '1e-400', '9.3e18', '0.5']) {
+        await expect(written(body(['{"clicks":1}', `{"clicks":${bad}}`]), bytes), bad).rejects.toThrow(/data\[1\]\.clicks is "[^"]+", (not a whole number|out of the range)/);
+      }
+    });
+
     it(`-0 and amounts of many digits stay the doubles sent (${bytes ? 'bytes' : 'text'} mode)`, async () => {
       const amounts = ['-0', '0', '-0.0', '-123456789.123456789', '0.1', '-0.000000001', '1234567890123456789012', '5e-324', '-1.7976931348623157e308', '9007199254740993', '-12.30', '1E+2'];
       const path = await written(body(amounts.map((a) => `{"revenueEuro":${a}}`)), bytes, 4);

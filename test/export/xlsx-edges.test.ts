@@ -109,6 +109,11 @@ describe('XLSX edge cases read back by SheetJS', () => {
     expect(back.map((r) => r[1])).toEqual(amounts.map((a) => Number(a) + 0));
   });
 
+  it('a count sent as 1.0000000000000001 stops the export, never written as 1; 2.50e1 is 25', async () => {
+    await expect(xlsxOf('{"data":[{"clicks":1},{"clicks":1.0000000000000001}]}')).rejects.toThrow(/data\[1\]\.clicks is "1.0000000000000001", not a whole number/);
+    expect(table(await xlsxOf('{"data":[{"clicks":2.50e1},{"clicks":-1.5e2}]}'))).toEqual([['clicks'], [25], [-150]]);
+  });
+
   it('DAILY dates and HOURLY instants over Paris\'s DST changes, in Paris wall time', async () => {
     const days = ['2026-03-28', '2026-03-29', '2026-03-30', '2026-10-25', '2026-10-26', '1970-01-01', '1900-03-01', '2099-12-31'];
     const daily = table(await xlsxOf(body(days.map((date) => ({ date })))));
