@@ -41,6 +41,33 @@ function isShortInteger(text: string): boolean {
   return true;
 }
 
+/** A `YYYY-MM-DD` day's midnight UTC in milliseconds, NaN for a day its month lacks. Date.UTC
+ * alone read years 0-99 as 1900-1999 and rolled 2026-02-30 over to March 2nd (Date.parse too). */
+function calendarDay(text: string): number {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  if (!match) return Number.NaN;
+  const [year, month, day] = [Number(match[1]), Number(match[2]) - 1, Number(match[3])];
+  const date = new Date(0);
+  date.setUTCFullYear(year, month, day);
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month && date.getUTCDate() === day ? date.getTime() : Number.NaN;
+}
+
+/** A JSON number with a fraction or an exponent as the digits of the integer it is exactly
+ * (`2.50e1` -> `25`), or undefined when it is not whole. By Number(), `1.0000000000000001` was
+ * written as 1 and `1e17` refused. Exponents past 40 are not whole counts worth spelling out. */
+function wholeDigits(text: string): string | undefined {
+  const match = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text);
+  if (!match) return undefined;
+  const fraction = match[3] ?? '';
+  const shift = Number(match[4] ?? 0) - fraction.length;
+  const digits = (match[2] as string) + fraction;
+  if (shift > 40) return /^0+$/.test(digits) ? '0' : undefined;
+  if (shift >= 0) return `${match[1]}${digits}${'0'.repeat(shift)}`;
+  const cut = digits.length + shift;
+  if (!/^0*$/.test(digits.slice(Math.max(0, cut)))) return undefined;
+  return `${match[1]}${cut > 0 ? digits.slice(0, cut) : '0'}`;
+}
+
 const INT64_MAX = 2n ** 63n - 1n;
 const INT64_MIN = -(2n ** 63n);
 
@@ -133,8 +160,12 @@ export class RowLayout {
         if (value >= INT64_MIN && value <= INT64_MAX) return text;
         return this.fail(column, 'out of the range of a 64-bit integer');
       }
-      const value = Number(text);
-      if (Number.isSafeInteger(value)) return String(value);
+      const whole = wholeDigits(text);
+      if (whole !== undefined) {
+        const value = BigInt(whole);
+        if (value >= INT64_MIN && value <= INT64_MAX) return value.toString();
+        return this.fail(column, 'out of the range of a 64-bit integer');
+      }
     }
     return this.fail(column, 'not a whole number (a count is written as a 64-bit integer)');
   }
@@ -169,8 +200,7 @@ export class RowLayout {
   day(column: number): number | null {
     if (this.kinds[column] === Kind.Null) return null;
     const text = this.texts[column] as string;
-    const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
-    const ms = match ? Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3])) : Number.NaN;
+    const ms = calendarDay(text);
     if (this.kinds[column] !== Kind.String || Number.isNaN(ms)) return this.fail(column, 'not a date (YYYY-MM-DD) like the first row\'s');
     return ms / 86_400_000;
   }
@@ -179,7 +209,7 @@ export class RowLayout {
   instant(column: number): number | null {
     if (this.kinds[column] === Kind.Null) return null;
     const text = this.texts[column] as string;
-    const ms = timeOfDateValue(text) === 'HOURLY' ? Date.parse(text) : Number.NaN;
+    const ms = timeOfDateValue(text) === 'HOURLY' && !Number.isNaN(calendarDay(text.slice(0, 10))) ? Date.parse(text) : Number.NaN;
     if (this.kinds[column] !== Kind.String || Number.isNaN(ms)) return this.fail(column, 'not a date-time with an offset like the first row\'s');
     return ms;
   }

@@ -125,7 +125,9 @@ function xmlText(text: string): string {
   // most cells need nothing done: one test, no replace (a third of an export's time went here)
   if (!NEEDS_ESCAPE.test(text)) return text;
   return text
-    .replace(/_(x[0-9A-Fa-f]{4}_)/g, '_x005F_$1')
+    // every `_` that starts an `_xHHHH_` (either case of x: SheetJS reads `_X0041_` as "A"), the
+    // overlapping ones too: `_x005f_x0041_` read back `_x005fA` when only the first was guarded
+    .replace(/_(?=[xX][0-9A-Fa-f]{4}_)/g, '_x005F_')
     .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, (c) => `_x${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}_`)
     .replace(/[&<>\r]/g, (c) => XML_ESCAPES[c] as string);
 }
@@ -137,6 +139,13 @@ const NEEDS_PRESERVE = /^\s|\s$|[\t\n\r]| {2}/;
 
 const textCell = (text: string, style = 0) =>
   `<c t="inlineStr"${style ? ` s="${style}"` : ''}><is>${NEEDS_PRESERVE.test(text) ? '<t xml:space="preserve">' : '<t>'}${xmlText(text)}</t></is></c>`;
+
+/** A text cut at CELL_TEXT, never between the two halves of a character beyond the BMP (a lone
+ * half would be written as U+FFFD). */
+function cellText(text: string): string {
+  const last = text.charCodeAt(CELL_TEXT - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? CELL_TEXT - 1 : CELL_TEXT);
+}
 
 const NS = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"';
 
@@ -199,7 +208,7 @@ export class XlsxRowWriter implements RowWriter {
         case 'timestamp': return (c: number) => this.instantCell(c);
         default: return (c: number) => {
           const t = l.text(c);
-          return t === null ? '<c/>' : textCell(t.length > CELL_TEXT ? t.slice(0, CELL_TEXT) : t);
+          return t === null ? '<c/>' : textCell(t.length > CELL_TEXT ? cellText(t) : t);
         };
       }
     });
