@@ -38,53 +38,55 @@ export interface PollOptions {
 
 /** What reports of one kind took to become ready, as far as the waits of one process can tell. */
 export interface Expectation {
-  /** the span, counted from the submission, in which the most recent reports of this kind became
-   * ready (after `fromMs`, by `byMs`); undefined before one was seen */
-  expected(): Expected | undefined;
+  /** the readiness seen (counted from the submission), as Turnbull's cells in time order; empty
+   * before a report of the kind was seen */
+  cells(): readonly Cell[];
   /** a report was still in progress when asked at `lowerMs` (0: never asked), ready at `upperMs` */
   observe(lowerMs: number, upperMs: number): void;
   /** a new wait's phase in [0, 1): 0 for the kind's first, then spread by the golden ratio, so that
    * the waits of a kind not yet seen poll at times that interleave rather than coincide */
   phase(): number;
-  /** `listener` is called when a report of the kind was seen ready; returns how to stop listening */
-  onChange(listener: () => void): () => void;
+  /** `listener` is called once, when the kind's first report is seen ready; returns how to stop */
+  onFirst(listener: () => void): () => void;
 }
 
-/** The span in which recent reports of a kind became ready, counted from their submission. */
-export interface Expected {
+/** A span of the readiness seen, (fromMs, byMs], and the share of reports ready in it. */
+export interface Cell {
   fromMs: number;
   byMs: number;
+  mass: number;
 }
 
 /** The last readiness intervals kept for a kind of report: recent enough to follow a platform
- * slowing down, enough that one odd report does not move the span. */
+ * slowing down, enough that one odd report does not move the estimate. */
 const READINESS_KEPT = 32;
-/** Past the span's end, a report still in progress is asked again after 50 ms, then 100, 200 ms...,
- * never more rarely than the backoff would: a report slightly slower than the others is noticed
- * within a step, and one much slower is back on the backoff after a few. */
+/** Past the aim, a report still in progress is asked again after 50 ms, then 100, 200 ms..., never
+ * more rarely than the backoff would: a report slightly slower than the aim is noticed within a
+ * step, and one much slower is back on the backoff after a few. */
 const OVERDUE_FIRST_MS = 50;
-/** Polls aimed into the span are drawn over at least its last 40 ms: reports submitted together are
- * not asked about in one burst. */
+/** Between a wait's aims, a fifth of the kind's reports, and at least 20 ms. */
+const QUANTILE_STEP = 0.2;
+const STEP_MIN_MS = 20;
+/** Aims into a span narrower than this are drawn over its last 40 ms: reports submitted together
+ * are not asked about in one burst. */
 const SPREAD_MIN_MS = 40;
-/** A wait woken past the span's end polls within this (drawn): the woken do not ask in one burst. */
+/** A wait woken past the first report seen polls within this (drawn): the woken do not ask at once. */
 const WOKEN_SPREAD_MS = 20;
 const GOLDEN = (Math.sqrt(5) - 1) / 2;
 
 /**
  * When the reports of each kind (the engine's key: side, breakdowns, window length) become ready,
  * learned from the waits of one process. Each wait that ends says its report became ready in
- * (its last `progress` answer, its `ready` one]; the span expected is where the most of the last
- * intervals overlap (the latest such span on a tie). Reports of a kind that take the same time have
- * all their intervals overlap there, and each wait narrows it: a poll drawn inside the span either
- * finds the report ready (the span ends there) or not (it starts there), and the wait asks again at
- * the span's end. A wait polls in the span instead of at a backoff tick that may fall seconds after
- * it (a 3 s report polled at 1.75 s and then 3.75 s is noticed 0.75 s late); one slower than the span
- * is asked again after 50 ms, 100 ms..., never later than the backoff would, so a wrong span costs
- * a few polls, never a later notice.
+ * (its last `progress` answer, its `ready` one]. From the kind's last 32 such intervals, Turnbull's
+ * estimate (the maximum-likelihood distribution of interval-censored times) says how the readiness
+ * is spread; a wait aims at a quantile drawn in its lower half, then asks again after 50 ms, 100
+ * ms..., never later than the backoff would. Reports that take the same time have their intervals
+ * overlap in one span, which each wait's aim splits; reports whose times vary are aimed at across
+ * their spread. A wrong estimate costs a few polls, never a later notice than the backoff's.
  *
  * Before any report of a kind was seen, its waits poll on the backoff scaled by 2^phase (phases
  * spread by the golden ratio), so that together they ask at interleaving times; the first report
- * seen ready wakes the others, which ask at once if they are past the span, or wait for it.
+ * seen ready wakes the others, which ask at once if they are past it, or aim then.
  */
 export class Readiness {
   private readonly kinds = new Map<string, Kind>();
@@ -94,30 +96,30 @@ export class Readiness {
     if (!kind) this.kinds.set(name, (kind = new Kind()));
     const mine = kind;
     return {
-      expected: () => mine.expected(),
+      cells: () => mine.cells,
       observe: (lowerMs, upperMs) => mine.observe(lowerMs, upperMs),
       phase: () => mine.phase(),
-      onChange: (listener) => mine.listen(listener),
+      onFirst: (listener) => mine.listen(listener),
     };
   }
 }
 
 class Kind {
   private readonly seen: [number, number][] = [];
-  private span: Expected | undefined;
+  cells: Cell[] = [];
   private waits = 0;
   private readonly listeners = new Set<() => void>();
 
-  expected(): Expected | undefined {
-    return this.span;
-  }
-
   observe(lowerMs: number, upperMs: number): void {
-    if (!(upperMs >= lowerMs) || lowerMs < 0) return;
+    if (!(upperMs > lowerMs) || lowerMs < 0) return;
+    const first = this.seen.length === 0;
     this.seen.push([lowerMs, upperMs]);
     if (this.seen.length > READINESS_KEPT) this.seen.shift();
-    this.span = mostOverlapped(this.seen);
-    for (const listener of [...this.listeners]) listener();
+    this.cells = readinessCells(this.seen);
+    if (!first) return;
+    const listeners = [...this.listeners];
+    this.listeners.clear();
+    for (const listener of listeners) listener();
   }
 
   phase(): number {
@@ -130,52 +132,64 @@ class Kind {
   }
 }
 
-/** Where the most of the intervals (lower, upper] overlap: the latest such span on a tie. */
-export function mostOverlapped(intervals: readonly (readonly [number, number])[]): Expected | undefined {
-  const points = [...new Set(intervals.flat())].sort((a, b) => a - b);
-  let best: Expected | undefined;
-  let most = 0;
-  for (let i = 0; i + 1 < points.length; i++) {
-    const at = points[i]!;
-    let covered = 0;
-    for (const [lower, upper] of intervals) if (lower <= at && upper > at) covered++;
-    if (covered > most || (covered === most && best !== undefined && best.byMs < at)) {
-      most = covered;
-      best = { fromMs: at, byMs: points[i + 1]! };
-    } else if (covered === most && best !== undefined && best.byMs === at) {
-      best = { fromMs: best.fromMs, byMs: points[i + 1]! };
+/**
+ * Turnbull's estimate: the spans where intervals (lower, upper] meet (a lower end followed by an
+ * upper end in the sorted ends), each with the share of reports that maximises the likelihood of
+ * the intervals seen (its self-consistent fixed point, by EM), in time order; spans of no share left out.
+ */
+export function readinessCells(intervals: readonly (readonly [number, number])[]): Cell[] {
+  const ends = intervals.flatMap(([lower, upper]) => [{ at: lower, lower: true }, { at: upper, lower: false }]);
+  // (lower, upper] holds no time at its lower end: on a tie an upper end comes first
+  ends.sort((x, y) => x.at - y.at || Number(x.lower) - Number(y.lower));
+  const spans: [number, number][] = [];
+  for (let i = 0; i + 1 < ends.length; i++) if (ends[i]!.lower && !ends[i + 1]!.lower) spans.push([ends[i]!.at, ends[i + 1]!.at]);
+  const within = intervals.map(([lower, upper]) => spans.flatMap(([from, by], j) => (lower <= from && by <= upper ? [j] : [])));
+  let mass = spans.map(() => 1 / spans.length);
+  for (let round = 0; round < 200; round++) {
+    const next = spans.map(() => 0);
+    for (const js of within) {
+      let total = 0;
+      for (const j of js) total += mass[j]!;
+      if (total > 0) for (const j of js) next[j]! += mass[j]! / total / intervals.length;
     }
+    const moved = next.reduce((most, value, j) => Math.max(most, Math.abs(value - mass[j]!)), 0);
+    mass = next;
+    if (moved < 1e-4) break;
   }
-  if (!best && intervals.length > 0) {
-    // every interval a point (a report ready at its first poll, asked when submitted)
-    const at = Math.max(...intervals.map(([, upper]) => upper));
-    return { fromMs: at, byMs: at };
-  }
-  return best;
+  return spans.flatMap(([fromMs, byMs], j) => (mass[j]! > 1e-3 ? [{ fromMs, byMs, mass: mass[j]! }] : []));
 }
 
-/** Where one wait aims in the expected span: a time drawn in it (over at least its last 40 ms),
- * and its end. */
-export interface Aim {
-  aimMs: number;
-  byMs: number;
-}
-
-export function aimIn(span: Expected, random: () => number = Math.random): Aim {
-  const { fromMs, byMs } = span;
-  return { aimMs: byMs - Math.max(byMs - fromMs, SPREAD_MIN_MS) * random(), byMs };
+/** The time at quantile `p` of the cells: linear within the cell it falls in, which is returned too. */
+export function quantileMs(cells: readonly Cell[], p: number): { atMs: number; cell: Cell } {
+  const total = cells.reduce((sum, cell) => sum + cell.mass, 0);
+  let below = 0;
+  for (const cell of cells) {
+    if ((below + cell.mass) / total >= p) {
+      const within = Math.min(1, Math.max(0, (p * total - below) / cell.mass));
+      return { atMs: cell.fromMs + (cell.byMs - cell.fromMs) * within, cell };
+    }
+    below += cell.mass;
+  }
+  const last = cells.at(-1)!;
+  return { atMs: last.byMs, cell: last };
 }
 
 /**
- * The wait before the next poll, the backoff's `delay` bounded by the wait's aim in the expected
- * span: before the aim, the aim; past it, `OVERDUE_FIRST_MS` doubling with each poll since (the
- * `overdue`-th), no later than the span's end while before it, never more than `delay`.
+ * When a wait aiming at quantile `first` of the cells asks next, counted from the submission, after
+ * `made` polls at or past its aims (the last asked at `lastMs`): first at that quantile (drawn over
+ * the last 40 ms of a cell narrower than that: reports submitted together are not asked about at one
+ * instant); after each `progress`, a fifth of the reports later (at least 20 ms after the last
+ * poll); past the last cell, 50 ms after the last poll, doubling.
  */
-export function boundedDelayMs(delay: number, elapsed: number, aim: Aim | undefined, overdue: number): number {
-  if (aim === undefined) return delay;
-  if (elapsed < aim.aimMs) return Math.max(0, Math.min(delay, Math.round(aim.aimMs - elapsed)));
-  const step = Math.min(delay, OVERDUE_FIRST_MS * 2 ** overdue);
-  return elapsed < aim.byMs ? Math.max(0, Math.min(step, Math.round(aim.byMs - elapsed))) : step;
+export function aimMs(cells: readonly Cell[], first: number, made: number, lastMs: number, draw: number): number {
+  if (made === 0) {
+    const { atMs, cell } = quantileMs(cells, first);
+    return Math.round(cell.byMs - cell.fromMs < SPREAD_MIN_MS ? cell.byMs - SPREAD_MIN_MS * draw : atMs);
+  }
+  const p = first + made * QUANTILE_STEP;
+  if (p < 1) return Math.round(Math.max(quantileMs(cells, p).atMs, lastMs + STEP_MIN_MS));
+  const past = made - Math.ceil((1 - first) / QUANTILE_STEP);
+  return Math.round(Math.max(cells.at(-1)!.byMs, lastMs) + OVERDUE_FIRST_MS * 2 ** Math.max(0, past));
 }
 
 /** The wait after poll `n` (0-based): 1 s, 2 s, 4 s, then 7.5 s, each with ±5% jitter. */
@@ -213,7 +227,14 @@ export async function waitUntilReady(client: ReportingClient, id: string, option
   // a hard deadline: a status answer that trickles, or is retried, cannot stretch the wait
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(notReady()), options.maxWaitMs + LAST_LOOK_MS);
-  const signal = AbortSignal.any([options.signal, deadline.signal]);
+  // the wait's signal: Ctrl-C or the deadline (no AbortSignal.any: on Node 20 each leaves an entry
+  // on the long-lived signal, one per report of a fleet)
+  const either = new AbortController();
+  const relay = () => either.abort(options.signal.reason);
+  if (options.signal.aborted) relay();
+  else options.signal.addEventListener('abort', relay, { once: true });
+  deadline.signal.addEventListener('abort', () => either.abort(deadline.signal.reason), { once: true });
+  const signal = either.signal;
   const pace = new Pace(options, signal);
   try {
     for (let polls = 1; ; polls++) {
@@ -247,30 +268,40 @@ export async function waitUntilReady(client: ReportingClient, id: string, option
     throw error;
   } finally {
     clearTimeout(timer);
+    options.signal.removeEventListener('abort', relay);
   }
 }
 
-/** One wait's pace: the backoff, bounded by the kind's expected span, and woken when it moves. */
+/** A wait aims at a quantile of the readiness seen drawn in [0.05, 0.5]: a report is more often
+ * asked a little before it is ready than noticed late, and the waits' aims spread over the kind's
+ * readiness where it varies. */
+const AIM_QUANTILES = [0.05, 0.5] as const;
+
+/** One wait's pace: the backoff, bounded by its aims in the readiness seen of its kind. */
 class Pace {
-  /** the expected span bounds the backoff, not a fixed --poll-interval */
+  /** the expectation bounds the backoff, not a fixed --poll-interval */
   private readonly expected: Expectation | undefined;
   /** the expectation's times count from the submission */
   private readonly since: number;
   /** before any report of the kind was seen, this wait's backoff is scaled by 2^phase */
   private readonly scale: number;
+  /** this wait's first quantile, and its draw within a narrow cell */
+  private readonly first: number;
+  private readonly draw: number;
   /** when the last `progress` answer was asked for: the report was not ready then */
   private lower = 0;
-  /** polls at or past the aim */
-  private overdue = 0;
+  /** polls made at or past the wait's aims */
+  private made = 0;
   private polls = 0;
-  /** the aim drawn in the span last seen */
-  private aim: { span: Expected; at: Aim } | undefined;
 
   constructor(private readonly options: PollOptions, private readonly signal: AbortSignal) {
     this.expected = options.intervalMs === undefined ? options.expected : undefined;
     const started = options.now();
     this.since = Math.min(started, options.submittedAt ?? started);
-    this.scale = this.expected && this.expected.expected() === undefined ? 2 ** this.expected.phase() : 1;
+    const random = options.random ?? Math.random;
+    this.first = this.expected ? AIM_QUANTILES[0] + (AIM_QUANTILES[1] - AIM_QUANTILES[0]) * random() : 0;
+    this.draw = this.expected ? random() : 0;
+    this.scale = this.expected && !this.seen() ? 2 ** this.expected.phase() : 1;
   }
 
   fromSubmit(): number {
@@ -284,51 +315,57 @@ class Pace {
 
   /** A `progress` answer to the poll asked at `asked`: the wait before the next. */
   progress(asked: number, polls: number): number {
+    const aim = this.aim();
     this.lower = asked;
     this.polls = polls;
-    const aim = this.aimNow();
-    if (aim && asked >= aim.aimMs) this.overdue++;
+    if (aim !== undefined && asked >= aim - 1) this.made++;
     return this.delay(false);
   }
 
-  /** The aim in the kind's span, drawn again when the span moved. */
-  private aimNow(): Aim | undefined {
-    const span = this.expected?.expected();
-    if (!span) return undefined;
-    if (this.aim?.span !== span) this.aim = { span, at: aimIn(span, this.options.random) };
-    return this.aim.at;
+  private seen(): boolean {
+    return (this.expected?.cells().length ?? 0) > 0;
+  }
+
+  private aim(): number | undefined {
+    const cells = this.expected?.cells();
+    return cells?.length ? aimMs(cells, this.first, this.made, this.lower, this.draw) : undefined;
   }
 
   private delay(woken: boolean): number {
     const { options } = this;
-    const aim = this.aimNow();
+    const aim = this.aim();
     const fromSubmit = this.fromSubmit();
-    // woken past the span: the report is likely ready, ask now (drawn over a few ms)
-    if (woken && aim && fromSubmit >= aim.byMs) return Math.round((options.random ?? Math.random)() * WOKEN_SPREAD_MS);
-    let backoff = pollDelayMs(this.polls - 1, options.random, options.intervalMs, options.firstMs);
-    if (this.scale !== 1) backoff = Math.round(Math.min(POLICY.poll.capMs, backoff * this.scale));
-    return boundedDelayMs(backoff, fromSubmit, aim, Math.max(0, this.overdue - 1));
+    // woken past the first report seen: this one is likely ready, ask now (drawn over a few ms)
+    if (woken && aim !== undefined && fromSubmit >= aim) return Math.max(1, Math.round((options.random ?? Math.random)() * WOKEN_SPREAD_MS));
+    const firstMs = (options.firstMs ?? POLICY.poll.firstMs) * this.scale;
+    const backoff = pollDelayMs(this.polls - 1, options.random, options.intervalMs, firstMs);
+    return aim === undefined ? backoff : Math.max(1, Math.min(backoff, Math.ceil(aim - fromSubmit)));
   }
 
-  /** Sleeps `ms`, or less when a report of the kind seen ready meanwhile moves the next poll earlier. */
+  /** Sleeps `ms`; before any report of the kind was seen, less when the first is seen meanwhile. */
   async rest(ms: number): Promise<void> {
     const { options, expected, signal } = this;
-    if (!expected) return options.sleep(ms, signal);
-    let left = ms;
-    for (;;) {
-      const wake = new AbortController();
-      const stop = expected.onChange(() => wake.abort());
-      const at = options.now();
-      try {
-        return await options.sleep(left, AbortSignal.any([signal, wake.signal]));
-      } catch (error) {
-        if (!wake.signal.aborted || signal.aborted) throw error;
-      } finally {
-        stop();
-      }
-      left = Math.max(0, left - (options.now() - at));
-      left = Math.min(left, this.delay(true));
+    if (!expected || signal.aborted || this.seen()) return options.sleep(ms, signal);
+    // (no AbortSignal.any: on Node 20 each leaves an entry on the long-lived signal)
+    const wake = new AbortController();
+    const relay = () => wake.abort(signal.reason);
+    signal.addEventListener('abort', relay, { once: true });
+    let woken = false;
+    const stop = expected.onFirst(() => {
+      woken = true;
+      wake.abort();
+    });
+    const at = options.now();
+    try {
+      return await options.sleep(ms, wake.signal);
+    } catch (error) {
+      if (!woken || signal.aborted) throw error;
+    } finally {
+      signal.removeEventListener('abort', relay);
+      stop();
     }
+    const left = Math.max(0, ms - (options.now() - at));
+    return options.sleep(Math.min(left, this.delay(true)), signal);
   }
 }
 

@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import type { ReportingClient } from '../../src/api/client.js';
-import { Readiness, aimIn, boundedDelayMs, mostOverlapped, waitUntilReady, type PollOptions } from '../../src/report/poll.js';
+import { Readiness, aimMs, quantileMs, readinessCells, waitUntilReady, type Cell, type PollOptions } from '../../src/report/poll.js';
 
 /** A report that becomes ready `readyAtMs` after the wait starts, on a clock moved by the sleeps. */
 function fakeReport(readyAtMs: number) {
@@ -23,34 +23,38 @@ function fakeReport(readyAtMs: number) {
   return { client, options, asked, now: () => clock, advance: (ms: number) => { clock += ms; } };
 }
 
+const only = (cells: readonly Cell[]) => cells.map(({ fromMs, byMs, mass }) => [fromMs, byMs, Math.round(mass * 1000) / 1000]);
+
 describe('Readiness: when reports of a kind become ready', () => {
-  it('knows nothing before a report is seen; then the span where the most intervals overlap, per kind', () => {
+  it('knows nothing before a report is seen; then Turnbull\'s cells of the intervals seen, per kind', () => {
     const readiness = new Readiness();
     const kind = readiness.of('buyer DAILY 86399');
-    expect(kind.expected()).toBeUndefined();
+    expect(kind.cells()).toEqual([]);
     kind.observe(1750, 3750);
-    expect(kind.expected()).toEqual({ fromMs: 1750, byMs: 3750 });
+    expect(only(kind.cells())).toEqual([[1750, 3750, 1]]);
     kind.observe(2850, 3050);
     kind.observe(2950, 3050);
-    expect(kind.expected()).toEqual({ fromMs: 2950, byMs: 3050 });
-    expect(readiness.of('seller DAILY 86399').expected()).toBeUndefined();
-    expect(readiness.of('buyer DAILY 86399').expected()).toEqual({ fromMs: 2950, byMs: 3050 });
+    // every interval holds (2950, 3050]: all the reports' weight is there
+    expect(only(kind.cells())).toEqual([[2950, 3050, 1]]);
+    expect(readiness.of('seller DAILY 86399').cells()).toEqual([]);
+    expect(only(readiness.of('buyer DAILY 86399').cells())).toEqual([[2950, 3050, 1]]);
   });
 
-  it('follows the recent reports: the last 32 only; on a tie, the latest span', () => {
+  it('spreads the weight where the reports\' times vary, and follows the last 32 only', () => {
+    expect(only(readinessCells([[900, 1100], [4900, 5100]]))).toEqual([[900, 1100, 0.5], [4900, 5100, 0.5]]);
+    // a wide interval holding two narrow ones adds to them, not to a span of its own
+    expect(only(readinessCells([[1000, 1100], [2000, 2100], [500, 2500]]))).toEqual([[1000, 1100, 0.5], [2000, 2100, 0.5]]);
     const kind = new Readiness().of('k');
     for (let i = 0; i < 32; i++) kind.observe(900, 1100);
-    expect(kind.expected()).toEqual({ fromMs: 900, byMs: 1100 });
-    for (let i = 0; i < 17; i++) kind.observe(4900, 5100);
-    expect(kind.expected()).toEqual({ fromMs: 4900, byMs: 5100 });
-    expect(mostOverlapped([[900, 1100], [4900, 5100]])).toEqual({ fromMs: 4900, byMs: 5100 });
-    expect(mostOverlapped([[900, 1100], [1100, 1300]])).toEqual({ fromMs: 900, byMs: 1300 });
+    for (let i = 0; i < 24; i++) kind.observe(4900, 5100);
+    expect(only(kind.cells())).toEqual([[900, 1100, 0.25], [4900, 5100, 0.75]]);
   });
 
-  it('ignores an interval that says nothing (upper before lower)', () => {
+  it('ignores an interval that says nothing (upper not after lower)', () => {
     const kind = new Readiness().of('k');
     kind.observe(3000, 1000);
-    expect(kind.expected()).toBeUndefined();
+    kind.observe(2000, 2000);
+    expect(kind.cells()).toEqual([]);
   });
 
   it('gives the waits of a kind phases spread over [0, 1): the first 0, then by the golden ratio', () => {
@@ -62,38 +66,34 @@ describe('Readiness: when reports of a kind become ready', () => {
     expect(Math.max(...gaps)).toBeLessThan(0.15);
   });
 
-  it('tells the listeners of a kind when one of its reports was seen ready', () => {
+  it('tells the listeners of a kind once, when its first report is seen ready', () => {
     const readiness = new Readiness();
     const heard: string[] = [];
-    const stop = readiness.of('a').onChange(() => heard.push('a'));
-    readiness.of('b').onChange(() => heard.push('b'));
+    const stop = readiness.of('a').onFirst(() => heard.push('a'));
+    readiness.of('b').onFirst(() => heard.push('b'));
+    readiness.of('a').observe(1000, 2000);
     readiness.of('a').observe(1000, 2000);
     stop();
-    readiness.of('a').observe(1000, 2000);
+    readiness.of('b').observe(1000, 2000);
     readiness.of('b').observe(1000, 2000);
     expect(heard).toEqual(['a', 'b']);
   });
 });
 
-describe('boundedDelayMs: the backoff bounded by the wait\'s aim in the span', () => {
-  it('is the backoff when nothing is expected', () => {
-    expect(boundedDelayMs(2000, 1750, undefined, 0)).toBe(2000);
+describe('aimMs: where a wait asks, in the readiness seen', () => {
+  const spread = [{ fromMs: 2000, byMs: 3000, mass: 0.5 }, { fromMs: 3000, byMs: 4000, mass: 0.5 }];
+  it('first at its quantile; then a fifth of the reports later each time, at least 20 ms on; past the last cell 50 ms on, doubling', () => {
+    expect(quantileMs(spread, 0.25).atMs).toBe(2500);
+    expect([0, 1, 2, 3].map((made) => aimMs(spread, 0.25, made, 0, 0.5))).toEqual([2500, 2900, 3300, 3700]);
+    expect(aimMs(spread, 0.25, 2, 3280, 0.5)).toBe(3300);
+    expect(aimMs(spread, 0.25, 2, 3290, 0.5)).toBe(3310);
+    expect([4, 5, 6, 7].map((made) => aimMs(spread, 0.25, made, 4000, 0.5))).toEqual([4050, 4100, 4200, 4400]);
   });
-  it('draws the aim in the span, over at least its last 40 ms', () => {
-    expect(aimIn({ fromMs: 2000, byMs: 3000 }, () => 0.5)).toEqual({ aimMs: 2500, byMs: 3000 });
-    expect(aimIn({ fromMs: 2000, byMs: 3000 }, () => 0)).toEqual({ aimMs: 3000, byMs: 3000 });
-    expect(aimIn({ fromMs: 2990, byMs: 3000 }, () => 1)).toEqual({ aimMs: 2960, byMs: 3000 });
-  });
-  it('before the aim: the aim, never later than the backoff', () => {
-    const aim = { aimMs: 3000, byMs: 3100 };
-    expect(boundedDelayMs(2000, 1750, aim, 0)).toBe(1250);
-    expect(boundedDelayMs(1000, 750, aim, 0)).toBe(1000);
-  });
-  it('past the aim: 50 ms, then doubling, no later than the span\'s end before it, never more than the backoff', () => {
-    const aim = { aimMs: 3000, byMs: 3100 };
-    expect([0, 1, 2].map((n) => boundedDelayMs(7500, 3000, aim, n))).toEqual([50, 100, 100]);
-    expect([0, 1, 2, 3, 4, 5, 6, 7, 8].map((n) => boundedDelayMs(7500, 3100, aim, n))).toEqual([50, 100, 200, 400, 800, 1600, 3200, 6400, 7500]);
-    expect(boundedDelayMs(250, 3100, aim, 3)).toBe(250);
+  it('in a cell narrower than 40 ms, draws the first aim over the cell\'s last 40 ms', () => {
+    const narrow = [{ fromMs: 2990, byMs: 3000, mass: 1 }];
+    expect(aimMs(narrow, 0.25, 0, 0, 0)).toBe(3000);
+    expect(aimMs(narrow, 0.25, 0, 0, 1)).toBe(2960);
+    expect(aimMs(narrow, 0.25, 1, 2960, 1)).toBe(2995);
   });
 });
 
@@ -104,7 +104,7 @@ describe('waitUntilReady with an expectation', () => {
     await waitUntilReady(client, 'r1', options({ firstMs: 250, expected: readiness.of('k') }));
     expect(now()).toBe(3750);
     expect(asked).toEqual([0, 250, 750, 1750, 3750]);
-    expect(readiness.of('k').expected()).toEqual({ fromMs: 1750, byMs: 3750 });
+    expect(only(readiness.of('k').cells())).toEqual([[1750, 3750, 1]]);
   });
 
   it('the second wait of a kind not yet seen: the backoff scaled by 2^phase, its polls between the first\'s', async () => {
@@ -117,16 +117,16 @@ describe('waitUntilReady with an expectation', () => {
     expect(asked[1]).toBe(Math.round(250 * scale));
   });
 
-  it('with one: polled in the span, then 50 ms later, doubling; noticed at 3.1 s, not 3.75 s', async () => {
+  it('with one: polled at its quantile, then a fifth of the reports later; noticed at 3.1 s, not 3.75 s', async () => {
     const readiness = new Readiness();
     readiness.of('k').observe(1750, 3750);
     const { client, options, now, asked } = fakeReport(3000);
     await waitUntilReady(client, 'r2', options({ firstMs: 250, expected: readiness.of('k') }));
-    // the aim drawn halfway in (1750, 3750]
-    expect(asked).toEqual([0, 250, 750, 1750, 2750, 2800, 2900, 3100]);
+    // the quantile drawn: 0.05 + 0.45 x 0.5 = 0.275 of (1750, 3750] is 2300; then 2700, 3100
+    expect(asked).toEqual([0, 250, 750, 1750, 2300, 2700, 3100]);
     expect(now()).toBe(3100);
-    // the wait told its interval (2900, 3100]: the span narrows to it
-    expect(readiness.of('k').expected()).toEqual({ fromMs: 2900, byMs: 3100 });
+    // the wait told its interval (2700, 3100]: the weight goes there
+    expect(only(readiness.of('k').cells())).toEqual([[2700, 3100, 1]]);
   });
 
   it('counts the expected time from the submission, not from the wait\'s start (the records made in between)', async () => {
@@ -135,14 +135,14 @@ describe('waitUntilReady with an expectation', () => {
     const submitted = fakeReport(3000);
     submitted.advance(200);
     await waitUntilReady(submitted.client, 'r5', submitted.options({ firstMs: 250, expected: readiness.of('k'), submittedAt: 0 }));
-    expect(submitted.asked).toEqual([200, 450, 950, 1950, 3000]);
-    // without it, the expected time is counted from the wait's start: 200 ms late
+    expect(submitted.asked).toEqual([200, 450, 950, 1950, 2955, 2995, 3035]);
+    // without it, the expected time is counted from the wait's start: 200 ms later
     const fresh = new Readiness();
     fresh.of('k').observe(2900, 3100);
     const unknown = fakeReport(3000);
     unknown.advance(200);
     await waitUntilReady(unknown.client, 'r6', unknown.options({ firstMs: 250, expected: fresh.of('k') }));
-    expect(unknown.asked.at(-1)).toBe(3200);
+    expect(unknown.asked.at(-1)).toBe(3155);
   });
 
   it('a report much slower than expected goes back to the backoff after a few polls', async () => {
@@ -150,9 +150,9 @@ describe('waitUntilReady with an expectation', () => {
     readiness.of('k').observe(900, 1100);
     const { client, options, asked } = fakeReport(60_000);
     await waitUntilReady(client, 'r3', options({ expected: readiness.of('k') }));
-    // aimed at 1 s: then +50, +50 (the span's end), +200, +400, +800, +1600, +3200, +6400, then the 7.5 s cap
-    expect(asked.slice(0, 11)).toEqual([0, 1000, 1050, 1100, 1300, 1700, 2500, 4100, 7300, 13_700, 21_200]);
-    expect(asked.length).toBeLessThanOrEqual(17);
+    // aimed at 955 ms, then 40 ms on thrice, then past the cell +50, +100... doubling, then the 7.5 s cap
+    expect(asked.slice(0, 12)).toEqual([0, 955, 995, 1035, 1075, 1150, 1250, 1450, 1850, 2650, 4250, 7450]);
+    expect(asked.length).toBeLessThanOrEqual(20);
   });
 
   it('a fixed --poll-interval is kept: the expectation does not move it', async () => {
@@ -163,13 +163,13 @@ describe('waitUntilReady with an expectation', () => {
     expect(asked).toEqual([0, 2000, 4000]);
   });
 
-  it('a wait sleeping on its backoff is woken when another report of its kind is seen ready, and asks at once', async () => {
+  it('a wait sleeping on its backoff is woken when the first report of its kind is seen ready, and asks at once', async () => {
     const clock = new FakeClock();
     const readiness = new Readiness();
-    const asked: Record<string, number[]> = { a: [], b: [] };
+    const asked: Record<'a' | 'b', number[]> = { a: [], b: [] };
     const client = {
       status: async (id: string) => {
-        asked[id]!.push(clock.now);
+        asked[id as 'a' | 'b'].push(clock.now);
         return { status: clock.now >= 3000 ? 'ready' : 'progress', message: null, report_id: id };
       },
     } as unknown as ReportingClient;
@@ -183,6 +183,27 @@ describe('waitUntilReady with an expectation', () => {
     expect(asked.a).toEqual([0, 250, 750, 1750, 3750]);
     expect(asked.b.slice(0, 4)).toEqual([0, 384, 1151, 2686]);
     expect(asked.b.at(-1)).toBe(3760);
+  });
+
+  it('Ctrl-C while a wait sleeps on its backoff ends it, and leaves no listener on the signal', async () => {
+    const clock = new FakeClock();
+    const stop = new AbortController();
+    let listeners = 0;
+    const signal = stop.signal;
+    const add = signal.addEventListener.bind(signal);
+    const remove = signal.removeEventListener.bind(signal);
+    signal.addEventListener = ((...args: Parameters<typeof add>) => { listeners++; add(...args); }) as typeof add;
+    signal.removeEventListener = ((...args: Parameters<typeof remove>) => { listeners--; remove(...args); }) as typeof remove;
+    const client = { status: async (id: string) => ({ status: 'progress', message: null, report_id: id }) } as unknown as ReportingClient;
+    const wait = waitUntilReady(client, 'c', {
+      maxWaitMs: 600_000, signal, now: () => clock.now, random: () => 0.5,
+      sleep: (ms, s) => clock.sleep(ms, s), firstMs: 250, expected: new Readiness().of('k'),
+    });
+    const outcome = wait.then(() => 'ready', (error: Error) => error.message);
+    await new Promise((resolve) => setImmediate(resolve));
+    stop.abort('SIGINT');
+    expect(await outcome).toMatch(/aborted|SIGINT/);
+    expect(listeners).toBe(0);
   });
 });
 
