@@ -145,7 +145,7 @@ export function readinessCells(intervals: readonly (readonly [number, number])[]
   for (let i = 0; i + 1 < ends.length; i++) if (ends[i]!.lower && !ends[i + 1]!.lower) spans.push([ends[i]!.at, ends[i + 1]!.at]);
   const within = intervals.map(([lower, upper]) => spans.flatMap(([from, by], j) => (lower <= from && by <= upper ? [j] : [])));
   let mass = spans.map(() => 1 / spans.length);
-  for (let round = 0; round < 200; round++) {
+  for (let round = 0; round < 50; round++) {
     const next = spans.map(() => 0);
     for (const js of within) {
       let total = 0;
@@ -154,7 +154,7 @@ export function readinessCells(intervals: readonly (readonly [number, number])[]
     }
     const moved = next.reduce((most, value, j) => Math.max(most, Math.abs(value - mass[j]!)), 0);
     mass = next;
-    if (moved < 1e-4) break;
+    if (moved < 1e-3) break;
   }
   return spans.flatMap(([fromMs, byMs], j) => (mass[j]! > 1e-3 ? [{ fromMs, byMs, mass: mass[j]! }] : []));
 }
