@@ -1,18 +1,17 @@
 // Loading into Postgres through `COPY ... FROM STDIN` (pg + pg-copy-streams, loaded only when
-// --load names a Postgres URL), text format, streamed with back-pressure: memory holds one batch of
-// rows. The password comes from the URL, PGPASSWORD or ~/.pgpass (the client library reads the
-// last two) and is never shown: errors name the target without it.
+// --load names a Postgres URL), text format (postgres-copy.ts), streamed with back-pressure: memory
+// holds a few batches of rows. The password comes from the URL, PGPASSWORD or ~/.pgpass (the client
+// library reads the last two) and is never shown: errors name the target without it.
 
 import { accessSync, constants, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Client } from 'pg';
 import { UsageError } from '../errors.js';
 import { AuthError, CliError, EXIT, NetworkError } from '../errors.js';
-import { toBytes } from '../export/scanner.js';
-import type { RowLayout } from '../export/typed.js';
 import { loadPg, loadPgCopy } from '../lazy.js';
 import type { Column } from '../report/schema.js';
-import type { LoadConnection, LoadEngine, Metadata, StateHolder, TableAppender } from './load.js';
+import type { LoadConnection, LoadEngine, StateHolder, TableAppender } from './load.js';
+import { COPY_STREAM_OPTIONS, CopyAppender, type CopyStream } from './postgres-copy.js';
 import { LOAD_HINT, qualified, quoteIdent, type LoadTarget } from './target.js';
 
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -220,8 +219,8 @@ class PostgresConnection implements LoadConnection {
     // COPY names its columns: the table's order does not matter, and the others are NULL
     const { from } = await loadPgCopy();
     const names = [...columns.map((column) => column.name), '_report_id', '_window_since', '_window_until', '_scope', '_loaded_at'];
-    const stream = this.client.query(from(`COPY ${qualified(table)} (${names.map(quoteIdent).join(', ')}) FROM STDIN`));
-    return new CopyAppender(stream, columns, this.shown);
+    const stream = this.client.query(from(`COPY ${qualified(table)} (${names.map(quoteIdent).join(', ')}) FROM STDIN`, COPY_STREAM_OPTIONS));
+    return new CopyAppender(stream as unknown as CopyStream, columns, (error) => queryError(error, this.shown) as Error);
   }
 
   async lock(table: readonly string[], scope?: string): Promise<void> {
@@ -260,91 +259,3 @@ class PostgresConnection implements LoadConnection {
 
 /** A state key's advisory lock: a 64-bit hash of it (a collision only makes two runs wait in turn). */
 const STATE_KEY = `hashtextextended('reporting state ' || $1, 0)`;
-
-/** Bytes of COPY text gathered before a write: few writes, bounded memory. */
-const BATCH_CHARS = 256 * 1024;
-
-const NEEDS_ESCAPE = /[\\\n\r\t]/;
-/** COPY's text format: backslash, newline, carriage return and tab escaped; `\N` is NULL. */
-const escape = (text: string) => (NEEDS_ESCAPE.test(text) ? text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t') : text);
-
-const isoOf = (seconds: number) => new Date(seconds * 1000).toISOString();
-
-class CopyAppender implements TableAppender {
-  private batch = '';
-  private failure?: Error;
-  private readonly cellOf: ((layout: RowLayout, column: number) => string)[];
-
-  constructor(private readonly stream: NodeJS.WritableStream & { on(event: 'error', listener: (error: Error) => void): unknown }, columns: readonly Column[], shown: string) {
-    stream.on('error', (error: Error) => { this.failure ??= queryError(error, shown) as Error; });
-    // each value checked against its column's type as DuckDB's are, written as the server sent it
-    const checked = (read: (l: RowLayout, i: number) => unknown) => (l: RowLayout, i: number) => (read(l, i) === null ? '\\N' : escape(l.texts[i] as string));
-    this.cellOf = columns.map((column) => {
-      switch (column.type) {
-        case 'int64': return (l, i) => l.integer(i) ?? '\\N';
-        case 'double': return checked((l, i) => l.number(i));
-        case 'date': return checked((l, i) => l.day(i));
-        case 'timestamp': return checked((l, i) => l.instant(i));
-        // the text's UTF-8 as received (bytes mode), written as such
-        default: return (l, i) => { const v = l.received(i); return v === null ? '\\N' : escape(v); };
-      }
-    });
-  }
-
-  /** the metadata columns' text, made once per window (three dates to ISO text a row were 3M
-   * conversions for 1M rows) */
-  private metadataOf?: Metadata;
-  private metadataText = '';
-
-  row(layout: RowLayout, metadata: Metadata): void {
-    if (metadata !== this.metadataOf) {
-      this.metadataOf = metadata;
-      this.metadataText = toBytes(`${escape(metadata[0])}\t${isoOf(metadata[1])}\t${isoOf(metadata[2])}\t${escape(metadata[3])}\t${new Date(metadata[4]).toISOString()}\n`);
-    }
-    let line = '';
-    for (let i = 0; i < this.cellOf.length; i++) line += `${(this.cellOf[i] as (l: RowLayout, c: number) => string)(layout, i)}\t`;
-    this.batch += line + this.metadataText;
-  }
-
-  async drain(): Promise<void> {
-    if (this.batch.length >= BATCH_CHARS) await this.flush();
-  }
-
-  private async flush(): Promise<void> {
-    if (this.failure) throw this.failure;
-    const text = this.batch;
-    this.batch = '';
-    // the lines hold UTF-8 one char a byte (the layout's bytes mode)
-    if (text && !this.stream.write(Buffer.from(text, 'latin1'))) await new Promise<void>((resolve, reject) => {
-      const stream = this.stream as unknown as { once(event: string, listener: (error?: Error) => void): void };
-      stream.once('drain', () => resolve());
-      stream.once('error', () => reject(this.failure));
-    });
-    if (this.failure) throw this.failure;
-  }
-
-  private ended = false;
-
-  async cancel(): Promise<void> {
-    if (this.ended) return;
-    this.ended = true;
-    const stream = this.stream as unknown as { destroyed: boolean; once(event: string, listener: () => void): void; destroy(error: Error): void };
-    if (stream.destroyed) return;
-    // a CopyFail: the server ends the COPY with an error, the connection is usable again
-    await new Promise<void>((resolve) => {
-      stream.once('close', () => resolve());
-      stream.destroy(new Error('the load of this window was given up'));
-    });
-  }
-
-  async finish(): Promise<void> {
-    this.ended = true;
-    await this.flush();
-    await new Promise<void>((resolve, reject) => {
-      if (this.failure) { reject(this.failure); return; }
-      (this.stream as unknown as { once(event: string, listener: (error?: Error) => void): void }).once('error', () => reject(this.failure));
-      this.stream.end(() => resolve());
-    });
-    if (this.failure) throw this.failure;
-  }
-}
