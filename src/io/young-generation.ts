@@ -1,6 +1,6 @@
 // Bounds on V8's heap growth. The young generation's, while DuckDB shares the process (`run --load
-// duckdb:`) and while a job file is read and checked; the old generation's, while a job file is
-// read and checked (boundOldGeneration, at the end). V8 grows
+// duckdb:`) and while a job file is read, checked and run (`jobs`); the old generation's, while a
+// job file is read, checked and run (boundOldGeneration, at the end). V8 grows
 // the new space (two semi-spaces) by doubling, up to a maximum set when the process starts (32 MB
 // on Node 20 and 22, 64 MB on Node 24), and keeps it while the process is busy: a 1M-row report
 // grows it to that maximum, though what lives in it at any time is a few megabytes (the piece of
@@ -64,7 +64,7 @@ export function boundYoungGeneration(): () => void {
 }
 
 /** How much V8 lets the old generation grow past what it held after a full collection, while a
- * job file is read and checked: 30% (V8's own factor, up to 4x on a fast-allocating heap, let
+ * job file is read, checked and run: 30% (V8's own factor, up to 4x on a fast-allocating heap, let
  * `jobs plan` of 20,000 jobs reach 176 MB where 46 MB were alive; with 30%, 152 MB for 0.05 s
  * more: test/bench/RESULTS.md, "A job file of 20,000 jobs"). 0 gives V8 its own factor back. */
 const OLD_GROWTH_PERCENT = 30;
