@@ -95,14 +95,19 @@ export async function run(opts: JobsOptions, f: Factory): Promise<void> {
 }
 
 async function runFile(opts: JobsOptions, checked: ReturnType<typeof checkFile>, f: Factory): Promise<void> {
-  // each job's words parsed again (checked above; a parse is a few microseconds), not kept for every job
-  const jobs = checked.selected.map((job) => ({ job, opts: opts.parser.parse(job.words) }));
+  // each job's words parsed again when it starts (checked above; a parse is a few microseconds):
+  // 3,000 jobs' options are not held while the first ones run
+  const parsed = (job: FileJob) => opts.parser.parse(job.words);
   // the run's log: --log-format, else REPORTING_LOG_FORMAT, else JSON when every job's is (a file's
   // `log-format: json`); a job that sets none logs as the run does
-  const format = opts.logFormat ?? logFormatFrom(f.env) ?? (jobs.every(({ opts: one }) => one.jobs?.logFormat === 'json') ? 'json' : 'text');
+  const format = opts.logFormat ?? logFormatFrom(f.env) ?? (checked.selected.every((job) => parsed(job).jobs?.logFormat === 'json') ? 'json' : 'text');
   const metricsFile = opts.metricsFile === undefined ? undefined : resolve(f.cwd, opts.metricsFile);
   if (metricsFile) checkWritableTarget(metricsFile, f.cwd);
-  await runJobs(jobs.map(({ job, opts: one }) => ({ job, opts: { ...one, jobs: { ...(one.jobs ?? DEFAULT_JOB_FLAGS), logFormat: one.jobs?.logFormat ?? format, ...(opts.lockWaitMs === undefined ? {} : { lockWaitMs: opts.lockWaitMs }), ...(opts.fullRefresh ? { fullRefresh: true } : {}) } } })), checked.file, format, f, metricsFile);
+  const optionsOf = (job: FileJob): RunOptions => {
+    const one = parsed(job);
+    return { ...one, jobs: { ...(one.jobs ?? DEFAULT_JOB_FLAGS), logFormat: one.jobs?.logFormat ?? format, ...(opts.lockWaitMs === undefined ? {} : { lockWaitMs: opts.lockWaitMs }), ...(opts.fullRefresh ? { fullRefresh: true } : {}) } };
+  };
+  await runJobs(checked.selected, optionsOf, checked.file, format, f, metricsFile);
 }
 
 /** The job file read and every job of it checked; the selected jobs, with their options when they
@@ -362,7 +367,7 @@ class Tally {
   }
 }
 
-async function runJobs(jobs: readonly { job: FileJob; opts: RunOptions }[], file: JobFile, format: LogFormat, f: Factory, metricsFile?: string): Promise<void> {
+async function runJobs(jobs: readonly FileJob[], optionsOf: (job: FileJob) => RunOptions, file: JobFile, format: LogFormat, f: Factory, metricsFile?: string): Promise<void> {
   const concurrency = file.concurrency ?? DEFAULT_CONCURRENCY;
   const budget = new Budget(concurrency, Math.min(file.perProfile ?? concurrency, concurrency));
   // every job's waits learn when reports become ready, and every other job's polls use it
@@ -370,11 +375,20 @@ async function runJobs(jobs: readonly { job: FileJob; opts: RunOptions }[], file
   const starts = new Starts(concurrency);
   // each job's pool listens to the process's signal (Ctrl-C): hundreds of jobs are not a leak
   setMaxListeners(Math.max(10, 4 * jobs.length), f.signal);
+  // (each job's run kept for the metrics file only)
   const runs: JobRun[] = [];
-  const outcomes = await Promise.all(jobs.map(async ({ job, opts }) => {
+  const ran = metricsFile ? (run: JobRun) => runs.push(run) : undefined;
+  // a job is started, its options made, when its turn comes (in the file's order): the jobs still
+  // to start hold nothing but their place in the file
+  const running: Promise<Outcome>[] = [];
+  for (const job of jobs) {
     const turn = await starts.turn();
-    return runOne(job, opts, file, { budget, readiness, turn }, f, (run) => runs.push(run)).finally(turn.end);
-  }));
+    const outcome = runOne(job, optionsOf(job), file, { budget, readiness, turn }, f, ran).finally(turn.end);
+    // (awaited below, with every other job's; not an unhandled rejection while later jobs start)
+    outcome.catch(() => undefined);
+    running.push(outcome);
+  }
+  const outcomes = await Promise.all(running);
   // every job's run, also when some failed (a failed write of it fails the run)
   if (metricsFile) {
     await writeMetricsFile(metricsFile, runs).catch((error: unknown) => {
@@ -422,13 +436,13 @@ async function runOne(fileJob: FileJob, opts: RunOptions, file: JobFile, { budge
   const deps = engineDeps(jf);
   for (const secret of file.secrets) jf.secrets.add(secret);
   const tally = new Tally();
-  const metrics = new RunMetrics();
+  const metrics = ran ? new RunMetrics() : undefined;
   let refusedBeforeStart = false;
   let exitCode: number = EXIT.ok;
   let error: string | undefined;
   try {
     const prepared: Job = prepareRun(opts, deps);
-    await runJob({ ...prepared, argv: ['run', ...commandWords(fileJob)], gate: startedAt(budget.gateFor(fileJob.profile, turn.end), turn), readiness, observe: (event) => { tally.observe(event); metrics.observe(event); } }, deps);
+    await runJob({ ...prepared, argv: ['run', ...commandWords(fileJob)], gate: startedAt(budget.gateFor(fileJob.profile, turn.end), turn), readiness, observe: (event) => { tally.observe(event); metrics?.observe(event); } }, deps);
   } catch (caught) {
     refusedBeforeStart = caught instanceof LockedError || caught instanceof UsageError;
     exitCode = caught instanceof CliError ? caught.exitCode : EXIT.internal;
@@ -439,7 +453,7 @@ async function runOne(fileJob: FileJob, opts: RunOptions, file: JobFile, { budge
     stderr.flush();
   }
   // (a job that never started, refused by another run's lock or a usage error, keeps its series)
-  if (metrics.started || exitCode === EXIT.ok || !refusedBeforeStart) ran?.({ job: fileJob.name, profile: fileJob.profile, exitCode, startedAt: started, endedAt: f.now(), metrics });
+  if (ran && metrics && (metrics.started || exitCode === EXIT.ok || !refusedBeforeStart)) ran({ job: fileJob.name, profile: fileJob.profile, exitCode, startedAt: started, endedAt: f.now(), metrics });
   return {
     job: fileJob.name, profile: fileJob.profile, exitCode, fetched: tally.fetched, skipped: tally.skipped, failed: tally.failed.size,
     rows: tally.rows, files: [...tally.files].sort(), durationMs: f.now() - started,
