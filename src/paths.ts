@@ -25,7 +25,7 @@ export type FileKind = Pick<Stats, 'isFile' | 'isDirectory' | 'isFIFO' | 'isSock
 
 /** While a pass over many paths runs (withSettledPaths): each folder's entries, read once (by its
  * real path; null: it cannot be listed), and the real path found for each path (null: none). */
-let settled: { listings: Map<string, Map<string, Dirent> | null>; real: Map<string, string | null>; writable: Set<string>; files: Map<string, string> } | undefined;
+let settled: { listings: Map<string, Map<string, Dirent> | null>; real: Map<string, string | null>; writable: Set<string>; probed: Set<string>; files: Map<string, string> } | undefined;
 
 /**
  * Runs `pass`, a synchronous check of many paths (a job file's thousands of jobs, their state
@@ -35,7 +35,7 @@ let settled: { listings: Map<string, Map<string, Dirent> | null>; real: Map<stri
  */
 export function withSettledPaths<T>(pass: () => T): T {
   const outer = settled;
-  settled ??= { listings: new Map(), real: new Map(), writable: new Set(), files: new Map() };
+  settled ??= { listings: new Map(), real: new Map(), writable: new Set(), probed: new Set(), files: new Map() };
   try {
     return pass();
   } finally {
@@ -47,7 +47,7 @@ export function withSettledPaths<T>(pass: () => T): T {
  * else may run meanwhile that expects the file system as it is now, not as the pass found it. */
 export async function withSettledPathsAsync<T>(pass: () => Promise<T>): Promise<T> {
   const outer = settled;
-  settled ??= { listings: new Map(), real: new Map(), writable: new Set(), files: new Map() };
+  settled ??= { listings: new Map(), real: new Map(), writable: new Set(), probed: new Set(), files: new Map() };
   try {
     return await pass();
   } finally {
@@ -106,6 +106,14 @@ export function writableFolder(folder: string): void {
   if (settled?.writable.has(folder)) return;
   accessSync(folder, constants.W_OK | constants.X_OK);
   settled?.writable.add(folder);
+}
+
+/** Runs `probe` (a file created in `folder` and removed) unless, in a settled pass, it already
+ * succeeded there: `jobs run` probes each job's output folder, and 3,000 jobs write in a few. */
+export function probeFolder(folder: string, probe: () => void): void {
+  if (settled?.probed.has(folder)) return;
+  probe();
+  settled?.probed.add(folder);
 }
 
 /** macOS's and Windows's usual file systems: `OUT` and `out` are one name there. (The system's

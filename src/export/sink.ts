@@ -9,7 +9,7 @@ import type { Output } from '../context.js';
 import { CliError, EXIT, UsageError, whyWriteFailed } from '../errors.js';
 import { cleanStaleTemps, placeFile, tempPathFor } from '../fs/atomic.js';
 import type { Host } from '../host.js';
-import { kindOf, writableFolder, type FileKind } from '../paths.js';
+import { kindOf, probeFolder, writableFolder, type FileKind } from '../paths.js';
 
 export interface Sink {
   /** resolves once the chunk is accepted (waits for the destination to drain) */
@@ -115,9 +115,11 @@ export function checkWritableTarget(target: string, cwd: string, shown = target,
     // a file or a folder is made in a folder one may write in and search
     writableFolder(folders.existing);
     if (check === 'look') return;
-    const temp = tempPathFor(join(folders.existing, basename(first ?? path)));
-    closeSync(openSync(temp, 'wx', 0o600));
-    unlinkSync(temp);
+    probeFolder(folders.existing, () => {
+      const temp = tempPathFor(join(folders.existing, basename(first ?? path)));
+      closeSync(openSync(temp, 'wx', 0o600));
+      unlinkSync(temp);
+    });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     // the folder exists (just seen): ENOENT means its file system refuses (/proc)
