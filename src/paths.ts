@@ -7,7 +7,7 @@
 
 import { accessSync, constants, lstatSync, readdirSync, readlinkSync, realpathSync, statSync, type Dirent, type Stats } from 'node:fs';
 import { platform } from 'node:os';
-import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { UsageError } from './errors.js';
 
 export interface PathUse {
@@ -25,7 +25,26 @@ export type FileKind = Pick<Stats, 'isFile' | 'isDirectory' | 'isFIFO' | 'isSock
 
 /** While a pass over many paths runs (withSettledPaths): each folder's entries, read once (by its
  * real path; null: it cannot be listed), and the real path found for each path (null: none). */
-let settled: { listings: Map<string, Map<string, Dirent> | null>; real: Map<string, string | null>; writable: Set<string>; probed: Set<string>; files: Map<string, string> } | undefined;
+let settled: Settled | undefined;
+
+interface Settled {
+  listings: Map<string, Map<string, Dirent> | null>;
+  real: Map<string, string>;
+  /** paths found not there lately (a job's state, its lock and its log ask for one folder in turn):
+   * a few thousand at most, forgotten together */
+  absent: Set<string>;
+  writable: Set<string>;
+  /** folders where a file was made and removed (checkWritableTarget's probe) */
+  probed: Set<string>;
+  files: Map<string, string>;
+  /** the tool's own files (toolFiles: every job's run names them), by configuration folder, and
+   * the real path of each, with the folder it was found from (once found) */
+  toolUses: Map<string, PathUse[]>;
+  tools: Map<PathUse, { cwd: string; real: string } | undefined>;
+}
+
+const settle = (): Settled => ({ listings: new Map(), real: new Map(), absent: new Set(), writable: new Set(), probed: new Set(), files: new Map(), toolUses: new Map(), tools: new Map() });
+const ABSENT_KEPT = 4096;
 
 /**
  * Runs `pass`, a synchronous check of many paths (a job file's thousands of jobs, their state
@@ -35,7 +54,7 @@ let settled: { listings: Map<string, Map<string, Dirent> | null>; real: Map<stri
  */
 export function withSettledPaths<T>(pass: () => T): T {
   const outer = settled;
-  settled ??= { listings: new Map(), real: new Map(), writable: new Set(), probed: new Set(), files: new Map() };
+  settled ??= settle();
   try {
     return pass();
   } finally {
@@ -47,7 +66,7 @@ export function withSettledPaths<T>(pass: () => T): T {
  * else may run meanwhile that expects the file system as it is now, not as the pass found it. */
 export async function withSettledPathsAsync<T>(pass: () => Promise<T>): Promise<T> {
   const outer = settled;
-  settled ??= { listings: new Map(), real: new Map(), writable: new Set(), probed: new Set(), files: new Map() };
+  settled ??= settle();
   try {
     return await pass();
   } finally {
@@ -83,10 +102,11 @@ function entryOf(path: string): Dirent | null | undefined {
 function realOf(path: string): string | null {
   const known = settled?.real.get(path);
   if (known !== undefined) return known;
+  if (settled?.absent.has(path)) return null;
   const entry = entryOf(path);
   let real: string | null = null;
   if (entry === null) real = null;
-  else if (entry && !entry.isSymbolicLink()) real = join(realOf(dirname(path)) as string, entry.name);
+  else if (entry && !entry.isSymbolicLink()) real = joinNormal(realOf(dirname(path)) as string, [entry.name]);
   else {
     try {
       // the system's realpath(3): for a path without `..`, what node's component by component walk says, in one call
@@ -95,9 +115,13 @@ function realOf(path: string): string | null {
       real = null;
     }
   }
-  // (a path that is not there is not remembered: its folder's listing answers again at once, and
-  // a job file's thousands of files to be written would fill the map)
+  // (a path that is not there is remembered a while only: a job's files are asked for in turn, and
+  // a job file's thousands of files to be written would fill a map)
   if (real !== null) settled?.real.set(path, real);
+  else if (settled) {
+    if (settled.absent.size >= ABSENT_KEPT) settled.absent.clear();
+    settled.absent.add(path);
+  }
   return real;
 }
 
@@ -132,6 +156,12 @@ function statOf(path: string): FileKind | string {
   }
 }
 
+/** In a settled pass, whether the folders' listings say that nothing is at the absolute `path` (a
+ * read would fail with ENOENT): `jobs plan` reads thousands of states that do not exist yet. */
+export function listedAbsent(path: string): boolean {
+  return settled !== undefined && isAbsolute(path) && entryOf(absolutePath('/', path)) === null;
+}
+
 /** What `path` is, following symbolic links (statSync), else undefined: nothing there. */
 export function kindOf(path: string): FileKind | undefined {
   const entry = entryOf(resolve(path));
@@ -147,17 +177,33 @@ export function kindOf(path: string): FileKind | undefined {
 /** The real path of `path`, which may not exist yet: its nearest existing ancestor's real path,
  * then the rest of the path as written. */
 export function realTarget(path: string, cwd: string): string {
-  const absolute = linkTarget(resolve(cwd, path));
+  const absolute = linkTarget(absolutePath(cwd, path));
   const rest: string[] = [];
   let at = absolute;
   for (;;) {
     const real = realOf(at);
-    if (real !== null) return join(real, ...rest.reverse());
+    if (real !== null) return rest.length === 0 ? real : joinNormal(real, rest.reverse());
     const parent = dirname(at);
     if (parent === at) return absolute;
     rest.push(basename(at));
     at = parent;
   }
+}
+
+/** A path that resolve() would give back as it is: absolute, no `.` or `..` part, no `//`, no `/`
+ * at the end (a job file's paths are made so: thousands of them are checked). */
+const UNCLEAN = /\/\/|\/\.\.?(?:\/|$)|.\/$/;
+const POSIX = sep === '/';
+
+/** resolve(cwd, path), without its work for a path that is already absolute and normal. */
+function absolutePath(cwd: string, path: string): string {
+  return POSIX && path.charCodeAt(0) === 47 && !UNCLEAN.test(path) ? path : resolve(cwd, path);
+}
+
+/** join(real, ...names) for a normal absolute path and names of one part each (a folder's entries). */
+function joinNormal(real: string, names: readonly string[]): string {
+  if (!POSIX) return join(real, ...names);
+  return `${real === '/' ? '' : real}/${names.join('/')}`;
 }
 
 /** Where a symbolic link to a file not created yet points (followed a few times), else `path`. */
@@ -216,21 +262,34 @@ function realFileNow(path: string, hops = 0): string {
  * owns). Case-insensitive file systems (macOS, Windows) fold case.
  */
 export function refuseSharedPaths(uses: readonly PathUse[], cwd: string, platform: NodeJS.Platform): void {
-  const fold = (path: string) => (platform === 'darwin' || platform === 'win32' ? path.toLowerCase() : path);
-  const seen: { use: PathUse; real: string }[] = [];
+  const folds = platform === 'darwin' || platform === 'win32';
+  const seen: { use: PathUse; real: string; inside: string }[] = [];
   for (const use of uses) {
     // (-o's targets are checked by checkWritableTarget, with the messages of a file that cannot be written)
     if (use.flag === '--state') refuseSpecialFile(use, resolve(cwd, use.path));
-    const real = fold(realTarget(use.path, cwd));
+    const found = realOfUse(use, cwd);
+    const real = folds ? found.toLowerCase() : found;
+    // (what is inside a folder starts so)
+    const inside = `${real}/`;
     for (const earlier of seen) {
       const same = earlier.real === real
-        || (earlier.use.folder && real.startsWith(`${earlier.real}/`))
-        || (use.folder && earlier.real.startsWith(`${real}/`));
+        || (earlier.use.folder && real.startsWith(earlier.inside))
+        || (use.folder && earlier.real.startsWith(inside));
       if (!same || (earlier.use.name === use.name && earlier.use.path === use.path)) continue;
       throw clash(earlier.use, use);
     }
-    seen.push({ use, real });
+    seen.push({ use, real, inside });
   }
+}
+
+/** A use's real path; in a settled pass, the tool's own files' once (every job's run names them). */
+function realOfUse(use: PathUse, cwd: string): string {
+  if (!settled?.tools.has(use)) return realTarget(use.path, cwd);
+  const known = settled.tools.get(use);
+  if (known?.cwd === cwd) return known.real;
+  const real = realTarget(use.path, cwd);
+  settled.tools.set(use, { cwd, real });
+  return real;
 }
 
 const KINDS: [(stats: FileKind) => boolean, string][] = [
@@ -269,14 +328,22 @@ function clash(a: PathUse, b: PathUse): UsageError {
 /** The tool's own files under the configuration folder: the token store (conf's config.json), its
  * lock, and the journal's folder. No output or state file may be one of them. */
 export function toolFiles(configDir: string): PathUse[] {
+  // (in a settled pass, the same uses for every job: their real paths are found once, realOfUse)
+  const known = settled?.toolUses.get(configDir);
+  if (known) return known;
   const store = join(configDir, 'config.json');
-  return [
+  const uses = [
     { name: 'the token store', path: store },
     { name: "the token store's lock file", path: `${store}.lock` },
     { name: 'the journal', path: join(configDir, 'journal'), folder: true },
     { name: "the submitted reports' requests", path: join(configDir, 'requests'), folder: true },
     { name: "the uploads' records", path: join(configDir, 'uploads'), folder: true },
   ];
+  if (settled) {
+    settled.toolUses.set(configDir, uses);
+    for (const use of uses) settled.tools.set(use, undefined);
+  }
+  return uses;
 }
 
 /** What a run touches: its state file, that file's lock and log, its outputs, and the tool's own files. */

@@ -1,0 +1,77 @@
+// A settled pass (src/paths.ts withSettledPaths: a job file's thousands of paths, each folder listed
+// once) answers as the file system does outside one: the real paths, the clashes with the tool's own
+// files (found once a pass), and a state that is not there.
+
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { listedAbsent, realTarget, refuseSharedPaths, runFiles, withSettledPaths } from '../../src/paths.js';
+import { readStateText } from '../../src/engine/stores/file.js';
+import { UsageError } from '../../src/errors.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = realpathSync(mkdtempSync(join(tmpdir(), 'reporting-paths-')));
+  mkdirSync(join(dir, 'real', 'deep'), { recursive: true });
+  symlinkSync(join(dir, 'real'), join(dir, 'link'));
+  symlinkSync(join(dir, 'nowhere', 'x.json'), join(dir, 'dangling.json'));
+  writeFileSync(join(dir, 'real', 'file.csv'), 'a\n');
+  writeFileSync(join(dir, 'plain'), 'not a folder\n');
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const errorOf = (check: () => void): string | undefined => {
+  try {
+    check();
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+};
+
+describe('a settled pass answers as the file system does', () => {
+  it('real paths: links, `..`, `.`, `//`, a trailing `/`, missing folders, a dangling link, relative paths', () => {
+    const paths = [
+      'link/file.csv', 'link/deep/../file.csv', './link//deep/./new.csv', 'link/deep/', `${dir}/link/new/folders/a.csv`, `${dir}//real/./deep/../deep`,
+      'dangling.json', 'missing/one/two.json', 'plain/under.json', '/', `${dir}/real/file.csv`, `${dir}/link/.hidden/..x/y`,
+    ];
+    const outside = paths.map((path) => realTarget(path, dir));
+    expect(outside[0]).toBe(join(dir, 'real', 'file.csv'));
+    expect(outside[6]).toBe(join(dir, 'nowhere', 'x.json'));
+    // twice in one pass: the second answers from what the first found
+    const inside = withSettledPaths(() => [paths.map((path) => realTarget(path, dir)), paths.map((path) => realTarget(path, dir))]);
+    expect(inside[0]).toEqual(outside);
+    expect(inside[1]).toEqual(outside);
+  });
+
+  it("the tool's own files: a clash is found in every job of a pass, whatever the folder it is named from", () => {
+    const config = join(dir, 'config');
+    const clashes = (cwd: string) => [
+      errorOf(() => refuseSharedPaths(runFiles(join(config, 'config.json'), [join(dir, 'a.csv')], config), cwd, 'linux')),
+      errorOf(() => refuseSharedPaths(runFiles(join(dir, 's.json'), [join(config, 'journal', 'x.csv')], config), cwd, 'linux')),
+      errorOf(() => refuseSharedPaths(runFiles(join(dir, 's.json'), [join(dir, 'b.csv')], config), cwd, 'linux')),
+      errorOf(() => refuseSharedPaths(runFiles('s.json', ['../link/../config/requests/r.csv'], 'config'), join(dir, 'real'), 'linux')),
+      errorOf(() => refuseSharedPaths(runFiles('s.json', ['config/requests/r.csv'], 'config'), cwd, 'linux')),
+    ];
+    const outside = clashes(dir);
+    expect(outside[0]).toMatch(/refusing to write over the token store .*: --state names it/);
+    expect(outside[1]).toMatch(/refusing to write over the journal .*: -o names it/);
+    expect(outside[2]).toBeUndefined();
+    expect(outside[3]).toBeUndefined();
+    expect(outside[4]).toMatch(/refusing to write over the submitted reports' requests/);
+    expect(withSettledPaths(() => [clashes(dir), clashes(dir), clashes(join(dir, 'real'))])).toEqual([outside, outside, clashes(join(dir, 'real'))]);
+  });
+
+  it('a state not there: known from the listings in a pass; a path under a file is still an error', () => {
+    const missing = [join(dir, 'real', 'none.json'), join(dir, 'gone', 'deeper', 's.json')];
+    expect(missing.map(listedAbsent)).toEqual([false, false]);
+    expect(withSettledPaths(() => [...missing, join(dir, 'real', 'file.csv'), join(dir, 'plain', 's.json'), join(dir, 'dangling.json')].map(listedAbsent))).toEqual([true, true, false, false, false]);
+    withSettledPaths(() => {
+      expect(missing.map(readStateText)).toEqual([undefined, undefined]);
+      expect(readStateText(join(dir, 'real', 'file.csv'))?.text).toBe('a\n');
+      expect(() => readStateText(join(dir, 'plain', 's.json'))).toThrow(UsageError);
+      expect(() => readStateText(join(dir, 'plain', 's.json'))).toThrow(/cannot read the state file .*plain\/s\.json/);
+    });
+  });
+});
