@@ -268,7 +268,8 @@ async function planJobs(jobs: readonly FileJob[], parser: RunWordsParser, f: Fac
   async function planText(job: FileJob): Promise<string> {
     const opts = parser.parse(job.words);
     let deps = profiles.get(job.profile);
-    if (!deps) profiles.set(job.profile, deps = engineDeps(f.forProfile(job.profile)));
+    // (a profile's base URL, which each job's state request names, found once)
+    if (!deps) profiles.set(job.profile, deps = withBaseUrlOnce(engineDeps(f.forProfile(job.profile))));
     const windows = await previewJob(prepareRun(opts, deps, 'look'), deps);
     if (f.globals.json) return JSON.stringify({ job: job.name, profile: job.profile, windows });
     const fetch = windows.filter((w) => w.action !== 'skip').length;
@@ -276,6 +277,12 @@ async function planJobs(jobs: readonly FileJob[], parser: RunWordsParser, f: Fac
   }
   // (the JSON is the document {"jobs": [...]} as JSON.stringify writes it)
   f.stdout.write(f.globals.json ? `{"jobs":[${texts.join(',')}]}\n` : texts.join(''));
+}
+
+/** `deps` whose base URL is found once (an error, each time asked). */
+function withBaseUrlOnce(deps: EngineDeps): EngineDeps {
+  let known: ReturnType<EngineDeps['baseUrl']> | undefined;
+  return { ...deps, baseUrl: () => (known ??= deps.baseUrl()) };
 }
 
 /** `jobs status`: each job's state (no lock taken, no request to the API), one line a job; exit 1

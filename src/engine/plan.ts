@@ -55,6 +55,8 @@ export interface PlanInput {
   platform: NodeJS.Platform;
   /** a report this window's request had an hour ago (the journal), when resuming */
   recall(window: Window): Previous | undefined;
+  /** precheck was given this `since` (so the same windows): its checks are not made twice */
+  prechecked?: number;
 }
 
 const PER_WINDOW = /\{(since|until)\}/;
@@ -63,7 +65,7 @@ export function planRun(job: Job, input: PlanInput): RunPlan {
   const shape = shapeOf(job);
   const { request, side } = job;
   const { period, windows, perWindow, fileOf, moreFileOf } = layout(job, input);
-  checkTargets(job, shape, windows, perWindow, fileOf, input, moreFileOf);
+  if (input.prechecked !== input.since) checkTargets(job, shape, windows, perWindow, fileOf, input, moreFileOf);
   const split = Boolean(job.chunk?.split);
   // the pieces of a split window go to one output, summed back where they cut a bucket
   const merge = perWindow && !split ? { mode: 'concat' as const, time: timeBreakdown(request.breakdowns) } : mergePlan(side, request.metrics, request.breakdowns, { split });

@@ -39,7 +39,7 @@ export async function previewJob(job: Job, f: EngineDeps): Promise<PreviewWindow
   const state = await RunState.peek(jobStateStore({ ...job, flags: { ...job.flags, state: job.flags.state } }, f), stateRequestOfJob(job, f, output, chunk), { now: f.calendar.now, fullRefresh: job.flags.fullRefresh });
   const start = state.start(job.flags.sinceAuto ? 'auto' : job.request.since, job.request.until, job.flags.lookbackDays, job.flags.startAt);
   if (start.upToDate) return [];
-  return render(planRun(job, { ...where, since: state.windowStartOf(start.since), state, lookbackFrom: start.lookbackFrom, recall: () => undefined }).windows);
+  return render(planRun(job, { ...where, since: state.windowStartOf(start.since), state, lookbackFrom: start.lookbackFrom, recall: () => undefined, prechecked: job.request.since }).windows);
 }
 
 function render(windows: ReturnType<typeof planRun>['windows']): PreviewWindow[] {

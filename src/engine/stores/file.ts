@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { UsageError } from '../../errors.js';
 import { HEARTBEAT_MS, inspectLock, lockFile, removeLock, type LockHost, type LockOptions, type LockState } from '../../fs/lock.js';
-import { realTarget } from '../../paths.js';
+import { listedAbsent, realTarget } from '../../paths.js';
 import { replayLog, StateWriter, type WriterStart } from '../state-log.js';
 import { waitForStoreLock, type LockView, type StateStore, type StateWrites, type StoredState, type StoreLock } from './store.js';
 import type { Sleep } from '../../retry.js';
@@ -13,6 +13,8 @@ import type { Sleep } from '../../retry.js';
 /** The text of the state file at `path`, or undefined when there is none; a file that cannot be
  * read is a usage error. */
 export function readStateText(path: string): StoredState | undefined {
+  // (a pass over a job file's states, `jobs plan`: a missing one is known from its folder's listing)
+  if (listedAbsent(path)) return undefined;
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
