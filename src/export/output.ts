@@ -207,14 +207,23 @@ export function planOutput(options: OutputOptions & { validate?: boolean }, avai
 export function expandTemplate(template: string, values: Placeholders): string {
   // eslint-disable-next-line no-control-regex
   const fill = (text: string) => text.replace(/\{([^}]*)\}/g, (_, name: keyof Placeholders) => (values[name] ?? '').replace(/[/\\\u0000-\u001f\u007f]/g, '_'));
-  return template.split(/([/\\])/).map((segment, i) => {
-    if (i % 2 === 1 || !segment.includes('{')) return segment;
+  // each segment between separators that holds a `{`, filled (the others as they are: a job
+  // file's thousands of paths are mostly folders)
+  let expanded = '';
+  let done = 0;
+  for (let brace = template.indexOf('{'); brace >= 0; brace = template.indexOf('{', done)) {
+    const from = Math.max(template.lastIndexOf('/', brace), template.lastIndexOf('\\', brace)) + 1;
+    const ends = [template.indexOf('/', brace), template.indexOf('\\', brace)].filter((at) => at >= 0);
+    const to = ends.length ? Math.min(...ends) : template.length;
+    const segment = template.slice(from, to);
     const filled = fill(segment);
     if (filled === '' || filled === '.' || filled === '..') {
       throw new CliError(`refusing to write outside the folder -o names: ${JSON.stringify(segment)} would become ${JSON.stringify(filled)}`, EXIT.network).about('-o');
     }
-    return filled;
-  }).join('');
+    expanded += template.slice(done, from) + filled;
+    done = to;
+  }
+  return expanded + template.slice(done);
 }
 
 /** Parquet and XLSX are bytes: refused on a terminal, written to a pipe or a file. */

@@ -48,8 +48,9 @@ export const DEFAULT_METRICS: Record<Side, readonly string[]> = {
 /** What each side accepts: the contract's list (buyer's `requests` included, though its rows never
  * carry it); the seller also takes eyesTrackings (its sample requests it). */
 export function metricsOf(side: Side): string[] {
-  return side === 'seller' ? [...DEFAULT_METRICS.seller, 'eyesTrackings'] : ['requests', ...DEFAULT_METRICS.buyer];
+  return [...SIDE_METRICS[side]];
 }
+const SIDE_METRICS: Record<Side, readonly string[]> = { seller: [...DEFAULT_METRICS.seller, 'eyesTrackings'], buyer: ['requests', ...DEFAULT_METRICS.buyer] };
 
 /** The row field a metric appears as (contract 2.4 note 1: revenueDollar arrives as valueDollar). */
 export function metricField(metric: string): string {
@@ -127,8 +128,24 @@ export function timeDimensionOf(breakdowns: readonly string[]): TimeDimension | 
 /** The metrics of a side that a row of that side can show: the contract lists `requests` as a
  * buyer metric, but its buyer row has no `requests` field, so asking for it gives no column. */
 export function metricsWithField(side: Side): string[] {
-  const fields = new Set(ROW_FIELDS[side].map((field) => field.name));
-  return metricsOf(side).filter((metric) => fields.has(metricField(metric)));
+  return [...sideSets(side).withField];
+}
+
+/** A side's fields and metrics as sets, made once a side (a job file checks thousands of jobs). */
+interface SideSets {
+  /** each row field's type, by name */
+  types: ReadonlyMap<string, RowField['type']>;
+  metrics: ReadonlySet<string>;
+  withField: readonly string[];
+}
+const SIDE_SETS = new Map<Side, SideSets>();
+export function sideSets(side: Side): SideSets {
+  let sets = SIDE_SETS.get(side);
+  if (!sets) {
+    const types = new Map(ROW_FIELDS[side].map((field) => [field.name, field.type]));
+    SIDE_SETS.set(side, sets = { types, metrics: new Set(SIDE_METRICS[side]), withField: SIDE_METRICS[side].filter((metric) => types.has(metricField(metric))) });
+  }
+  return sets;
 }
 
 /** The fields of a report row, in order: `date` first when the request has a time bucket (not
@@ -152,11 +169,10 @@ export function requestedFieldNames(side: Side, metrics: readonly string[], brea
   const time = timeDimensionOf(breakdowns);
   if (time !== undefined && time !== 'RANGE') names.add('date');
   for (const breakdown of breakdowns) for (const field of BREAKDOWN_FIELDS[side][breakdown] ?? []) names.add(field);
-  const fields = new Set(ROW_FIELDS[side].map((field) => field.name));
-  const known = new Set(metricsOf(side));
+  const { types, metrics: known } = sideSets(side);
   for (const metric of metrics) {
     const field = metricField(metric);
-    if (fields.has(field) || !known.has(metric)) names.add(field);
+    if (types.has(field) || !known.has(metric)) names.add(field);
   }
   return [...names];
 }

@@ -40,8 +40,10 @@ export function resolveMetrics(side: Side, values: readonly string[], validate =
   if (values.length === 0) return [...DEFAULT_METRICS[side]];
   if (!validate) return [...new Set(values)];
   const valid = metricsWithField(side);
+  const known = metricsOf(side);
   const resolved = values.map((value) => {
-    const match = metricsOf(side).find((metric) => metric.toLowerCase() === value.toLowerCase());
+    const lower = value.toLowerCase();
+    const match = known.find((metric) => metric.toLowerCase() === lower);
     if (!match) {
       throw new UsageError(
         `unknown metric "${value}" for ${side} reports${didYouMean(value, valid)}`,

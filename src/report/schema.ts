@@ -2,7 +2,7 @@
 // prints, and the types the Parquet and XLSX writers give each field.
 
 import {
-  AMOUNT_FIELDS, BREAKDOWN_FIELDS, ROW_FIELDS, requestedFieldNames, rowFieldNames, timeDimensionOf,
+  AMOUNT_FIELDS, BREAKDOWN_FIELDS, ROW_FIELDS, requestedFieldNames, rowFieldNames, sideSets, timeDimensionOf,
   type Side, type TimeDimension,
 } from './catalog.js';
 import { columnName, fieldOfColumn, type ColumnCase } from './column-case.js';
@@ -56,7 +56,7 @@ export function exportColumns(request: SchemaRequest): Column[] {
   const keyFields = new Set(['date']);
   for (const breakdown of breakdowns) for (const field of BREAKDOWN_FIELDS[side][breakdown] ?? []) keyFields.add(field);
   const names = request.columns ?? (request.requestedOnly ? requestedFieldNames(side, metrics, breakdowns) : rowFieldNames(side, metrics, breakdowns));
-  const contract = new Map(ROW_FIELDS[side].map((field) => [field.name, field.type]));
+  const contract = sideSets(side).types;
   return names.map((name) => ({
     name,
     type: fieldType(name, time),
