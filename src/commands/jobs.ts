@@ -113,26 +113,35 @@ async function runFile(opts: JobsOptions, checked: ReturnType<typeof checkFile>,
 /** The job file read and every job of it checked; the selected jobs, with their options when they
  * run or are planned. */
 function checkFile(opts: JobsOptions, f: Factory) {
-  const file = loadFile(opts, f);
-  const selected = opts.action === 'validate' ? file.jobs : selectJobs(file.jobs, opts.names, opts.exclude, shardFrom(opts.shard, f.env));
+  // the environment read once: thousands of jobs read it again and again (process.env is slow to read)
+  const env = { ...f.env };
+  const file = loadFile(opts, f, env);
+  const selected = opts.action === 'validate' ? file.jobs : selectJobs(file.jobs, opts.names, opts.exclude, shardFrom(opts.shard, env));
   // every job of the file is checked, whatever is selected (a shard, a name): two jobs that clash
   // clash in whichever pods run them. Only `jobs run` writes, and only for the jobs it runs: list,
   // plan and validate leave the file system as they found it
   const running = new Set(opts.action === 'run' ? selected : []);
   // what is kept of each job is its targets' identities (a few numbers and strings): 20,000
-  // prepared jobs held at once took 600 MB
-  const targets = new SharedTargets(file, f, (profile) => f.forProfile(profile).baseUrl().url);
+  // prepared jobs held at once took 600 MB; `jobs plan` keeps the jobs it plans (a shard's) as
+  // checked, so as not to prepare them twice
+  const targets = new SharedTargets(file, { cwd: f.cwd, host: f.host, env, secrets: f.secrets }, (profile) => f.forProfile(profile).baseUrl().url);
+  const planned = opts.action === 'plan' ? new Set(selected) : undefined;
+  const prepared = new Map<FileJob, Job>();
   // one pass over every job's paths: each folder asked of the file system once (src/paths.ts)
   withSettledPaths(() => {
-    checkJobs(file.jobs, file, opts.parser, f, (job) => (running.has(job) ? 'probe' : 'look'), (index, prepared) => targets.claim(index, prepared));
-    if (opts.action !== 'list') checkProfiles(selected, file, f);
+    checkJobs(file.jobs, file, opts.parser, f, env, (job) => (running.has(job) ? 'probe' : 'look'), (index, job) => {
+      targets.claim(index, job);
+      const fileJob = file.jobs[index] as FileJob;
+      if (planned?.has(fileJob)) prepared.set(fileJob, job);
+    });
+    if (opts.action !== 'list') checkProfiles(selected, file, f, env);
     targets.refuse();
   });
-  return { file, selected };
+  return { file, selected, prepared };
 }
 
 /** `jobs list`, `validate` and `plan`: what the file holds, and what each job would do. */
-function answer(action: Exclude<JobsOptions['action'], 'run' | 'status'>, { file, selected }: ReturnType<typeof checkFile>, parser: RunWordsParser, f: Factory): Promise<void> | void {
+function answer(action: Exclude<JobsOptions['action'], 'run' | 'status'>, { file, selected, prepared }: ReturnType<typeof checkFile>, parser: RunWordsParser, f: Factory): Promise<void> | void {
   if (action === 'list') {
     const names = selected.map((job) => job.name);
     f.stdout.write(f.globals.json ? `${JSON.stringify(names)}\n` : names.map((name) => `${name}\n`).join(''));
@@ -144,24 +153,24 @@ function answer(action: Exclude<JobsOptions['action'], 'run' | 'status'>, { file
     return;
   }
   // (the plan reads each job's state and paths, and writes nothing: one pass, each folder asked once)
-  return withSettledPathsAsync(() => planJobs(selected, parser, f));
+  return withSettledPathsAsync(() => planJobs(selected, prepared, parser, f));
 }
 
-function loadFile(opts: JobsOptions, f: Factory): JobFile {
-  const file = readFile(opts, f);
+function loadFile(opts: JobsOptions, f: Factory, env: Factory['env']): JobFile {
+  const file = readFile(opts, f, env);
   for (const secret of file.secrets) f.secrets.add(secret);
   return file;
 }
 
-function readFile(opts: JobsOptions, f: Factory): JobFile {
-  const file = opts.file ?? (f.env.REPORTING_JOBS?.trim() || JOB_FILE);
+function readFile(opts: JobsOptions, f: Factory, env: Factory['env']): JobFile {
+  const file = opts.file ?? (env.REPORTING_JOBS?.trim() || JOB_FILE);
   let text: string;
   try {
     text = readFileSync(resolve(f.cwd, file), 'utf8');
   } catch (error) {
     throw missingJobFile(file, (error as NodeJS.ErrnoException).code);
   }
-  return readJobFile(text, file, f.cwd, f.env, opts.parser.flags);
+  return readJobFile(text, file, f.cwd, env, opts.parser.flags);
 }
 
 /** The place of the key an error is about (its flag, `--since` or `-o`: CliError.flag), else the job's. */
@@ -174,8 +183,8 @@ function placeOf(job: FileJob, error: unknown, flags: readonly RunFlagInfo[]): A
  * before its first request. When they fail, its keys' values one by one find the value at fault
  * (each error at its value; a job whose words parse together has no value at fault alone: `check:
  * false` is the same parse without the checks between flags), else the error is placed by its words. */
-function checkJobs(jobs: readonly FileJob[], file: JobFile, parser: RunWordsParser, f: Factory, check: (job: FileJob) => WriteCheck, onChecked: (index: number, prepared: Job) => void): void {
-  const quiet = { ...engineDeps(f), globals: { ...f.globals, json: false } };
+function checkJobs(jobs: readonly FileJob[], file: JobFile, parser: RunWordsParser, f: Factory, env: Factory['env'], check: (job: FileJob) => WriteCheck, onChecked: (index: number, prepared: Job) => void): void {
+  const quiet = { ...engineDeps(f), env, globals: { ...f.globals, json: false } };
   for (const [index, job] of jobs.entries()) {
     const at = (fallback: ReturnType<typeof placeOf>, error: unknown): never => {
       if (!(error instanceof CliError)) throw error;
@@ -219,9 +228,9 @@ function locateWordsError(job: FileJob, parser: RunWordsParser, at: (place: Retu
  * variable (REPORTING_TOKEN_<PROFILE>) or its stored login. REPORTING_TOKEN, and a base URL from
  * the environment or --base-url, would stand for every profile: with jobs of several profiles,
  * refused unless each of them has its own variable. */
-function checkProfiles(jobs: readonly FileJob[], file: JobFile, f: Factory): void {
-  const own = (profile: string) => Boolean(f.env[profileVariable('REPORTING_TOKEN', profile)]?.trim());
-  const fromEnvironment = ['REPORTING_TOKEN', 'REPORTING_BASE_URL'].filter((name) => f.env[name]?.trim());
+function checkProfiles(jobs: readonly FileJob[], file: JobFile, f: Factory, env: Factory['env']): void {
+  const own = (profile: string) => Boolean(env[profileVariable('REPORTING_TOKEN', profile)]?.trim());
+  const fromEnvironment = ['REPORTING_TOKEN', 'REPORTING_BASE_URL'].filter((name) => env[name]?.trim());
   if (f.globals.baseUrl) fromEnvironment.push('--base-url');
   const first = jobs[0];
   const other = jobs.find((job) => job.profile !== first?.profile);
@@ -231,7 +240,7 @@ function checkProfiles(jobs: readonly FileJob[], file: JobFile, f: Factory): voi
       `give each profile a token of its own (${profileVariable('REPORTING_TOKEN', without.profile)} for "${without.profile}", and so on), or unset ${fromEnvironment.join(' and ')} and log in to each (reporting login --profile NAME), or run one profile's jobs`);
   }
   const missing = jobs.filter((job) => !own(job.profile));
-  if (missing.length === 0 || f.env.REPORTING_TOKEN?.trim()) return;
+  if (missing.length === 0 || env.REPORTING_TOKEN?.trim()) return;
   const stored = f.store().profiles();
   for (const job of missing) {
     if (!stored[job.profile]) {
@@ -259,18 +268,19 @@ interface Outcome {
 
 /** What each job would do now: the engine's plan, from its state file as it is (no lock taken, no
  * request sent, nothing written). */
-async function planJobs(jobs: readonly FileJob[], parser: RunWordsParser, f: Factory): Promise<void> {
+async function planJobs(jobs: readonly FileJob[], prepared: ReadonlyMap<FileJob, Job>, parser: RunWordsParser, f: Factory): Promise<void> {
   const profiles = new Map<string, EngineDeps>();
+  const env = { ...f.env };
   // each job's plan kept as its text (a few hundred bytes, where its windows' records were some
   // kilobytes), all written once every job is planned: the output is whole or absent
   const texts: string[] = [];
   for (const job of jobs) texts.push(await planText(job));
   async function planText(job: FileJob): Promise<string> {
-    const opts = parser.parse(job.words);
     let deps = profiles.get(job.profile);
     // (a profile's base URL, which each job's state request names, found once)
-    if (!deps) profiles.set(job.profile, deps = withBaseUrlOnce(engineDeps(f.forProfile(job.profile))));
-    const windows = await previewJob(prepareRun(opts, deps, 'look'), deps);
+    if (!deps) profiles.set(job.profile, deps = { ...withBaseUrlOnce(engineDeps(f.forProfile(job.profile))), env });
+    // (the job as checked: its own profile's factory prepares it the same, json off)
+    const windows = await previewJob(prepared.get(job) ?? prepareRun(parser.parse(job.words), deps, 'look'), deps);
     if (f.globals.json) return JSON.stringify({ job: job.name, profile: job.profile, windows });
     const fetch = windows.filter((w) => w.action !== 'skip').length;
     return `${job.name}: ${fetch} window${fetch === 1 ? '' : 's'} to fetch, ${windows.length - fetch} to skip\n${previewLines(windows).map((line) => `  ${line}\n`).join('')}`;
