@@ -9,8 +9,11 @@ import { parseShard, type Shard } from './shard.js';
 /** The shard a job lands in: the SHA-256 of its expanded name, as a number, modulo N, plus one.
  * Stable: it depends on the name and N only, so adding a job moves no other job. */
 export function shardOf(name: string, n: number): number {
-  const digest = BigInt(`0x${createHash('sha256').update(name, 'utf8').digest('hex')}`);
-  return Number(digest % BigInt(n)) + 1;
+  // (the digest, big-endian, modulo n a byte at a time: exact in a double for n <= 10,000, and a
+  // tenth of a BigInt's time, for each of a file's 20,000 jobs)
+  let rest = 0;
+  for (const byte of createHash('sha256').update(name, 'utf8').digest()) rest = (rest * 256 + byte) % n;
+  return rest + 1;
 }
 
 /** --shard, else JOB_COMPLETION_INDEX (0-based) + 1 of REPORTING_SHARDS when both are set. */
