@@ -194,10 +194,11 @@ function checkTargets(job: Job, shape: Shape, windows: readonly Window[], perWin
     throw new UsageError('--lookback with one file per run period would write the days it re-fetches into two files', 'add --chunk day, so that each day has one file, or write one file without {since}/{until}');
   }
   const filesOf = (of: RunPlan['fileOf'], given: string | undefined) => {
+    // each window's file, named once (a job file's plan checks thousands of jobs' windows)
+    const named = of && !given?.includes('{reportId}') ? new Map(windows.map((w) => [w, of(w, '')])) : undefined;
+    if (perWindow && of) checkDistinctTargets(windows, (w) => named?.get(w) ?? of(w, ''));
     // (the paths of this machine: an object in a bucket is not one)
-    const files = of && !given?.includes('{reportId}') ? outputPaths(windows.map((w) => of(w, ''))) : [];
-    if (perWindow && of) checkDistinctTargets(windows, (w) => of(w, ''));
-    return [...new Set(files)];
+    return named ? [...new Set(outputPaths([...named.values()]))] : [];
   };
   const more = moreFileOf.map((of, i) => filesOf(of, job.more?.[i]?.template));
   refuseSharedPaths(runFiles(job.flags.state && isStatePath(job.flags.state) ? job.flags.state : undefined, filesOf(fileOf, template), input.configDir, more), input.cwd, input.platform);
