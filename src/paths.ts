@@ -270,7 +270,7 @@ export function refuseSharedPaths(uses: readonly PathUse[], cwd: string, platfor
     const found = realOfUse(use, cwd);
     const real = folds ? found.toLowerCase() : found;
     // (what is inside a folder starts so)
-    const inside = `${real}/`;
+    const inside = use.folder ? `${real}/` : '';
     for (const earlier of seen) {
       const same = earlier.real === real
         || (earlier.use.folder && real.startsWith(earlier.inside))

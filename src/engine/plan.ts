@@ -145,7 +145,8 @@ function templateFolders(job: Job, template: string | undefined, places: TargetP
   if (template === undefined || template.includes('{reportId}')) return;
   const period = { since: job.request.since, until: job.request.until };
   const perWindow = shapeOf(job) === 'windows' && PER_WINDOW.test(template);
-  const windows = perWindow ? windowsOf(period, job.chunk?.chunk) : [period];
+  const chunk = perWindow ? job.chunk?.chunk : undefined;
+  const windowsNow = () => (perWindow ? windowsOf(period, chunk) : [period]);
   const fileOf = (part: string) => (w: Window) => expandTemplate(part, { side: job.side, since: parisDate(w.since), until: parisDate(w.until), reportId: '' });
   const add = (folder: string, names: readonly string[]) => {
     const known = places.files.get(folder);
@@ -155,17 +156,18 @@ function templateFolders(job: Job, template: string | undefined, places: TargetP
   // basename, as the run's own writer: a trailing `/` is no name, a `\` is a character of the name on POSIX)
   const { where: folder, name, local } = splitOutput(template);
   if (local && folder !== '.' && !folder.includes('{')) {
-    const key = `${name}\0${job.side}\0${windows.map((w) => `${w.since}:${w.until}`).join(',')}`;
+    // (the windows are the period's, cut by the chunk: named by them)
+    const key = `${name}\0${job.side}\0${chunk ?? ''}\0${period.since}:${period.until}`;
     let names = knownNames.get(key);
     if (!names) {
-      names = windows.map(fileOf(name));
+      names = windowsNow().map(fileOf(name));
       if (knownNames.size >= 256) knownNames.clear();
       knownNames.set(key, names);
     }
     return add(folder, names);
   }
   const byFolder = new Map<string, string[]>();
-  for (const path of windows.map(fileOf(template))) {
+  for (const path of windowsNow().map(fileOf(template))) {
     const at = splitOutput(path);
     byFolder.set(at.where, [...byFolder.get(at.where) ?? [], at.name]);
   }
