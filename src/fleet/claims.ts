@@ -66,8 +66,9 @@ export class SharedTargets {
     const baseUrl = this.baseUrl(job.profile);
     if (baseUrl === undefined) return;
     const scope = scopeOf(prepared.request, baseUrl, accountOf(load, { env: f.env, profileName: job.profile }));
+    // (the table as shown, its password masked: made only for the error)
     this.take(index, JSON.stringify(['table', databaseIdentity(load.target, f.cwd, f.host.platform), tableIdentity(load.table, load.target), scope]), 'table',
-      `${load.table.join('.')} (${f.secrets.redact(load.target.shown)})`);
+      () => `${load.table.join('.')} (${f.secrets.redact(load.target.shown)})`);
   }
 
   /** the first clash found, if any */
@@ -75,10 +76,10 @@ export class SharedTargets {
     if (this.clash) throw this.clash;
   }
 
-  private take(index: number, key: string, kind: ClaimKind, shown: string): void {
+  private take(index: number, key: string, kind: ClaimKind, shown: string | (() => string)): void {
     const claimed = this.seen.get(key);
     if (claimed === undefined) this.seen.set(flat(key), claimOf(index, kind));
-    else this.compare(index, claimed, kind, shown, key.slice(key.indexOf('\0') + 1));
+    else this.compare(index, claimed, kind, typeof shown === 'string' ? shown : shown(), key.slice(key.indexOf('\0') + 1));
   }
 
   /** `names` in `folder` (as the job names it): by the folder's real path, case folded where the
