@@ -146,7 +146,7 @@ const FOLDS_CASE = platform() === 'darwin' || platform() === 'win32';
 
 /** What `path` is, following symbolic links (statSync), else why not: the error's code. */
 function statOf(path: string): FileKind | string {
-  const entry = entryOf(resolve(path));
+  const entry = settled ? entryOf(isNormalAbsolute(path) ? path : resolve(path)) : undefined;
   if (entry === null) return 'ENOENT';
   if (entry && !entry.isSymbolicLink()) return entry;
   try {
@@ -164,7 +164,7 @@ export function listedAbsent(path: string): boolean {
 
 /** What `path` is, following symbolic links (statSync), else undefined: nothing there. */
 export function kindOf(path: string): FileKind | undefined {
-  const entry = entryOf(resolve(path));
+  const entry = settled ? entryOf(isNormalAbsolute(path) ? path : resolve(path)) : undefined;
   if (entry === null) return undefined;
   if (entry && !entry.isSymbolicLink()) return entry;
   try {
@@ -195,9 +195,11 @@ export function realTarget(path: string, cwd: string): string {
 const UNCLEAN = /\/\/|\/\.\.?(?:\/|$)|.\/$/;
 const POSIX = sep === '/';
 
+const isNormalAbsolute = (path: string) => POSIX && path.charCodeAt(0) === 47 && !UNCLEAN.test(path);
+
 /** resolve(cwd, path), without its work for a path that is already absolute and normal. */
 function absolutePath(cwd: string, path: string): string {
-  return POSIX && path.charCodeAt(0) === 47 && !UNCLEAN.test(path) ? path : resolve(cwd, path);
+  return isNormalAbsolute(path) ? path : resolve(cwd, path);
 }
 
 /** join(real, ...names) for a normal absolute path and names of one part each (a folder's entries). */
@@ -266,7 +268,7 @@ export function refuseSharedPaths(uses: readonly PathUse[], cwd: string, platfor
   const seen: { use: PathUse; real: string; inside: string }[] = [];
   for (const use of uses) {
     // (-o's targets are checked by checkWritableTarget, with the messages of a file that cannot be written)
-    if (use.flag === '--state') refuseSpecialFile(use, resolve(cwd, use.path));
+    if (use.flag === '--state') refuseSpecialFile(use, absolutePath(cwd, use.path));
     const found = realOfUse(use, cwd);
     const real = folds ? found.toLowerCase() : found;
     // (what is inside a folder starts so)
