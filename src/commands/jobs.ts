@@ -121,9 +121,8 @@ function checkFile(opts: JobsOptions, f: Factory) {
   // clash in whichever pods run them. Only `jobs run` writes, and only for the jobs it runs: list,
   // plan and validate leave the file system as they found it
   const running = new Set(opts.action === 'run' ? selected : []);
-  // what is kept of each job is its targets' identities (a few numbers and strings): 20,000
-  // prepared jobs held at once took 600 MB; `jobs plan` keeps the jobs it plans (a shard's) as
-  // checked, so as not to prepare them twice
+  // what is kept of each job is its targets' identities (20,000 prepared jobs took 600 MB); `jobs
+  // plan` keeps its shard's jobs as checked (json off, as its profile's factory has it): not twice
   const targets = new SharedTargets(file, { cwd: f.cwd, host: f.host, env, secrets: f.secrets }, (profile) => f.forProfile(profile).baseUrl().url);
   const planned = opts.action === 'plan' ? new Set(selected) : undefined;
   const prepared = new Map<FileJob, Job>();
@@ -131,8 +130,7 @@ function checkFile(opts: JobsOptions, f: Factory) {
   withSettledPaths(() => {
     checkJobs(file.jobs, file, opts.parser, f, env, (job) => (running.has(job) ? 'probe' : 'look'), (index, job) => {
       targets.claim(index, job);
-      const fileJob = file.jobs[index] as FileJob;
-      if (planned?.has(fileJob)) prepared.set(fileJob, job);
+      if (planned?.has(file.jobs[index] as FileJob)) prepared.set(file.jobs[index] as FileJob, job);
     });
     if (opts.action !== 'list') checkProfiles(selected, file, f, env);
     targets.refuse();
@@ -270,16 +268,18 @@ interface Outcome {
  * request sent, nothing written). */
 async function planJobs(jobs: readonly FileJob[], prepared: ReadonlyMap<FileJob, Job>, parser: RunWordsParser, f: Factory): Promise<void> {
   const profiles = new Map<string, EngineDeps>();
-  const env = { ...f.env };
   // each job's plan kept as its text (a few hundred bytes, where its windows' records were some
   // kilobytes), all written once every job is planned: the output is whole or absent
   const texts: string[] = [];
   for (const job of jobs) texts.push(await planText(job));
   async function planText(job: FileJob): Promise<string> {
     let deps = profiles.get(job.profile);
-    // (a profile's base URL, which each job's state request names, found once)
-    if (!deps) profiles.set(job.profile, deps = { ...withBaseUrlOnce(engineDeps(f.forProfile(job.profile))), env });
-    // (the job as checked: its own profile's factory prepares it the same, json off)
+    if (!deps) {
+      // (a profile's base URL, which each job's state request names, found once; an error each time)
+      const own = engineDeps(f.forProfile(job.profile));
+      let url: ReturnType<EngineDeps['baseUrl']> | undefined;
+      profiles.set(job.profile, deps = { ...own, baseUrl: () => (url ??= own.baseUrl()) });
+    }
     const windows = await previewJob(prepared.get(job) ?? prepareRun(parser.parse(job.words), deps, 'look'), deps);
     if (f.globals.json) return JSON.stringify({ job: job.name, profile: job.profile, windows });
     const fetch = windows.filter((w) => w.action !== 'skip').length;
@@ -287,12 +287,6 @@ async function planJobs(jobs: readonly FileJob[], prepared: ReadonlyMap<FileJob,
   }
   // (the JSON is the document {"jobs": [...]} as JSON.stringify writes it)
   f.stdout.write(f.globals.json ? `{"jobs":[${texts.join(',')}]}\n` : texts.join(''));
-}
-
-/** `deps` whose base URL is found once (an error, each time asked). */
-function withBaseUrlOnce(deps: EngineDeps): EngineDeps {
-  let known: ReturnType<EngineDeps['baseUrl']> | undefined;
-  return { ...deps, baseUrl: () => (known ??= deps.baseUrl()) };
 }
 
 /** `jobs status`: each job's state (no lock taken, no request to the API), one line a job; exit 1
