@@ -17,8 +17,11 @@ import type { RowWriter } from './row-writer.js';
 import type { CsvOptions } from './writers.js';
 
 /** Encoded bytes a row group holds before it is written (the columns' values, dictionaries and
- * levels, before compression); measured: test/bench/RESULTS.md, "Formats near CSV". */
-const GROUP_BYTES = 8 << 20;
+ * levels, before compression): 2 MiB, some 40,000 rows of the buyer's every field. The columns'
+ * buffers and their Snappy copies are allocated outside V8's heap, and freed pages stay in the
+ * process: 1M rows on Node 24 peaked at 177-185 MiB with 8 MiB groups, 167-171 with 4 and 149 with 2
+ * (CSV: 142); measured: test/bench/RESULTS.md, "Formats near CSV". */
+const GROUP_BYTES = 2 << 20;
 /** Rows a row group holds at most, whatever its bytes. */
 const ROW_GROUP = 1 << 20;
 /** How often (rows) a group's size is looked at. */

@@ -138,10 +138,10 @@ describe('Parquet edge cases read back by DuckDB', () => {
     expect((await query(`SELECT city FROM '${path2}'`)).map((r) => r.city)).toEqual(many);
   });
 
-  it('a row group that reaches 8 MiB exactly ends there; no row lost or doubled', async () => {
+  it('a row group that reaches 2 MiB exactly ends there; no row lost or doubled', async () => {
     // a row: its count (8 bytes + 1 level) and a text from a one-entry dictionary (4-byte index +
-    // 1 level); the entry: 4 + 2,044 bytes. 599,040 rows (a multiple of 256) hold 8 MiB exactly.
-    const text = 'x'.repeat(2044);
+    // 1 level); the entry: 4 + 4,092 bytes. 149,504 rows (a multiple of 256) hold 2 MiB exactly.
+    const text = 'x'.repeat(4092);
     const writer = new ParquetRowWriter({}, undefined, undefined, true);
     const rows = 600_000;
     const keys = ['city', 'clicks'];
@@ -155,9 +155,9 @@ describe('Parquet edge cases read back by DuckDB', () => {
     const path = join(tempDir(), 'g.parquet');
     writeFileSync(path, Buffer.concat(parts));
     const groups = await query(`SELECT DISTINCT row_group_id AS g, row_group_num_rows::INTEGER AS n FROM parquet_metadata('${path}') ORDER BY g`);
-    expect(groups.map((g) => g.n)).toEqual([599_040, 960]);
+    expect(groups.map((g) => g.n)).toEqual([149_504, 149_504, 149_504, 149_504, 1_984]);
     const sums = await query(`SELECT count(*)::INTEGER AS n, sum(clicks)::VARCHAR AS s, count(DISTINCT clicks)::INTEGER AS d, min(length(city))::INTEGER AS lo, max(length(city))::INTEGER AS hi FROM '${path}'`);
-    expect(sums[0]).toEqual({ n: rows, s: String((rows * (rows - 1)) / 2), d: rows, lo: 2044, hi: 2044 });
+    expect(sums[0]).toEqual({ n: rows, s: String((rows * (rows - 1)) / 2), d: rows, lo: 4092, hi: 4092 });
   });
 
   it('one row; no row (the columns from the request); columns all null in one group and not in the next', async () => {
