@@ -198,6 +198,13 @@ export function planOutput(options: OutputOptions & { validate?: boolean }, avai
   return { template, format, csv, columnsBy };
 }
 
+// eslint-disable-next-line no-control-regex
+const UNSAFE_IN_SEGMENT = /[/\\\u0000-\u001f\u007f]/;
+// eslint-disable-next-line no-control-regex
+const UNSAFE_IN_SEGMENT_ALL = /[/\\\u0000-\u001f\u007f]/g;
+/** A placeholder's value as one path segment: separators and controls made `_`. */
+const safeSegment = (value: string) => (UNSAFE_IN_SEGMENT.test(value) ? value.replace(UNSAFE_IN_SEGMENT_ALL, '_') : value);
+
 /**
  * The -o template with its placeholders filled. A value can never take the path out of the folder
  * the template names: separators and control characters in a value become `_`, and a path segment
@@ -205,8 +212,20 @@ export function planOutput(options: OutputOptions & { validate?: boolean }, avai
  * only a broken value gets here).
  */
 export function expandTemplate(template: string, values: Placeholders): string {
-  // eslint-disable-next-line no-control-regex
-  const fill = (text: string) => text.replace(/\{([^}]*)\}/g, (_, name: keyof Placeholders) => (values[name] ?? '').replace(/[/\\\u0000-\u001f\u007f]/g, '_'));
+  // each {name} filled, its value's separators and controls made `_` (as /\{([^}]*)\}/g would
+  // find them; scanned by hand: `jobs plan` fills 12,500 names for 20,000 jobs' shard)
+  const fill = (text: string) => {
+    let filled = '';
+    let at = 0;
+    for (let open = text.indexOf('{'); open >= 0; open = text.indexOf('{', at)) {
+      const close = text.indexOf('}', open + 1);
+      if (close < 0) break;
+      const value: unknown = values[text.slice(open + 1, close) as keyof Placeholders];
+      filled += text.slice(at, open) + safeSegment(typeof value === 'string' ? value : '');
+      at = close + 1;
+    }
+    return filled + text.slice(at);
+  };
   // each segment between separators that holds a `{`, filled (the others as they are: a job
   // file's thousands of paths are mostly folders)
   let expanded = '';

@@ -78,6 +78,25 @@ describe('11.1 report IDs of a safe shape only', () => {
     expect(expandTemplate('out/{reportId}.csv', { reportId: '../../x' })).toBe('out/.._.._x.csv');
     expect(expandTemplate('../up/{side}.csv', { side: 'buyer' })).toBe('../up/buyer.csv');
   });
+
+  it('fills placeholders as the regular expression it replaced did, on random templates and hostile values', async () => {
+    const { default: fc } = await import('fast-check');
+    // the fill before it was scanned by hand (src/export/output.ts), applied to each segment holding a `{`
+    // eslint-disable-next-line no-control-regex
+    const byRegex = (text: string, values: Record<string, string>) => text.replace(/\{([^}]*)\}/g, (_, name: string) => (values[name] ?? '').replace(/[/\\\u0000-\u001f\u007f]/g, '_'));
+    const names = ['since', 'until', 'side', 'job', 'reportId', 'nope'];
+    const piece = fc.oneof(fc.constantFrom('{', '}', '/', '\\', '.', 'a', '-', ...names.map((n) => `{${n}}`)), fc.string({ maxLength: 3 }));
+    const value = fc.string({ unit: fc.oneof(fc.constantFrom('/', '\\', '\u0000', '\u001f', '\u007f', '.', '{', '}'), fc.string({ minLength: 1, maxLength: 1 })), maxLength: 6 });
+    fc.assert(fc.property(fc.array(piece, { maxLength: 12 }), fc.dictionary(fc.constantFrom(...names.slice(0, 5)), value), (parts, values) => {
+      const template = parts.join('');
+      const segments = template.split(/[/\\]/);
+      const filled = segments.map((segment) => (segment.includes('{') ? byRegex(segment, values) : segment));
+      const refused = segments.some((segment, i) => segment.includes('{') && ['', '.', '..'].includes(filled[i]!));
+      const reference = filled.map((segment, i) => segment + (i < segments.length - 1 ? template.match(/[/\\]/g)![i]! : '')).join('');
+      if (refused) expect(() => expandTemplate(template, values)).toThrow(/outside the folder/);
+      else expect(expandTemplate(template, values)).toBe(reference);
+    }), { numRuns: 3000, seed: 32 });
+  });
 });
 
 /** The shells on this machine that a user may paste into. */
