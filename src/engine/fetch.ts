@@ -96,15 +96,9 @@ export async function fetchWindow(window: Window, ctx: TaskContext, deps: FetchD
   let submittedAt: number | undefined;
   const { reportId, resumed } = await startReport(window, previous, deps.attemptOf(window), {
     submit: async () => {
-      // the intent is recorded as the report is submitted, not before it: its fsync, queued in a
-      // fleet behind the other jobs' (54 ms median at 300 jobs, concurrency 30: test/bench/
-      // RESULTS.md), no longer delays the report's start. A run killed in the milliseconds between
-      // may leave no warning; the window is submitted anew either way, nothing in the files
-      const intent = deps.intend(window);
-      intent.catch(() => undefined);
+      await deps.intend(window);
       const id = await client.submit(job.side, requestParams({ ...job.request, since: window.since, until: window.until }));
       submittedAt = deps.now();
-      await intent;
       return id;
     },
     status: (id) => client.status(id),
