@@ -3,7 +3,7 @@
 // non-zero saying the file is held; the table holds the day's rows once, from one report. Read
 // back by DuckDB's own client.
 
-import { writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/server.js';
@@ -31,6 +31,8 @@ describe('DuckDB: processes loading one window of one file at once', () => {
         }
         expect(results.some((result) => result.code === 0), results.map((r) => r.stderr).join('')).toBe(true);
         expect(await duckdbRows(file, 'SELECT count(*), count(DISTINCT _report_id) FROM buyer_report')).toEqual(['2000|1']);
+        // the file was made beside and linked into place: no draft left
+        expect(readdirSync(dir).filter((name) => name.endsWith('.creating'))).toEqual([]);
       }
     });
   }, 180_000);
