@@ -60,8 +60,31 @@ export function cleanStaleTemps(target: string, host: Pick<Host, 'pid' | 'isAliv
   return removed;
 }
 
-/** Makes a rename durable: the folder's entry is flushed too (best effort: not every system allows it). */
-export async function syncDir(dir: string): Promise<void> {
+/** The folders being synced: the sync in flight, and the next one, shared by every caller that
+ * came while the first ran. */
+const dirSyncs = new Map<string, { running: Promise<void>; next?: Promise<void> }>();
+
+/**
+ * Makes a rename durable: the folder's entry is flushed too (best effort: not every system allows
+ * it). Renames in one folder at once share a sync: each caller's promise settles after a sync that
+ * began after its call, the one in flight when it came being too early for it (a fleet's jobs
+ * keep their states in one folder, and each state change was a sync of its own).
+ */
+export function syncDir(dir: string): Promise<void> {
+  const syncing = dirSyncs.get(dir);
+  if (!syncing) return startDirSync(dir);
+  return syncing.next ??= syncing.running.then(() => startDirSync(dir));
+}
+
+function startDirSync(dir: string): Promise<void> {
+  const running: Promise<void> = syncDirNow(dir).finally(() => {
+    if (dirSyncs.get(dir)?.running === running) dirSyncs.delete(dir);
+  });
+  dirSyncs.set(dir, { running });
+  return running;
+}
+
+async function syncDirNow(dir: string): Promise<void> {
   try {
     const handle = await open(dir, 'r');
     try {
