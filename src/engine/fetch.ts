@@ -8,7 +8,7 @@ import type { ReportingClient } from '../api/client.js';
 import type { Summary } from '../api/schemas.js';
 import { sinkReceiver, type Receiver, type WindowOutput } from '../destinations/destination.js';
 import { InterruptedError, ReportMismatchError } from '../errors.js';
-import { openFileSink } from '../export/sink.js';
+import { openScratchSink } from '../export/sink.js';
 import type { Host } from '../host.js';
 import { collectGarbage } from '../gc.js';
 import type { Expectation, PollOptions } from '../report/poll.js';
@@ -139,7 +139,7 @@ async function download(window: Window, ctx: TaskContext, reportId: string, clie
     if (whole) return (last = output = await whole(window, ctx.origin, reportId));
     // the spool keeps the fields' own names: the merger sums metrics by them (--column-case renames
     // the rows as they reach the output)
-    const receiver = sinkReceiver(await openFileSink(spool as string, { cwd: into.cwd, host: into.host }), 'json', { ...deps.job.output.csv, columnCase: 'camel' });
+    const receiver = sinkReceiver(await openScratchSink(spool as string, { cwd: into.cwd, host: into.host }), 'json', { ...deps.job.output.csv, columnCase: 'camel' });
     commitSpool = () => receiver.sink.commit();
     return (last = receiver);
   };

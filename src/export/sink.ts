@@ -3,7 +3,7 @@
 // leaves the previous file untouched and no temporary file behind.
 
 import { closeSync, createReadStream, createWriteStream, mkdirSync, openSync, unlinkSync, type WriteStream } from 'node:fs';
-import { open, stat, unlink } from 'node:fs/promises';
+import { open, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Output } from '../context.js';
 import { CliError, EXIT, UsageError, whyWriteFailed } from '../errors.js';
@@ -152,7 +152,9 @@ class FileSink implements Sink {
   /** takes the temporary file off the host's exit cleanups */
   private forget = () => {};
 
-  constructor(readonly path: string, private readonly host: Host, private readonly place: PlaceFile = placeFile) {}
+  /** `flush`: the file is flushed to the disk as it closes (a scratch file, which no later process
+   * reads, is not) */
+  constructor(readonly path: string, private readonly host: Host, private readonly place: PlaceFile = placeFile, private readonly flush = true) {}
 
   async open(): Promise<void> {
     this.temp = tempPathFor(this.path, this.host.pid);
@@ -171,7 +173,7 @@ class FileSink implements Sink {
     if (previous?.isFile()) await handle.chmod(previous.mode & 0o777).catch(() => undefined);
     this.failed = undefined;
     // the stream owns the handle: it flushes (fsync) and closes it when it ends
-    this.stream = createWriteStream('', { fd: handle, highWaterMark: 1 << 18, flush: true });
+    this.stream = createWriteStream('', { fd: handle, highWaterMark: 1 << 18, flush: this.flush });
     this.stream.on('error', (error) => { this.failed = error; });
   }
 
@@ -242,7 +244,15 @@ export type PlaceFile = (temp: string, target: string) => Promise<void>;
 
 /** Opens `target`, resolved against the command's working directory; the host names the
  * temporary file and removes it on any exit. */
-export async function openFileSink(target: string, where: { cwd: string; host: Host }, place?: PlaceFile): Promise<Sink> {
+/** A scratch file (a window's spool, read back by this process and removed as it exits): put in
+ * place whole, as any file, but not flushed to the disk, which only a later process would need.
+ * Each flush of a fleet's spools (a file and its folder a window) held one of libuv's threads
+ * while other jobs waited for theirs to record their states. */
+export function openScratchSink(target: string, where: { cwd: string; host: Host }): Promise<Sink> {
+  return openFileSink(target, where, (temp, path) => rename(temp, path), false);
+}
+
+export async function openFileSink(target: string, where: { cwd: string; host: Host }, place?: PlaceFile, flush = true): Promise<Sink> {
   const path = resolve(where.cwd, target);
   try {
     makeFolders(dirname(path), path);
@@ -250,7 +260,7 @@ export async function openFileSink(target: string, where: { cwd: string; host: H
     throw fileError(error, dirname(path));
   }
   cleanStaleTemps(path, where.host);
-  const sink = new FileSink(path, where.host, place);
+  const sink = new FileSink(path, where.host, place, flush);
   await sink.open();
   return sink;
 }

@@ -2,10 +2,12 @@
 // and files put in place in one folder at once share those syncs (a fleet's jobs keep their states
 // in one folder). Seen from outside, in the system calls strace records of a real process.
 
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { BIN, baseEnv, collect, NODE } from '../helpers/cli.js';
+import { withSandbox } from '../helpers/http.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const strace = spawnSync('strace', ['-V']).status === 0;
@@ -47,4 +49,23 @@ await Promise.all(Array.from({ length: ${FILES} }, (_, i) => writeFileAtomic(${J
     expect(synced.length).toBeGreaterThan(0);
     expect(synced.length).toBeLessThan(FILES);
   });
+});
+
+describe('what is flushed to the disk in a run with a state', () => {
+  it.skipIf(!strace)('a chunked run: each CSV and the state flushed, with their folders; the spool (scratch, read back by the run) never', async () => {
+    await withSandbox({ readyDelayMs: 1 }, async (sandbox, dir) => {
+      const log = join(dir, 'trace.txt');
+      const args = ['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-03', '--chunk', 'day', '--state', 'nightly.json', '-o', 'out/{since}.csv', '--poll-interval', '20ms', '-q'];
+      const child = spawn('strace', ['-f', '-qq', '-y', '-e', 'trace=fsync', '-o', log, NODE, BIN, ...args], {
+        cwd: dir, env: baseEnv({ REPORTING_CONFIG_DIR: join(dir, '.config'), REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: sandbox.token }),
+      });
+      const result = await collect(child);
+      expect(result.code, result.stderr).toBe(0);
+      const flushed = [...readFileSync(log, 'utf8').matchAll(/fsync\(\d+<([^>]+)>/g)].map((match) => match[1] as string);
+      for (const day of ['2026-11-01', '2026-11-02', '2026-11-03']) expect(flushed.some((path) => path.includes(`/out/.${day}.csv.`)), day).toBe(true);
+      expect(flushed).toContain(join(dir, 'out'));
+      expect(flushed.some((path) => path.includes('/.nightly.json.'))).toBe(true);
+      expect(flushed.filter((path) => path.includes('reporting-spool-'))).toEqual([]);
+    });
+  }, 60_000);
 });
