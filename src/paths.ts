@@ -53,25 +53,35 @@ const ABSENT_KEPT = 4096;
  * validate`'s time (test/bench/RESULTS.md, "A job file of 20,000 jobs").
  */
 export function withSettledPaths<T>(pass: () => T): T {
-  const outer = settled;
-  settled ??= settle();
+  const leave = enter();
   try {
     return pass();
   } finally {
-    settled = outer;
+    leave();
   }
 }
 
 /** withSettledPaths for a pass that waits (`jobs plan`, whose states may be in a bucket): nothing
  * else may run meanwhile that expects the file system as it is now, not as the pass found it. */
 export async function withSettledPathsAsync<T>(pass: () => Promise<T>): Promise<T> {
-  const outer = settled;
-  settled ??= settle();
+  const leave = enter();
   try {
     return await pass();
   } finally {
-    settled = outer;
+    leave();
   }
+}
+
+/** Starts a pass, unless one runs (a pass within it is the outer one's); answers how to end it.
+ * Only the pass that made the answers forgets them: two waiting passes that overlap, the first
+ * ending first, must not put the first's back when the second ends (they would answer for ever). */
+function enter(): () => void {
+  if (settled) return () => {};
+  const mine = settle();
+  settled = mine;
+  return () => {
+    if (settled === mine) settled = undefined;
+  };
 }
 
 /** In a settled pass, the entry that names `path` (absolute, without `..`) in its folder's listing:
