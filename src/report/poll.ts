@@ -227,13 +227,10 @@ export async function waitUntilReady(client: ReportingClient, id: string, option
   // a hard deadline: a status answer that trickles, or is retried, cannot stretch the wait
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(notReady()), options.maxWaitMs + LAST_LOOK_MS);
-  // the wait's signal: Ctrl-C or the deadline (no AbortSignal.any: on Node 20 each leaves an entry
-  // on the long-lived signal, one per report of a fleet)
+  // the wait's signal: Ctrl-C or the deadline
   const either = new AbortController();
-  const relay = () => either.abort(options.signal.reason);
-  if (options.signal.aborted) relay();
-  else options.signal.addEventListener('abort', relay, { once: true });
-  deadline.signal.addEventListener('abort', () => either.abort(deadline.signal.reason), { once: true });
+  const unfollow = follow(options.signal, either);
+  follow(deadline.signal, either);
   const signal = either.signal;
   const pace = new Pace(options, signal);
   try {
@@ -268,8 +265,18 @@ export async function waitUntilReady(client: ReportingClient, id: string, option
     throw error;
   } finally {
     clearTimeout(timer);
-    options.signal.removeEventListener('abort', relay);
+    unfollow();
   }
+}
+
+/** Aborts `controller` (with the reason) when `signal` aborts, until the answer is called. Not
+ * AbortSignal.any: on Node 20 each leaves an entry on the long-lived signal, one per report of a
+ * fleet. */
+function follow(signal: AbortSignal, controller: AbortController): () => void {
+  const relay = () => controller.abort(signal.reason);
+  if (signal.aborted) relay();
+  else signal.addEventListener('abort', relay, { once: true });
+  return () => signal.removeEventListener('abort', relay);
 }
 
 /** A wait aims at a quantile of the readiness seen drawn in [0.05, 0.5]: a report is more often
@@ -346,10 +353,8 @@ class Pace {
   async rest(ms: number): Promise<void> {
     const { options, expected, signal } = this;
     if (!expected || signal.aborted || this.seen()) return options.sleep(ms, signal);
-    // (no AbortSignal.any: on Node 20 each leaves an entry on the long-lived signal)
     const wake = new AbortController();
-    const relay = () => wake.abort(signal.reason);
-    signal.addEventListener('abort', relay, { once: true });
+    const unfollow = follow(signal, wake);
     let woken = false;
     const stop = expected.onFirst(() => {
       woken = true;
@@ -361,7 +366,7 @@ class Pace {
     } catch (error) {
       if (!woken || signal.aborted) throw error;
     } finally {
-      signal.removeEventListener('abort', relay);
+      unfollow();
       stop();
     }
     const left = Math.max(0, ms - (options.now() - at));

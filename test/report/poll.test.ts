@@ -188,12 +188,7 @@ describe('waitUntilReady with an expectation', () => {
   it('Ctrl-C while a wait sleeps on its backoff ends it, and leaves no listener on the signal', async () => {
     const clock = new FakeClock();
     const stop = new AbortController();
-    let listeners = 0;
-    const signal = stop.signal;
-    const add = signal.addEventListener.bind(signal);
-    const remove = signal.removeEventListener.bind(signal);
-    signal.addEventListener = ((...args: Parameters<typeof add>) => { listeners++; add(...args); }) as typeof add;
-    signal.removeEventListener = ((...args: Parameters<typeof remove>) => { listeners--; remove(...args); }) as typeof remove;
+    const { signal, listeners } = counted(stop);
     const client = { status: async (id: string) => ({ status: 'progress', message: null, report_id: id }) } as unknown as ReportingClient;
     const wait = waitUntilReady(client, 'c', {
       maxWaitMs: 600_000, signal, now: () => clock.now, random: () => 0.5,
@@ -203,9 +198,35 @@ describe('waitUntilReady with an expectation', () => {
     await new Promise((resolve) => setImmediate(resolve));
     stop.abort('SIGINT');
     expect(await outcome).toMatch(/aborted|SIGINT/);
-    expect(listeners).toBe(0);
+    expect(listeners()).toBe(0);
+  });
+
+  it('a wait that ends, ready (woken or not) or past --max-wait, leaves no listener on the long-lived signal', async () => {
+    const { signal, listeners } = counted(new AbortController());
+    const readiness = new Readiness();
+    const ready = fakeReport(3000);
+    await waitUntilReady(ready.client, 'r', ready.options({ signal, firstMs: 250, expected: readiness.of('k') }));
+    const late = fakeReport(60_000);
+    await expect(waitUntilReady(late.client, 'l', late.options({ signal, maxWaitMs: 5000, expected: readiness.of('k') }))).rejects.toThrow(/not ready within/);
+    const clock = new FakeClock();
+    const client = { status: async (id: string) => ({ status: clock.now >= 3000 ? 'ready' : 'progress', message: null, report_id: id }) } as unknown as ReportingClient;
+    const options = (): PollOptions => ({ maxWaitMs: 600_000, signal, now: () => clock.now, random: () => 0.5, sleep: (ms, s) => clock.sleep(ms, s), firstMs: 250, expected: readiness.of('woken') });
+    const both = Promise.all([waitUntilReady(client, 'a', options()), waitUntilReady(client, 'b', options())]);
+    await clock.runUntil(both);
+    expect(listeners()).toBe(0);
   });
 });
+
+/** `stop`'s signal, counting the listeners added to it and not removed. */
+function counted(stop: AbortController): { signal: AbortSignal; listeners: () => number } {
+  let listeners = 0;
+  const signal = stop.signal;
+  const add = signal.addEventListener.bind(signal);
+  const remove = signal.removeEventListener.bind(signal);
+  signal.addEventListener = ((...args: Parameters<typeof add>) => { listeners++; add(...args); }) as typeof add;
+  signal.removeEventListener = ((...args: Parameters<typeof remove>) => { listeners--; remove(...args); }) as typeof remove;
+  return { signal, listeners: () => listeners };
+}
 
 /** A clock moved only by the sleeps it holds: the earliest is woken once every task has settled. */
 class FakeClock {
