@@ -10,8 +10,9 @@ import { NetworkError, ReportError, ReportFailedError } from '../errors.js';
 import { shellCommand } from '../io/shell.js';
 
 // Doubling from 1 s to a 7.5 s cap, with ±5% jitter (POLICY.poll, src/retry.ts): a report is noticed
-// at most 7.9 s after it becomes ready, and a 60 s report takes at most 12 status requests (11
-// sleeps cover >= 63.6 s).
+// at most 7.9 s after it becomes ready, and a 60 s report waited for alone takes at most 12 status
+// requests (11 sleeps cover >= 63.6 s). Reports of a kind already seen are asked more often around
+// the time the others became ready (Readiness, below).
 const FIRST_POLL_MS = POLICY.poll.firstMs;
 
 export interface PollOptions {
