@@ -177,10 +177,11 @@ export function quantileMs(cells: readonly Cell[], p: number): { atMs: number; c
 
 /**
  * When a wait aiming at quantile `first` of the cells asks next, counted from the submission, after
- * `made` polls at or past its aims (the last asked at `lastMs`): first at that quantile (drawn over
- * the last 40 ms of a cell narrower than that: reports submitted together are not asked about at one
- * instant); after each `progress`, a fifth of the reports later (at least 20 ms after the last
- * poll); past the last cell, 50 ms after the last poll, doubling.
+ * `made` polls at or past its aims (the last answered at `lastMs`): first at that quantile (drawn
+ * over the last 40 ms of a cell narrower than that: reports submitted together are not asked about
+ * at one instant); after each `progress`, a fifth of the reports later (at least 20 ms after the
+ * last answer); past the last cell, 50 ms after the last answer, doubling. (From the answer, not
+ * the ask: a status answer slower than the step would make the polls back to back.)
  */
 export function aimMs(cells: readonly Cell[], first: number, made: number, lastMs: number, draw: number): number {
   if (made === 0) {
@@ -298,6 +299,8 @@ class Pace {
   private readonly draw: number;
   /** when the last `progress` answer was asked for: the report was not ready then */
   private lower = 0;
+  /** when it came: the next poll's aim is at least a step after it */
+  private answered = 0;
   /** polls made at or past the wait's aims */
   private made = 0;
   private polls = 0;
@@ -325,6 +328,7 @@ class Pace {
   progress(asked: number, polls: number): number {
     const aim = this.aim();
     this.lower = asked;
+    this.answered = this.fromSubmit();
     this.polls = polls;
     if (aim !== undefined && asked >= aim - 1) this.made++;
     return this.delay(false);
@@ -336,7 +340,7 @@ class Pace {
 
   private aim(): number | undefined {
     const cells = this.expected?.cells();
-    return cells?.length ? aimMs(cells, this.first, this.made, this.lower, this.draw) : undefined;
+    return cells?.length ? aimMs(cells, this.first, this.made, this.answered, this.draw) : undefined;
   }
 
   private delay(woken: boolean): number {

@@ -155,6 +155,26 @@ describe('waitUntilReady with an expectation', () => {
     expect(asked.length).toBeLessThanOrEqual(20);
   });
 
+  it('a status answer that takes 100 ms: each poll still waits 20 ms at least after the last answer, not back to back', async () => {
+    let clock = 0;
+    const polls: { asked: number; answered: number }[] = [];
+    const client = {
+      status: async (id: string) => {
+        const asked = clock;
+        clock += 100;
+        polls.push({ asked, answered: clock });
+        return { status: clock >= 6000 ? 'ready' : 'progress', message: null, report_id: id };
+      },
+    } as unknown as ReportingClient;
+    const readiness = new Readiness();
+    readiness.of('k').observe(900, 1100);
+    await waitUntilReady(client, 'slow', { maxWaitMs: 600_000, signal: new AbortController().signal, now: () => clock, random: () => 0.5, sleep: async (ms) => { clock += ms; }, expected: readiness.of('k') });
+    const pauses = polls.slice(1).map((poll, i) => poll.asked - polls[i]!.answered);
+    expect(Math.min(...pauses)).toBeGreaterThanOrEqual(20);
+    // aimed at 955 ms, a fifth of the reports on (at least 20 ms after each answer), then 50 ms, 100 ms... after the answer
+    expect(polls.map((poll) => poll.asked).slice(0, 9)).toEqual([0, 955, 1075, 1195, 1315, 1465, 1665, 1965, 2465]);
+  });
+
   it('a fixed --poll-interval is kept: the expectation does not move it', async () => {
     const readiness = new Readiness();
     readiness.of('k').observe(2900, 3100);
