@@ -90,11 +90,11 @@ const GOLDEN = (Math.sqrt(5) - 1) / 2;
  * seen ready wakes the others, which ask at once if they are past it, or aim then.
  */
 export class Readiness {
-  private readonly kinds = new Map<string, Kind>();
+  private readonly kinds = new Map<string, KindReadiness>();
 
   of(name: string): Expectation {
     let kind = this.kinds.get(name);
-    if (!kind) this.kinds.set(name, (kind = new Kind()));
+    if (!kind) this.kinds.set(name, (kind = new KindReadiness()));
     const mine = kind;
     return {
       cells: () => mine.cells,
@@ -105,7 +105,7 @@ export class Readiness {
   }
 }
 
-class Kind {
+class KindReadiness {
   private readonly seen: [number, number][] = [];
   cells: Cell[] = [];
   private waits = 0;
