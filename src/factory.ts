@@ -48,6 +48,7 @@ export interface Factory extends Context {
   store(): TokenStore;
   /** the active profile, read once per command (forgotten when a token is saved) */
   profile(): Profile | undefined;
+  /** the active profile's base URL, found once per command (forgotten when a token is saved) */
   baseUrl(): { url: string; source: BaseUrlSource };
   /** an HTTP helper for this base URL (validated: HTTPS, or HTTP to loopback), not yet connected */
   http(baseUrl: string): Http;
@@ -74,6 +75,7 @@ export function createFactory(ctx: Context, globals: GlobalFlags, shared?: Secre
   const secrets = shared ?? environmentSecretsOf(ctx);
   let store: TokenStore | undefined;
   let profileRead: { profile: Profile | undefined } | undefined;
+  let baseUrlFound: ReturnType<Factory['baseUrl']> | undefined;
   let client: ReportingClient | undefined;
   const trace = traceOf(ctx, globals);
   // a token from the environment (REPORTING_TOKEN_<PROFILE>, REPORTING_TOKEN) and a base URL from
@@ -107,7 +109,9 @@ export function createFactory(ctx: Context, globals: GlobalFlags, shared?: Secre
       return profileRead.profile;
     },
     baseUrl() {
-      return resolveBaseUrl(globals.baseUrl, ctx.env, factory.profile(), profileName);
+      // (every job of a job file's plan and status names it, and a run's every window; an error each time)
+      baseUrlFound ??= resolveBaseUrl(globals.baseUrl, ctx.env, factory.profile(), profileName);
+      return baseUrlFound;
     },
     http: (baseUrl) => httpOf(ctx, globals, baseUrl, trace, secrets),
     client() {
@@ -116,6 +120,7 @@ export function createFactory(ctx: Context, globals: GlobalFlags, shared?: Secre
     },
     async saveToken(token, source, baseUrl, email) {
       profileRead = undefined;
+      baseUrlFound = undefined;
       await factory.store().update(profileName, (current) => ({
         ...current,
         baseUrl: baseUrl ?? current?.baseUrl,

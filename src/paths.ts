@@ -23,12 +23,13 @@ export interface PathUse {
 /** What a path is, as statSync or a folder's listing says: its type. */
 export type FileKind = Pick<Stats, 'isFile' | 'isDirectory' | 'isFIFO' | 'isSocket' | 'isCharacterDevice' | 'isBlockDevice' | 'isSymbolicLink'>;
 
-/** While a pass over many paths runs (withSettledPaths): each folder's entries, read once (by its
- * real path; null: it cannot be listed), and the real path found for each path (null: none). */
+/** While a pass over many paths runs (withSettledPaths): what the file system answered. */
 let settled: Settled | undefined;
 
 interface Settled {
+  /** each folder's entries, read once, by its real path (null: it cannot be listed) */
   listings: Map<string, Map<string, Dirent> | null>;
+  /** the real path found for each path that is there */
   real: Map<string, string>;
   /** paths found not there lately (a job's state, its lock and its log ask for one folder in turn):
    * a few thousand at most, forgotten together */
@@ -53,25 +54,35 @@ const ABSENT_KEPT = 4096;
  * validate`'s time (test/bench/RESULTS.md, "A job file of 20,000 jobs").
  */
 export function withSettledPaths<T>(pass: () => T): T {
-  const outer = settled;
-  settled ??= settle();
+  const leave = enter();
   try {
     return pass();
   } finally {
-    settled = outer;
+    leave();
   }
 }
 
 /** withSettledPaths for a pass that waits (`jobs plan`, whose states may be in a bucket): nothing
  * else may run meanwhile that expects the file system as it is now, not as the pass found it. */
 export async function withSettledPathsAsync<T>(pass: () => Promise<T>): Promise<T> {
-  const outer = settled;
-  settled ??= settle();
+  const leave = enter();
   try {
     return await pass();
   } finally {
-    settled = outer;
+    leave();
   }
+}
+
+/** Starts a pass, unless one runs (a pass within it is the outer one's); answers how to end it.
+ * Only the pass that made the answers forgets them: two waiting passes that overlap, the first
+ * ending first, must not put the first's back when the second ends (they would answer for ever). */
+function enter(): () => void {
+  if (settled) return () => {};
+  const mine = settle();
+  settled = mine;
+  return () => {
+    if (settled === mine) settled = undefined;
+  };
 }
 
 /** In a settled pass, the entry that names `path` (absolute, without `..`) in its folder's listing:
@@ -164,14 +175,8 @@ export function listedAbsent(path: string): boolean {
 
 /** What `path` is, following symbolic links (statSync), else undefined: nothing there. */
 export function kindOf(path: string): FileKind | undefined {
-  const entry = settled ? entryOf(isNormalAbsolute(path) ? path : resolve(path)) : undefined;
-  if (entry === null) return undefined;
-  if (entry && !entry.isSymbolicLink()) return entry;
-  try {
-    return statSync(path);
-  } catch {
-    return undefined;
-  }
+  const stats = statOf(path);
+  return typeof stats === 'string' ? undefined : stats;
 }
 
 /** The real path of `path`, which may not exist yet: its nearest existing ancestor's real path,

@@ -274,12 +274,7 @@ async function planJobs(jobs: readonly FileJob[], prepared: ReadonlyMap<FileJob,
   for (const job of jobs) texts.push(await planText(job));
   async function planText(job: FileJob): Promise<string> {
     let deps = profiles.get(job.profile);
-    if (!deps) {
-      // (a profile's base URL, which each job's state request names, found once; an error each time)
-      const own = engineDeps(f.forProfile(job.profile));
-      let url: ReturnType<EngineDeps['baseUrl']> | undefined;
-      profiles.set(job.profile, deps = { ...own, baseUrl: () => (url ??= own.baseUrl()) });
-    }
+    if (!deps) profiles.set(job.profile, deps = engineDeps(f.forProfile(job.profile)));
     const windows = await previewJob(prepared.get(job) ?? prepareRun(parser.parse(job.words), deps, 'look'), deps);
     if (f.globals.json) return JSON.stringify({ job: job.name, profile: job.profile, windows });
     const fetch = windows.filter((w) => w.action !== 'skip').length;

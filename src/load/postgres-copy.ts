@@ -40,15 +40,15 @@ export interface CopyStream {
 
 /** A cell's text, its value checked against the column's type (null for NULL), and whether the
  * text can hold a character COPY escapes (a valid count, amount, day or instant cannot). */
-interface Cell {
+interface CopyCell {
   read: (layout: RowLayout, column: number) => string | null;
   escaped: boolean;
 }
 
 /** Each column's cell, read as DuckDB's appender reads it, written as the server sent it. */
-function cellsOf(columns: readonly Column[]): Cell[] {
+function cellsOf(columns: readonly Column[]): CopyCell[] {
   const checked = (test: (l: RowLayout, i: number) => unknown) => (l: RowLayout, i: number) => (test(l, i) === null ? null : l.texts[i] as string);
-  return columns.map((column): Cell => {
+  return columns.map((column): CopyCell => {
     switch (column.type) {
       case 'int64': return { read: (l, i) => l.integer(i), escaped: false };
       case 'double': return { read: checked((l, i) => l.number(i)), escaped: false };
@@ -61,7 +61,7 @@ function cellsOf(columns: readonly Column[]): Cell[] {
 }
 
 /** A DAILY day: checked once for each text (a window's rows mostly share their day). */
-function dayCell(): Cell['read'] {
+function dayCell(): CopyCell['read'] {
   let last: string | undefined;
   return (l, i) => {
     const text = l.texts[i] as string;
@@ -76,7 +76,7 @@ export class CopyAppender implements TableAppender {
   private buffer = Buffer.allocUnsafe(2 * BATCH_BYTES);
   private at = 0;
   private failure?: Error;
-  private readonly cells: Cell[];
+  private readonly cells: CopyCell[];
   /** the metadata columns' bytes (with the row's end), made once per window: three dates to ISO
    * text a row were 3M conversions for 1M rows */
   private metadataOf?: Metadata;
@@ -94,7 +94,7 @@ export class CopyAppender implements TableAppender {
     }
     const cells = this.cells;
     for (let i = 0; i < cells.length; i++) {
-      const cell = cells[i] as Cell;
+      const cell = cells[i] as CopyCell;
       const text = cell.read(layout, i);
       if (text === null) this.put(NULL_BYTES);
       else if (cell.escaped) this.putEscaped(text);

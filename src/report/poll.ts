@@ -10,8 +10,9 @@ import { NetworkError, ReportError, ReportFailedError } from '../errors.js';
 import { shellCommand } from '../io/shell.js';
 
 // Doubling from 1 s to a 7.5 s cap, with ±5% jitter (POLICY.poll, src/retry.ts): a report is noticed
-// at most 7.9 s after it becomes ready, and a 60 s report takes at most 12 status requests (11
-// sleeps cover >= 63.6 s).
+// at most 7.9 s after it becomes ready, and a 60 s report waited for alone takes at most 12 status
+// requests (11 sleeps cover >= 63.6 s). Reports of a kind already seen are asked more often around
+// the time the others became ready (Readiness, below).
 const FIRST_POLL_MS = POLICY.poll.firstMs;
 
 export interface PollOptions {
@@ -89,11 +90,11 @@ const GOLDEN = (Math.sqrt(5) - 1) / 2;
  * seen ready wakes the others, which ask at once if they are past it, or aim then.
  */
 export class Readiness {
-  private readonly kinds = new Map<string, Kind>();
+  private readonly kinds = new Map<string, KindReadiness>();
 
   of(name: string): Expectation {
     let kind = this.kinds.get(name);
-    if (!kind) this.kinds.set(name, (kind = new Kind()));
+    if (!kind) this.kinds.set(name, (kind = new KindReadiness()));
     const mine = kind;
     return {
       cells: () => mine.cells,
@@ -104,7 +105,7 @@ export class Readiness {
   }
 }
 
-class Kind {
+class KindReadiness {
   private readonly seen: [number, number][] = [];
   cells: Cell[] = [];
   private waits = 0;
@@ -176,10 +177,11 @@ export function quantileMs(cells: readonly Cell[], p: number): { atMs: number; c
 
 /**
  * When a wait aiming at quantile `first` of the cells asks next, counted from the submission, after
- * `made` polls at or past its aims (the last asked at `lastMs`): first at that quantile (drawn over
- * the last 40 ms of a cell narrower than that: reports submitted together are not asked about at one
- * instant); after each `progress`, a fifth of the reports later (at least 20 ms after the last
- * poll); past the last cell, 50 ms after the last poll, doubling.
+ * `made` polls at or past its aims (the last answered at `lastMs`): first at that quantile (drawn
+ * over the last 40 ms of a cell narrower than that: reports submitted together are not asked about
+ * at one instant); after each `progress`, a fifth of the reports later (at least 20 ms after the
+ * last answer); past the last cell, 50 ms after the last answer, doubling. (From the answer, not
+ * the ask: a status answer slower than the step would make the polls back to back.)
  */
 export function aimMs(cells: readonly Cell[], first: number, made: number, lastMs: number, draw: number): number {
   if (made === 0) {
@@ -227,13 +229,10 @@ export async function waitUntilReady(client: ReportingClient, id: string, option
   // a hard deadline: a status answer that trickles, or is retried, cannot stretch the wait
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(notReady()), options.maxWaitMs + LAST_LOOK_MS);
-  // the wait's signal: Ctrl-C or the deadline (no AbortSignal.any: on Node 20 each leaves an entry
-  // on the long-lived signal, one per report of a fleet)
+  // the wait's signal: Ctrl-C or the deadline
   const either = new AbortController();
-  const relay = () => either.abort(options.signal.reason);
-  if (options.signal.aborted) relay();
-  else options.signal.addEventListener('abort', relay, { once: true });
-  deadline.signal.addEventListener('abort', () => either.abort(deadline.signal.reason), { once: true });
+  const unfollow = follow(options.signal, either);
+  follow(deadline.signal, either);
   const signal = either.signal;
   const pace = new Pace(options, signal);
   try {
@@ -268,8 +267,18 @@ export async function waitUntilReady(client: ReportingClient, id: string, option
     throw error;
   } finally {
     clearTimeout(timer);
-    options.signal.removeEventListener('abort', relay);
+    unfollow();
   }
+}
+
+/** Aborts `controller` (with the reason) when `signal` aborts, until the answer is called. Not
+ * AbortSignal.any: on Node 20 each leaves an entry on the long-lived signal, one per report of a
+ * fleet. */
+function follow(signal: AbortSignal, controller: AbortController): () => void {
+  const relay = () => controller.abort(signal.reason);
+  if (signal.aborted) relay();
+  else signal.addEventListener('abort', relay, { once: true });
+  return () => signal.removeEventListener('abort', relay);
 }
 
 /** A wait aims at a quantile of the readiness seen drawn in [0.05, 0.5]: a report is more often
@@ -290,6 +299,8 @@ class Pace {
   private readonly draw: number;
   /** when the last `progress` answer was asked for: the report was not ready then */
   private lower = 0;
+  /** when it came: the next poll's aim is at least a step after it */
+  private answered = 0;
   /** polls made at or past the wait's aims */
   private made = 0;
   private polls = 0;
@@ -317,6 +328,7 @@ class Pace {
   progress(asked: number, polls: number): number {
     const aim = this.aim();
     this.lower = asked;
+    this.answered = this.fromSubmit();
     this.polls = polls;
     if (aim !== undefined && asked >= aim - 1) this.made++;
     return this.delay(false);
@@ -328,7 +340,7 @@ class Pace {
 
   private aim(): number | undefined {
     const cells = this.expected?.cells();
-    return cells?.length ? aimMs(cells, this.first, this.made, this.lower, this.draw) : undefined;
+    return cells?.length ? aimMs(cells, this.first, this.made, this.answered, this.draw) : undefined;
   }
 
   private delay(woken: boolean): number {
@@ -346,10 +358,8 @@ class Pace {
   async rest(ms: number): Promise<void> {
     const { options, expected, signal } = this;
     if (!expected || signal.aborted || this.seen()) return options.sleep(ms, signal);
-    // (no AbortSignal.any: on Node 20 each leaves an entry on the long-lived signal)
     const wake = new AbortController();
-    const relay = () => wake.abort(signal.reason);
-    signal.addEventListener('abort', relay, { once: true });
+    const unfollow = follow(signal, wake);
     let woken = false;
     const stop = expected.onFirst(() => {
       woken = true;
@@ -361,7 +371,7 @@ class Pace {
     } catch (error) {
       if (!woken || signal.aborted) throw error;
     } finally {
-      signal.removeEventListener('abort', relay);
+      unfollow();
       stop();
     }
     const left = Math.max(0, ms - (options.now() - at));

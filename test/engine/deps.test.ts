@@ -82,6 +82,20 @@ describe('the engine takes its deps, never the factory', () => {
   });
 });
 
+describe('factory.baseUrl: the active profile\'s, found once a command', () => {
+  it('none is an error each time it is asked; a token saved with a base URL makes it the answer', async () => {
+    const dir = tempDir();
+    const { ctx } = fakeContext({ cwd: dir, env: { REPORTING_CONFIG_DIR: join(dir, '.config') } });
+    const f = createFactory(ctx, { ...DEFAULT_GLOBALS, quiet: true });
+    expect(() => f.baseUrl()).toThrow(/no base URL for profile "default"/);
+    expect(() => f.baseUrl()).toThrow(/no base URL for profile "default"/);
+    await f.saveToken('tok-1234567890', 'console', 'http://127.0.0.1:9');
+    expect(f.baseUrl()).toEqual({ url: 'http://127.0.0.1:9', source: 'profile' });
+    await f.saveToken('tok-1234567890', 'console', 'http://127.0.0.1:10');
+    expect(f.baseUrl()).toEqual({ url: 'http://127.0.0.1:10', source: 'profile' });
+  });
+});
+
 describe('factory.forProfile: one job\'s factory (jobs)', () => {
   it('the job\'s profile, --json off, its own stderr for its traces; the process\'s stdout and environment', () => {
     const { ctx, stdout, stderr } = fakeContext({ env: { REPORTING_TOKEN_ACME: 'acme-token-123456' } });

@@ -155,6 +155,26 @@ describe('waitUntilReady with an expectation', () => {
     expect(asked.length).toBeLessThanOrEqual(20);
   });
 
+  it('a status answer that takes 100 ms: each poll still waits 20 ms at least after the last answer, not back to back', async () => {
+    let clock = 0;
+    const polls: { asked: number; answered: number }[] = [];
+    const client = {
+      status: async (id: string) => {
+        const asked = clock;
+        clock += 100;
+        polls.push({ asked, answered: clock });
+        return { status: clock >= 6000 ? 'ready' : 'progress', message: null, report_id: id };
+      },
+    } as unknown as ReportingClient;
+    const readiness = new Readiness();
+    readiness.of('k').observe(900, 1100);
+    await waitUntilReady(client, 'slow', { maxWaitMs: 600_000, signal: new AbortController().signal, now: () => clock, random: () => 0.5, sleep: async (ms) => { clock += ms; }, expected: readiness.of('k') });
+    const pauses = polls.slice(1).map((poll, i) => poll.asked - polls[i]!.answered);
+    expect(Math.min(...pauses)).toBeGreaterThanOrEqual(20);
+    // aimed at 955 ms, a fifth of the reports on (at least 20 ms after each answer), then 50 ms, 100 ms... after the answer
+    expect(polls.map((poll) => poll.asked).slice(0, 9)).toEqual([0, 955, 1075, 1195, 1315, 1465, 1665, 1965, 2465]);
+  });
+
   it('a fixed --poll-interval is kept: the expectation does not move it', async () => {
     const readiness = new Readiness();
     readiness.of('k').observe(2900, 3100);
@@ -188,12 +208,7 @@ describe('waitUntilReady with an expectation', () => {
   it('Ctrl-C while a wait sleeps on its backoff ends it, and leaves no listener on the signal', async () => {
     const clock = new FakeClock();
     const stop = new AbortController();
-    let listeners = 0;
-    const signal = stop.signal;
-    const add = signal.addEventListener.bind(signal);
-    const remove = signal.removeEventListener.bind(signal);
-    signal.addEventListener = ((...args: Parameters<typeof add>) => { listeners++; add(...args); }) as typeof add;
-    signal.removeEventListener = ((...args: Parameters<typeof remove>) => { listeners--; remove(...args); }) as typeof remove;
+    const { signal, listeners } = counted(stop);
     const client = { status: async (id: string) => ({ status: 'progress', message: null, report_id: id }) } as unknown as ReportingClient;
     const wait = waitUntilReady(client, 'c', {
       maxWaitMs: 600_000, signal, now: () => clock.now, random: () => 0.5,
@@ -203,9 +218,35 @@ describe('waitUntilReady with an expectation', () => {
     await new Promise((resolve) => setImmediate(resolve));
     stop.abort('SIGINT');
     expect(await outcome).toMatch(/aborted|SIGINT/);
-    expect(listeners).toBe(0);
+    expect(listeners()).toBe(0);
+  });
+
+  it('a wait that ends, ready (woken or not) or past --max-wait, leaves no listener on the long-lived signal', async () => {
+    const { signal, listeners } = counted(new AbortController());
+    const readiness = new Readiness();
+    const ready = fakeReport(3000);
+    await waitUntilReady(ready.client, 'r', ready.options({ signal, firstMs: 250, expected: readiness.of('k') }));
+    const late = fakeReport(60_000);
+    await expect(waitUntilReady(late.client, 'l', late.options({ signal, maxWaitMs: 5000, expected: readiness.of('k') }))).rejects.toThrow(/not ready within/);
+    const clock = new FakeClock();
+    const client = { status: async (id: string) => ({ status: clock.now >= 3000 ? 'ready' : 'progress', message: null, report_id: id }) } as unknown as ReportingClient;
+    const options = (): PollOptions => ({ maxWaitMs: 600_000, signal, now: () => clock.now, random: () => 0.5, sleep: (ms, s) => clock.sleep(ms, s), firstMs: 250, expected: readiness.of('woken') });
+    const both = Promise.all([waitUntilReady(client, 'a', options()), waitUntilReady(client, 'b', options())]);
+    await clock.runUntil(both);
+    expect(listeners()).toBe(0);
   });
 });
+
+/** `stop`'s signal, counting the listeners added to it and not removed. */
+function counted(stop: AbortController): { signal: AbortSignal; listeners: () => number } {
+  let listeners = 0;
+  const signal = stop.signal;
+  const add = signal.addEventListener.bind(signal);
+  const remove = signal.removeEventListener.bind(signal);
+  signal.addEventListener = ((...args: Parameters<typeof add>) => { listeners++; add(...args); }) as typeof add;
+  signal.removeEventListener = ((...args: Parameters<typeof remove>) => { listeners--; remove(...args); }) as typeof remove;
+  return { signal, listeners: () => listeners };
+}
 
 /** A clock moved only by the sleeps it holds: the earliest is woken once every task has settled. */
 class FakeClock {

@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { listedAbsent, realTarget, refuseSharedPaths, runFiles, withSettledPaths } from '../../src/paths.js';
+import { kindOf, listedAbsent, realTarget, refuseSharedPaths, runFiles, withSettledPaths, withSettledPathsAsync } from '../../src/paths.js';
 import { readStateText } from '../../src/engine/stores/file.js';
 import { UsageError } from '../../src/errors.js';
 
@@ -73,5 +73,26 @@ describe('a settled pass answers as the file system does', () => {
       expect(() => readStateText(join(dir, 'plain', 's.json'))).toThrow(UsageError);
       expect(() => readStateText(join(dir, 'plain', 's.json'))).toThrow(/cannot read the state file .*plain\/s\.json/);
     });
+  });
+});
+
+describe('a settled pass ends with itself', () => {
+  it('two passes that wait at once (the first ends first) leave no answer behind: a file made after both is seen', async () => {
+    const later = join(dir, 'real', 'later.csv');
+    let endFirst!: () => void;
+    let endSecond!: () => void;
+    const first = withSettledPathsAsync(() => new Promise<void>((resolve) => { endFirst = resolve; }));
+    const second = withSettledPathsAsync(async () => {
+      // the folder's listing read in a pass: no later.csv there
+      expect(kindOf(later)).toBeUndefined();
+      await new Promise<void>((resolve) => { endSecond = resolve; });
+    });
+    endFirst();
+    await first;
+    endSecond();
+    await second;
+    writeFileSync(later, 'a\n');
+    expect(kindOf(later)?.isFile()).toBe(true);
+    expect(listedAbsent(later)).toBe(false);
   });
 });
