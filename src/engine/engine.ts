@@ -3,11 +3,7 @@
 // windows' reports into the destination, in order) -> record (record.ts: state, journal, events).
 // A run of one report is a plan of one window, streamed straight into its output.
 
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createReadStream } from 'node:fs';
-import { unlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { ReportingClient } from '../api/client.js';
 import { configDir } from '../auth/store.js';
 import { databaseGone } from '../load/engines.js';
@@ -31,6 +27,7 @@ import { runWindows, type PoolOutcome, type TaskContext } from './pool.js';
 import { Recorder } from './record.js';
 import { jobStateStore, tableSpecOf } from './load.js';
 import { RunState, stateRequestOf, type StateRequest } from './state.js';
+import { Spool } from './spool.js';
 import { createView, type RunView } from './view.js';
 import type { LogEvent } from './events.js';
 
@@ -157,10 +154,9 @@ function recordedObjects(plan: RunPlan): (url: string) => RecordedObject | undef
 class PlannedRun {
   private readonly destination: Destination;
   private readonly client: ReportingClient;
-  private spoolDir?: string;
+  private readonly spool: Spool;
   /** a windows run streamed straight into its table (no spool) */
   private readonly direct: boolean;
-  private forgetSpool = () => {};
   private readonly committed: Committed[] = [];
   /** a table and one merged file (-o without {since}/{until}): the windows the table committed,
    * recorded in the state only once the file holding them is in place, so that a file that failed
@@ -186,7 +182,7 @@ class PlannedRun {
     // DuckDB 1.8x CSV's time through it); its pieces, if split, come one at a time
     this.direct = plan.shape === 'windows' && job.load !== undefined && !files
       && plan.windows.filter((p) => p.step !== 'skip').length === 1;
-    // the spool folder is made when a download first needs it
+    this.spool = new Spool(f.host);
     // one merged file, or stdout (-o -), beside the table
     this.holdLoaded = job.load !== undefined && files && !plan.perWindow && plan.shape === 'windows';
     this.previous = new Map(plan.windows.flatMap((p) => (p.previous ? [[`${p.window.since}-${p.window.until}`, p.previous] as const] : [])));
@@ -219,8 +215,7 @@ class PlannedRun {
       this.view.stop();
       // unfinished outputs leave nothing behind; finished per-window files stay
       if (failed) await this.destination.abort();
-      if (this.spoolDir) rmSync(this.spoolDir, { recursive: true, force: true });
-      this.forgetSpool();
+      this.spool.close();
     }
   }
 
@@ -269,7 +264,7 @@ class PlannedRun {
       submitted: (window, id) => this.recorder.submitted(window, id),
       resumeHint: report ? (id) => `pick it up later with: ${pickUpCommand(job, plan, f, id)}` : defaultResumeHint,
       into: plan.shape === 'windows'
-        ? { spoolDir: () => this.spool(), cwd: f.cwd, host: f.host, whole: this.direct ? (w, o, id) => this.destination.begin(w, o, id) : undefined }
+        ? { spoolOf: (window) => this.spool.fileOf(window.since, window.until), cwd: f.cwd, host: f.host, whole: this.direct ? (w, o, id) => this.destination.begin(w, o, id) : undefined }
         : { begin: (w, o, id) => this.destination.begin(w, o, id), file: (id) => plan.fileOf?.(plan.period, id) },
       slots: this.slots,
       expected: (window) => this.readiness.of(`${job.side} ${job.request.breakdowns.join(',')} ${window.until - window.since}`),
@@ -283,17 +278,6 @@ class PlannedRun {
   }
 
   private ownReadiness?: Readiness;
-
-  /** The spool folder, made when first asked for. */
-  private spool(): string {
-    if (!this.spoolDir) {
-      const spoolDir = mkdtempSync(join(tmpdir(), 'reporting-spool-'));
-      this.spoolDir = spoolDir;
-      // removed even when the process is made to exit (a second Ctrl-C, SIGTERM)
-      this.forgetSpool = this.f.host.atExit(() => rmSync(spoolDir, { recursive: true, force: true }));
-    }
-    return this.spoolDir;
-  }
 
   private readonly slots = new Slots(MAX_DOWNLOADS);
   /** each window's report to resume, by window: looked up once per task, not scanned for */
@@ -325,7 +309,7 @@ class PlannedRun {
     if (!output) {
       output = await this.destination.begin(window, origin, fetched.reportId);
       await output.take(createReadStream(fetched.spool as string));
-      await unlink(fetched.spool as string).catch(() => undefined);
+      await this.spool.delivered(fetched.spool as string);
       if (fetched.bytes >= GC_AFTER_BYTES) collectGarbage();
     }
     for (const committed of await output.commit()) await this.commit(committed);

@@ -3,7 +3,6 @@
 // order, or, for a run of one report, straight into the destination. Runs under the pool
 // (pool.ts: concurrency, throttling, bisection) and the download slots.
 
-import { join } from 'node:path';
 import type { ReportingClient } from '../api/client.js';
 import type { Summary } from '../api/schemas.js';
 import { sinkReceiver, type Receiver, type WindowOutput } from '../destinations/destination.js';
@@ -73,11 +72,11 @@ export interface FetchDeps {
   /** a report ID is known: recorded (state, journal) before any wait */
   submitted(window: Window, reportId: string): Promise<void>;
   resumeHint(reportId: string): string;
-  /** where the download goes: a spool file in `spoolDir()` (made when first asked for), or the
+  /** where the download goes: a spool file, `spoolOf(window)` (its folder made when first asked for), or the
    * destination takes it (`begin`); `whole`: a window not split streams into the destination (a
    * piece of a split window is spooled, so that the window's transaction never starts again from
    * a later piece) */
-  into: { spoolDir(): string; cwd: string; host: Host; whole?(window: Window, origin: Window, reportId: string): Promise<WindowOutput> }
+  into: { spoolOf(window: Window): string; cwd: string; host: Host; whole?(window: Window, origin: Window, reportId: string): Promise<WindowOutput> }
     | { begin(window: Window, origin: Window, reportId: string): Promise<WindowOutput>; file(reportId: string): string | undefined };
   slots: Slots;
   /** what reports like this window's took to become ready (a report submitted by this task only:
@@ -129,8 +128,8 @@ export async function fetchWindow(window: Window, ctx: TaskContext, deps: FetchD
 
 async function download(window: Window, ctx: TaskContext, reportId: string, client: ReportingClient, deps: FetchDeps): Promise<Fetched> {
   const { into } = deps;
-  const whole = 'spoolDir' in into && into.whole && window.since === ctx.origin.since && window.until === ctx.origin.until ? into.whole : undefined;
-  const spool = 'spoolDir' in into && !whole ? join(into.spoolDir(), `${window.since}-${window.until}.json`) : undefined;
+  const whole = 'spoolOf' in into && into.whole && window.since === ctx.origin.since && window.until === ctx.origin.until ? into.whole : undefined;
+  const spool = 'spoolOf' in into && !whole ? into.spoolOf(window) : undefined;
   let output: WindowOutput | undefined;
   let last: Receiver | undefined;
   let commitSpool = async () => undefined as void;
@@ -139,7 +138,7 @@ async function download(window: Window, ctx: TaskContext, reportId: string, clie
     if (whole) return (last = output = await whole(window, ctx.origin, reportId));
     // the spool keeps the fields' own names: the merger sums metrics by them (--column-case renames
     // the rows as they reach the output)
-    const receiver = sinkReceiver(await openScratchSink(spool as string, { cwd: into.cwd, host: into.host }), 'json', { ...deps.job.output.csv, columnCase: 'camel' });
+    const receiver = sinkReceiver(await openScratchSink(spool as string, into.host), 'json', { ...deps.job.output.csv, columnCase: 'camel' });
     commitSpool = () => receiver.sink.commit();
     return (last = receiver);
   };

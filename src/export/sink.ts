@@ -3,7 +3,7 @@
 // leaves the previous file untouched and no temporary file behind.
 
 import { closeSync, createReadStream, createWriteStream, mkdirSync, openSync, unlinkSync, type WriteStream } from 'node:fs';
-import { open, rename, stat, unlink } from 'node:fs/promises';
+import { open, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Output } from '../context.js';
 import { CliError, EXIT, UsageError, whyWriteFailed } from '../errors.js';
@@ -152,28 +152,31 @@ class FileSink implements Sink {
   /** takes the temporary file off the host's exit cleanups */
   private forget = () => {};
 
-  /** `flush`: the file is flushed to the disk as it closes (a scratch file, which no later process
-   * reads, is not) */
-  constructor(readonly path: string, private readonly host: Host, private readonly place: PlaceFile = placeFile, private readonly flush = true) {}
+  /** `scratch`: a file of the run's own folder, which only this process reads (a window's spool):
+   * written in place, not flushed to the disk, removed with its folder */
+  constructor(readonly path: string, private readonly host: Host, private readonly place: PlaceFile = placeFile, private readonly scratch = false) {}
 
   async open(): Promise<void> {
-    this.temp = tempPathFor(this.path, this.host.pid);
-    const handle = await open(this.temp, 'wx', 0o644).catch((error: unknown) => { throw fileError(error, this.path); });
-    // removed even when the process exits abruptly
-    const temp = this.temp;
-    this.forget = this.host.atExit(() => {
-      try {
-        unlinkSync(temp);
-      } catch {
-        // already gone
-      }
-    });
-    // a file replaced keeps its permissions (a 0600 report stays private)
-    const previous = await stat(this.path).catch(() => undefined);
-    if (previous?.isFile()) await handle.chmod(previous.mode & 0o777).catch(() => undefined);
+    this.temp = this.scratch ? this.path : tempPathFor(this.path, this.host.pid);
+    // (a scratch file left by an attempt of this run is its own to replace)
+    const handle = await open(this.temp, this.scratch ? 'w' : 'wx', 0o644).catch((error: unknown) => { throw fileError(error, this.path); });
+    if (!this.scratch) {
+      // removed even when the process exits abruptly
+      const temp = this.temp;
+      this.forget = this.host.atExit(() => {
+        try {
+          unlinkSync(temp);
+        } catch {
+          // already gone
+        }
+      });
+      // a file replaced keeps its permissions (a 0600 report stays private)
+      const previous = await stat(this.path).catch(() => undefined);
+      if (previous?.isFile()) await handle.chmod(previous.mode & 0o777).catch(() => undefined);
+    }
     this.failed = undefined;
     // the stream owns the handle: it flushes (fsync) and closes it when it ends
-    this.stream = createWriteStream('', { fd: handle, highWaterMark: 1 << 18, flush: this.flush });
+    this.stream = createWriteStream('', { fd: handle, highWaterMark: 1 << 18, flush: !this.scratch });
     this.stream.on('error', (error) => { this.failed = error; });
   }
 
@@ -201,6 +204,8 @@ class FileSink implements Sink {
 
   /** Replaces what was written by a transformation of it (through a second temporary file). */
   async rewrite(transform: (input: AsyncIterable<Buffer>) => AsyncIterable<string>): Promise<void> {
+    // (a spool's JSON lines are never padded: only a CSV's header grows)
+    if (this.scratch) throw new CliError(`internal: the scratch file ${this.path} cannot be rewritten`, EXIT.internal);
     try {
       await this.close();
     } catch (error) {
@@ -217,7 +222,7 @@ class FileSink implements Sink {
   async commit(): Promise<void> {
     try {
       await this.close();
-      await this.place(this.temp, this.path);
+      if (!this.scratch) await this.place(this.temp, this.path);
       this.forget();
     } catch (error) {
       await this.abort();
@@ -244,15 +249,18 @@ export type PlaceFile = (temp: string, target: string) => Promise<void>;
 
 /** Opens `target`, resolved against the command's working directory; the host names the
  * temporary file and removes it on any exit. */
-/** A scratch file (a window's spool, read back by this process and removed as it exits): put in
- * place whole, as any file, but not flushed to the disk, which only a later process would need.
- * Each flush of a fleet's spools (a file and its folder a window) held one of libuv's threads
- * while other jobs waited for theirs to record their states. */
-export function openScratchSink(target: string, where: { cwd: string; host: Host }): Promise<Sink> {
-  return openFileSink(target, where, (temp, path) => rename(temp, path), false);
+/** A scratch file: a window's spool, in the run's own folder (`target` absolute, its folder made),
+ * read back by this process and removed with the folder. Written in place, without a temporary
+ * name, and not flushed to the disk, which only a later process would need: each flush of a
+ * fleet's spools (the file and its folder, a window) held one of libuv's threads while other jobs
+ * waited for theirs to record their states. */
+export async function openScratchSink(target: string, host: Host): Promise<Sink> {
+  const sink = new FileSink(target, host, undefined, true);
+  await sink.open();
+  return sink;
 }
 
-export async function openFileSink(target: string, where: { cwd: string; host: Host }, place?: PlaceFile, flush = true): Promise<Sink> {
+export async function openFileSink(target: string, where: { cwd: string; host: Host }, place?: PlaceFile): Promise<Sink> {
   const path = resolve(where.cwd, target);
   try {
     makeFolders(dirname(path), path);
@@ -260,7 +268,7 @@ export async function openFileSink(target: string, where: { cwd: string; host: H
     throw fileError(error, dirname(path));
   }
   cleanStaleTemps(path, where.host);
-  const sink = new FileSink(path, where.host, place, flush);
+  const sink = new FileSink(path, where.host, place);
   await sink.open();
   return sink;
 }
