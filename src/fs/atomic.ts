@@ -105,9 +105,14 @@ export async function placeFile(temp: string, target: string): Promise<void> {
 
 /** Writes `content` to `path` atomically: readers see the old file or the new one, never a part. */
 export async function writeFileAtomic(path: string, content: string | Uint8Array, mode = 0o644): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
   const temp = tempPathFor(path);
-  const handle = await open(temp, 'wx', mode);
+  // the folder made only where it is missing (a fleet's states are written thousands of times into
+  // a few folders: a mkdir each was one more call queued for libuv's threads)
+  const handle = await open(temp, 'wx', mode).catch(async (error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    await mkdir(dirname(path), { recursive: true });
+    return open(temp, 'wx', mode);
+  });
   try {
     try {
       await handle.writeFile(content);
