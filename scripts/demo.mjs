@@ -48,7 +48,7 @@ try {
     const lines = readFileSync(file, 'utf8').split('\n');
     console.log(`\nWrote ${relative(process.cwd(), file)} (${lines.length - 2} rows). Its first lines:\n`);
     console.log(lines.slice(0, 6).map((line) => `  ${line}`).join('\n'));
-    console.log('\nNext: `reporting sandbox` to keep one running, and `reporting --help`.');
+    console.log('\nNext: `npx reporting sandbox` to keep one running, and `npx reporting --help` (or put `reporting` on your PATH: README, "Try it in two minutes").');
   }
 } finally {
   await sandbox.close();
