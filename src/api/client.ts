@@ -82,10 +82,16 @@ export class ReportingClient {
     return this.authed((token) => this.http.json({ method: 'GET', path: '/campaigns', token }, campaignsResponse));
   }
 
+  /** Throws what a request would, with no request: no token, and no login to get one. A run
+   * asks before it opens its state or plans a window, so that one line says so, not every window. */
+  requireCredentials(): void {
+    if (!this.credentials.token() && !this.credentials.relogin) throw new AuthError('no token: not logged in', this.credentials.missingHint);
+  }
+
   private async authed<T>(call: (token: string) => Promise<T>): Promise<T> {
     let token = this.credentials.token();
     if (!token) {
-      if (!this.credentials.relogin) throw new AuthError('no token: not logged in', this.credentials.missingHint);
+      this.requireCredentials();
       token = await this.relogin();
     }
     this.http.secrets.add(token);

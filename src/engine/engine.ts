@@ -38,9 +38,12 @@ export async function runJob(job: Job, f: EngineDeps): Promise<void> {
   const chunk = job.chunk ? parseChunk(job.chunk.chunk) : undefined;
   if (chunk) checkChunk(chunk, job.request.breakdowns);
   const where = { chunk, configDir: configDir(f.env, f.host.platform), cwd: f.cwd, platform: f.host.platform, startedAt: f.now() };
-  if (!job.flags.state) return runPlanned(job, f, { ...where, since: job.request.since });
   // what can be checked is, before the state file is locked
   precheck(job, { ...where, since: job.request.since });
+  // no token (and no login to get one): one error now, before the state is opened, not a failure
+  // recorded for every window
+  f.client().requireCredentials();
+  if (!job.flags.state) return runPlanned(job, f, { ...where, since: job.request.since, prechecked: job.request.since });
   const output = recordedOutput(job, f);
   const state = await RunState.open(jobStateStore({ ...job, flags: { ...job.flags, state: job.flags.state } }, f), stateRequestOfJob(job, f, output, chunk), { now: f.calendar.now, fullRefresh: job.flags.fullRefresh, lockWaitMs: job.flags.lockWaitMs });
   try {

@@ -1,0 +1,54 @@
+// What a newcomer met trying the CLI on a fresh clone: each mistake of theirs gets one line that
+// says what is wrong and how to fix it, with the exit code of its kind (SPEC section 4: 1 is a bug,
+// never the user's input), and changes nothing on disk.
+
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { withSandbox } from '../helpers/http.js';
+
+const errorLines = (stderr: string) => stderr.split('\n').filter((line) => /^(\S+: )?error:/.test(line));
+
+describe('no token: one error before the state is opened', () => {
+  it('run --chunk --state: exit 3, one error line with its hint, as without --state; no state file is made', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const env = { HOME: join(dir, 'home'), REPORTING_CONFIG_DIR: join(dir, 'config') };
+      const args = ['run', 'buyer', '--base-url', sandbox.baseUrl, '--since', '2026-11-01', '--until', '2026-11-05', '--chunk', 'day'];
+      const plain = await runCli([...args.slice(0, -2), '-o', 'one.csv'], { env, cwd: dir });
+      const result = await runCli([...args, '--state', 's.json', '-o', 'out/{since}.csv'], { env, cwd: dir });
+      expect(result.code, result.stderr).toBe(3);
+      expect(result.code).toBe(plain.code);
+      expect(result.stderr).toBe(plain.stderr);
+      expect(errorLines(result.stderr)).toEqual(['error: no token: not logged in']);
+      expect(result.stderr).toMatch(/^hint: run `reporting login --profile default`, or set REPORTING_TOKEN_DEFAULT/m);
+      expect(result.stderr).not.toContain('failed');
+      expect(() => readFileSync(join(dir, 's.json'))).toThrow(/ENOENT/);
+      expect(sandbox.requests.filter((r) => r.endpoint === 'buyer')).toHaveLength(0);
+    });
+  });
+
+  it('jobs run --full-refresh after logout: the job fails with one line (exit 3), its state byte for byte as it was, its windows still done', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const env = { HOME: join(dir, 'home'), REPORTING_CONFIG_DIR: join(dir, 'config') };
+      writeFileSync(join(dir, 'reporting.yaml'), 'version: 1\njobs:\n  - name: daily\n    side: buyer\n    profile: acme\n    since: 2026-11-01\n    until: 2026-11-03\n    chunk: day\n    state: s.json\n    output: out/{since}.csv\n');
+      const login = await runCli(['login', '--profile', 'acme', '--token-stdin', '--base-url', sandbox.baseUrl], { env, cwd: dir, input: `${sandbox.token}\n` });
+      expect(login.code, login.stderr).toBe(0);
+      const first = await runCli(['jobs', 'run'], { env, cwd: dir });
+      expect(first.code, first.stderr).toBe(0);
+      const before = readFileSync(join(dir, 's.json'));
+      expect((await runCli(['logout', '--profile', 'acme'], { env, cwd: dir })).code).toBe(0);
+      const result = await runCli(['jobs', 'run', '--full-refresh', 'daily'], { env, cwd: dir });
+      expect(result.code, result.stderr).toBe(3);
+      expect(result.stderr.split('\n').filter((line) => line.startsWith('daily: '))).toEqual([
+        'daily: error: no token: not logged in',
+        'daily: hint: run `reporting login --profile acme`, or set REPORTING_TOKEN_ACME (or REPORTING_TOKEN)',
+      ]);
+      expect(readFileSync(join(dir, 's.json')).equals(before)).toBe(true);
+      const status = await runCli(['jobs', 'status', '--json'], { env, cwd: dir });
+      const [job] = (JSON.parse(status.stdout) as { jobs: { lastDone: { until: string } | null; failed: number }[] }).jobs;
+      expect(job?.lastDone?.until).toMatch(/^2026-11-03T/);
+      expect(job?.failed).toBe(0);
+    });
+  });
+});
