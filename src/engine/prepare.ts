@@ -7,7 +7,7 @@ import { configDir } from '../auth/store.js';
 import { refuseSharedPaths, runFiles } from '../paths.js';
 import type { OutputOptions, OutputPlan } from '../export/output.js';
 import { PLACEHOLDERS, expandTemplate, planOutput, refuseBinaryOnTerminal, resolveRequestedColumns } from '../export/output.js';
-import type { WriteCheck } from '../export/sink.js';
+import { checkWritableTarget, type WriteCheck } from '../export/sink.js';
 import { checkOutput, outputPaths, placeOutput, refuseSameOutputs } from '../destinations/sinks.js';
 import { UsageError } from '../errors.js';
 import { columnNames, timeDimensionOf, type Side } from '../report/catalog.js';
@@ -85,6 +85,8 @@ export function prepareRun(opts: RunOptions, f: EngineDeps, check: WriteCheck = 
     throw new UsageError(`--state ${flags.state.replace(/:[^@/:]*@/, ':***@')}: a run keeps its state in its --load database with --state table`, 'give --load DATABASE --state table (the state of `state show DATABASE`)').about('--state');
   }
   refuseSharedPaths(runFiles(flags.state && isStatePath(flags.state) ? flags.state : undefined, known(template), configDir(f.env, f.host.platform), more.map(known)), f.cwd, f.host.platform);
+  // a state file that cannot be made (its folder a file) is found as -o's would be, not by its lock
+  if (flags.state && isStatePath(flags.state)) checkWritableTarget(flags.state, f.cwd, flags.state, check, '--state');
   const loading = loadPlanOf(opts.load, side, f);
   if (flags.state === TABLE_STATE && !loading) throw new UsageError('--state table keeps the state in the --load database, and there is no --load', 'add --load duckdb:FILE or --load postgres://..., or give --state a file or an s3:// URL').about('--state');
   // rows only into a table: --json is the result line, not JSON rows

@@ -82,8 +82,12 @@ function makeFolders(dir: string, target: string): void {
  * `plan`, `validate`, `run --plan`): the permissions of that folder only. */
 export type WriteCheck = 'probe' | 'look';
 
+/** A flag naming a file to write, and the name its hint suggests inside a folder given for it. */
+const EXAMPLE_FILE = { '-o': 'report.csv', '--html': 'status.html', '--state': 'state.json' } as const;
+export type FileFlag = keyof typeof EXAMPLE_FILE;
+
 /**
- * Checks, before the first request, that -o (or `flag`: --html) can be written: the target is not a folder nor a
+ * Checks, before the first request, that -o (or `flag`: --html, --state) can be written: the target is not a folder nor a
  * device, the nearest existing folder is a folder, and a file can be made there. A usage error
  * naming the path, so that no report is requested, waited for and downloaded only to be thrown
  * away.
@@ -94,11 +98,11 @@ export type WriteCheck = 'probe' | 'look';
  * creates a file of a name no other process uses (the kernel's own verdict: root, a read-only
  * mount, /proc) and removes it at once.
  */
-export function checkWritableTarget(target: string, cwd: string, shown = target, check: WriteCheck = 'probe', flag = '-o'): void {
+export function checkWritableTarget(target: string, cwd: string, shown = target, check: WriteCheck = 'probe', flag: FileFlag = '-o'): void {
   const path = resolve(cwd, target);
   const refuse = (reason: string, hint?: string): never => { throw new UsageError(`cannot write ${flag} ${shown}: ${reason}`, hint).about(flag); };
   const existing = statOf(path);
-  if (existing?.isDirectory()) refuse('it is a folder', `name a file inside it, for example ${flag} ${join(target, flag === '-o' ? 'report.csv' : 'status.html')}`);
+  if (existing?.isDirectory()) refuse('it is a folder', `name a file inside it, for example ${flag} ${join(target, EXAMPLE_FILE[flag])}`);
   // a file is replaced by renaming another over it: a device or a pipe would be replaced, not written
   if (existing && !existing.isFile()) refuse('it is not a regular file', flag === '-o' ? 'write to stdout (-o - or no -o) and redirect it' : 'name a regular file');
   let folders: ReturnType<typeof missingFolders>;

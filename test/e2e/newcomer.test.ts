@@ -52,3 +52,27 @@ describe('no token: one error before the state is opened', () => {
     });
   });
 });
+
+describe('--state under a file: exit 2 as -o says it, before any request', () => {
+  it('run --state day.csv/s.json (and deeper), day.csv a file; the job file\'s state: placed at its key', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      writeFileSync(join(dir, 'day.csv'), 'x');
+      const env = { REPORTING_CONFIG_DIR: join(dir, 'config'), REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: sandbox.token };
+      const args = ['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-02', '--chunk', 'day', '-o', 'out/{since}.csv'];
+      const under = await runCli([...args, '--state', 'day.csv/s.json'], { env, cwd: dir });
+      expect(under.code, under.stderr).toBe(2);
+      expect(under.stderr).toBe(`error: cannot write --state day.csv/s.json: ${dir}/day.csv is a file, not a folder\n`);
+      const deeper = await runCli([...args, '--state', 'day.csv/a/b/s.json'], { env, cwd: dir });
+      expect(deeper.code, deeper.stderr).toBe(2);
+      expect(deeper.stderr).toBe(`error: cannot write --state day.csv/a/b/s.json: ${dir}/day.csv is a file, not a folder\n`);
+      writeFileSync(join(dir, 'reporting.yaml'), 'version: 1\njobs:\n  - name: daily\n    side: buyer\n    since: 2026-11-01\n    until: 2026-11-02\n    chunk: day\n    state: day.csv/s.json\n    output: out/{since}.csv\n');
+      for (const command of ['validate', 'run']) {
+        const job = await runCli(['jobs', command], { env, cwd: dir });
+        expect(job.code, job.stderr).toBe(2);
+        expect(job.stderr).toMatch(new RegExp(`^error: reporting\\.yaml:8:12: job "daily": cannot write --state ${dir}/day\\.csv/s\\.json: ${dir}/day\\.csv is a file, not a folder$`, 'm'));
+      }
+      expect(sandbox.requests).toHaveLength(0);
+      expect(readFileSync(join(dir, 'day.csv'), 'utf8')).toBe('x');
+    });
+  });
+});
