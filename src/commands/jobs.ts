@@ -102,7 +102,7 @@ async function runFile(opts: JobsOptions, checked: ReturnType<typeof checkFile>,
   // `log-format: json`); a job that sets none logs as the run does
   const format = opts.logFormat ?? logFormatFrom(f.env) ?? (checked.selected.every((job) => parsed(job).jobs?.logFormat === 'json') ? 'json' : 'text');
   const metricsFile = opts.metricsFile === undefined ? undefined : resolve(f.cwd, opts.metricsFile);
-  if (metricsFile) checkWritableTarget(metricsFile, f.cwd);
+  if (metricsFile) checkWritableTarget(metricsFile, f.cwd, metricsFile, 'probe', '--metrics-file');
   const optionsOf = (job: FileJob): RunOptions => {
     const one = parsed(job);
     return { ...one, jobs: { ...(one.jobs ?? DEFAULT_JOB_FLAGS), logFormat: one.jobs?.logFormat ?? format, ...(opts.lockWaitMs === undefined ? {} : { lockWaitMs: opts.lockWaitMs }), ...(opts.fullRefresh ? { fullRefresh: true } : {}) } };

@@ -23,7 +23,7 @@ export async function run(opts: RunOptions, f: Factory): Promise<void> {
     const metricsFile = job.flags.metricsFile;
     if (metricsFile === undefined) return runJob(job, deps);
     const path = resolve(f.cwd, metricsFile);
-    checkWritableTarget(path, f.cwd);
+    checkWritableTarget(path, f.cwd, path, 'probe', '--metrics-file');
     return withMetrics(path, job.side, f, (observe) => runJob({ ...job, observe: (event) => { job.observe?.(event); observe(event); } }, deps));
   }
   const windows = await previewJob(job, deps);

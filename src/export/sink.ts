@@ -83,11 +83,11 @@ function makeFolders(dir: string, target: string): void {
 export type WriteCheck = 'probe' | 'look';
 
 /** A flag naming a file to write, and the name its hint suggests inside a folder given for it. */
-const EXAMPLE_FILE = { '-o': 'report.csv', '--html': 'status.html', '--state': 'state.json' } as const;
+const EXAMPLE_FILE = { '-o': 'report.csv', '--html': 'status.html', '--metrics-file': 'reporting.prom', '--state': 'state.json' } as const;
 export type FileFlag = keyof typeof EXAMPLE_FILE;
 
 /**
- * Checks, before the first request, that -o (or `flag`: --html, --state) can be written: the target is not a folder nor a
+ * Checks, before the first request, that -o (or `flag`: --html, --metrics-file, --state) can be written: the target is not a folder nor a
  * device, the nearest existing folder is a folder, and a file can be made there. A usage error
  * naming the path, so that no report is requested, waited for and downloaded only to be thrown
  * away.

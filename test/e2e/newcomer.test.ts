@@ -2,7 +2,7 @@
 // says what is wrong and how to fix it, with the exit code of its kind (SPEC section 4: 1 is a bug,
 // never the user's input), and changes nothing on disk.
 
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
@@ -73,6 +73,26 @@ describe('--state under a file: exit 2 as -o says it, before any request', () =>
       }
       expect(sandbox.requests).toHaveLength(0);
       expect(readFileSync(join(dir, 'day.csv'), 'utf8')).toBe('x');
+    });
+  });
+});
+
+describe('--metrics-file that cannot be written: its errors name --metrics-file', () => {
+  it('run and jobs run: under a file, a folder (the hint a .prom file); exit 2, no request', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      writeFileSync(join(dir, 'day.csv'), 'x');
+      mkdirSync(join(dir, 'adir'));
+      writeFileSync(join(dir, 'reporting.yaml'), 'version: 1\njobs:\n  - name: daily\n    side: buyer\n    since: 2026-11-01\n    until: 2026-11-02\n    output: out.csv\n');
+      const env = { REPORTING_CONFIG_DIR: join(dir, 'config'), REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: sandbox.token };
+      for (const command of [['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-02', '-o', 'out.csv'], ['jobs', 'run']]) {
+        const under = await runCli([...command, '--metrics-file', 'day.csv/x.prom'], { env, cwd: dir });
+        expect(under.code, under.stderr).toBe(2);
+        expect(under.stderr).toBe(`error: cannot write --metrics-file ${dir}/day.csv/x.prom: ${dir}/day.csv is a file, not a folder\n`);
+        const folder = await runCli([...command, '--metrics-file', 'adir'], { env, cwd: dir });
+        expect(folder.code, folder.stderr).toBe(2);
+        expect(folder.stderr).toBe(`error: cannot write --metrics-file ${dir}/adir: it is a folder\nhint: name a file inside it, for example --metrics-file ${dir}/adir/reporting.prom\n`);
+      }
+      expect(sandbox.requests).toHaveLength(0);
     });
   });
 });
