@@ -8,7 +8,7 @@
 import { ReportingClient } from './api/client.js';
 import { Http } from './api/http.js';
 import { Secrets } from './api/redact.js';
-import { environmentLogin, environmentSecrets, environmentToken, profileVariable, resolveBaseUrl, resolveToken, type BaseUrlSource } from './auth/resolve.js';
+import { environmentLogin, environmentSecrets, environmentToken, profileVariable, resolveBaseUrl, resolveToken, unknownProfile, type BaseUrlSource } from './auth/resolve.js';
 import { calendarFrom, movedWarning, offsetText, type Calendar } from './clock.js';
 import { StoreError, TokenStore, configDir, type Profile } from './auth/store.js';
 import type { Context, Output } from './context.js';
@@ -48,8 +48,9 @@ export interface Factory extends Context {
   store(): TokenStore;
   /** the active profile, read once per command (forgotten when a token is saved) */
   profile(): Profile | undefined;
-  /** the active profile's base URL, found once per command (forgotten when a token is saved) */
-  baseUrl(): { url: string; source: BaseUrlSource };
+  /** the active profile's base URL, found once per command (forgotten when a token is saved);
+   * `creating` (login): a profile not stored yet is no mistake */
+  baseUrl(creating?: boolean): { url: string; source: BaseUrlSource };
   /** an HTTP helper for this base URL (validated: HTTPS, or HTTP to loopback), not yet connected */
   http(baseUrl: string): Http;
   /** the client of the active profile: its token, and re-login from REPORTING_EMAIL and
@@ -108,9 +109,10 @@ export function createFactory(ctx: Context, globals: GlobalFlags, shared?: Secre
       }
       return profileRead.profile;
     },
-    baseUrl() {
+    baseUrl(creating) {
       // (every job of a job file's plan and status names it, and a run's every window; an error each time)
-      baseUrlFound ??= resolveBaseUrl(globals.baseUrl, ctx.env, factory.profile(), profileName);
+      // no base URL because the profile's name is mistyped: said so, with the names there are
+      baseUrlFound ??= resolveBaseUrl(globals.baseUrl, ctx.env, factory.profile(), profileName, creating ? undefined : () => unknown(factory));
       return baseUrlFound;
     },
     http: (baseUrl) => httpOf(ctx, globals, baseUrl, trace, secrets),
@@ -136,6 +138,21 @@ export function createFactory(ctx: Context, globals: GlobalFlags, shared?: Secre
     },
   };
   return factory;
+}
+
+/** A profile named (not `default`) that neither the token store nor the environment (a token or
+ * a login for it: its own variables, or REPORTING_TOKEN, REPORTING_EMAIL and REPORTING_PASSWORD,
+ * which stand for every profile) knows: its error, else undefined. */
+function unknown(factory: Factory): Error | undefined {
+  const { profileName, env } = factory;
+  if (profileName === 'default' || environmentToken(env, profileName) || environmentLogin(env, profileName) || factory.profile()) return undefined;
+  let stored: string[] = [];
+  try {
+    stored = Object.keys(factory.store().profiles());
+  } catch {
+    // an unreadable store: the error names no profile
+  }
+  return unknownProfile(profileName, stored);
 }
 
 /** Every profile's token and password the environment holds (REPORTING_TOKEN, REPORTING_TOKEN_ACME,
@@ -201,6 +218,8 @@ function clientOf(factory: Factory): ReportingClient {
   const created: ReportingClient = new ReportingClient(factory.http(url), {
     token: () => current,
     missingHint: `run \`${shellCommand(['reporting', 'login', '--profile', profileName])}\`, or set ${profileVariable('REPORTING_TOKEN', profileName)} (or REPORTING_TOKEN)`,
+    // no token because the profile's name is mistyped: said so
+    missingError: () => unknown(factory),
     // a token from the environment wins over the stored token: logging in again would not change a thing
     rejectedHint: fromEnvironment
       ? `the token comes from ${resolved.source}${stored?.token ? ', which overrides the stored one' : ''}: check that it is a valid token for ${url}, or unset it ${stored?.token ? 'to use the profile\'s stored token' : `and run \`${shellCommand(['reporting', 'login', '--profile', profileName])}\``}`

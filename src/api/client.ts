@@ -15,6 +15,8 @@ export interface Credentials {
   relogin?: (tell?: (note: string) => void) => Promise<string>;
   /** what to tell a user who has no token at all */
   missingHint: string;
+  /** the error to throw instead when there is no token, if any (a profile that does not exist) */
+  missingError?: () => Error | undefined;
   /** what to tell a user whose token was rejected (without re-login): where that token came from
    * decides the remedy (a stored token: log in again; REPORTING_TOKEN: fix the variable) */
   rejectedHint?: string;
@@ -85,7 +87,7 @@ export class ReportingClient {
   /** Throws what a request would, with no request: no token, and no login to get one. A run
    * asks before it opens its state or plans a window, so that one line says so, not every window. */
   requireCredentials(): void {
-    if (!this.credentials.token() && !this.credentials.relogin) throw new AuthError('no token: not logged in', this.credentials.missingHint);
+    if (!this.credentials.token() && !this.credentials.relogin) throw this.credentials.missingError?.() ?? new AuthError('no token: not logged in', this.credentials.missingHint);
   }
 
   private async authed<T>(call: (token: string) => Promise<T>): Promise<T> {

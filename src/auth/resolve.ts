@@ -1,6 +1,8 @@
 // One function decides the token, one the base URL (STYLE lesson 6).
 
 import { UsageError } from '../errors.js';
+import { shellCommand } from '../io/shell.js';
+import { closest } from '../suggest.js';
 import type { Profile } from './store.js';
 
 /** Where the token came from: an environment variable (its name), or the profile's store. */
@@ -41,6 +43,18 @@ export function environmentSecrets(env: Record<string, string | undefined>): str
     .flatMap(([, value]) => [value as string, (value as string).trim()]);
 }
 
+/** A profile that neither the token store (`stored`: the names it holds) nor the environment
+ * knows: a mistyped name, said with the closest stored name and the list of them (`run --profile`,
+ * a job file's `profile:`). */
+export function unknownProfile(profileName: string, stored: readonly string[]): UsageError {
+  // (or a stored name it begins with: acme-typo, acme)
+  const near = closest(profileName, stored) ?? stored.find((name) => name.length >= 3 && profileName.toLowerCase().startsWith(name.toLowerCase()));
+  return new UsageError(
+    `profile "${profileName}" does not exist${near ? `; did you mean ${near}?` : ''}`,
+    `log in with \`${shellCommand(['reporting', 'login', '--profile', profileName])}\`, set ${profileVariable('REPORTING_TOKEN', profileName)}, or fix the name (${stored.length ? `profiles: ${stored.join(', ')}` : 'no profile is stored yet'})`,
+  );
+}
+
 export function resolveToken(
   env: Record<string, string | undefined>,
   profile: Profile | undefined,
@@ -59,6 +73,8 @@ export function resolveBaseUrl(
   env: Record<string, string | undefined>,
   profile: Profile | undefined,
   profileName: string,
+  /** the error to throw instead of "no base URL", if any (a profile that does not exist) */
+  missing?: () => Error | undefined,
 ): { url: string; source: BaseUrlSource } {
   const candidates: [string | undefined, BaseUrlSource][] = [
     [flag, '--base-url'],
@@ -68,7 +84,7 @@ export function resolveBaseUrl(
   for (const [value, source] of candidates) {
     if (value && value.trim()) return { url: checkBaseUrl(value.trim(), source), source };
   }
-  throw new UsageError(
+  throw missing?.() ?? new UsageError(
     `no base URL for profile "${profileName}"`,
     'pass --base-url URL, set REPORTING_BASE_URL, or log in with --base-url to store one (try `reporting sandbox` for a local one)',
   );

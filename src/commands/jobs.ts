@@ -16,7 +16,7 @@ import { labelledOutput } from '../fleet/labelled.js';
 import { boundOldGeneration, boundYoungGeneration } from '../io/young-generation.js';
 import { selectJobs, shardFrom } from '../fleet/select.js';
 import type { Shard } from '../fleet/shard.js';
-import { profileVariable } from '../auth/resolve.js';
+import { profileVariable, unknownProfile } from '../auth/resolve.js';
 import { jsonLine, safeLine, safeText } from '../io/safe-text.js';
 import { setMaxListeners } from 'node:events';
 import { shellCommand } from '../io/shell.js';
@@ -240,11 +240,10 @@ function checkProfiles(jobs: readonly FileJob[], file: JobFile, f: Factory, env:
   const missing = jobs.filter((job) => !own(job.profile));
   if (missing.length === 0 || env.REPORTING_TOKEN?.trim()) return;
   const stored = f.store().profiles();
-  for (const job of missing) {
-    if (!stored[job.profile]) {
-      throw new JobFileError(file.file, job.profileAt, `job "${job.name}": profile "${job.profile}" does not exist`, `log in with \`${shellCommand(['reporting', 'login', '--profile', job.profile])}\`, set ${profileVariable('REPORTING_TOKEN', job.profile)}, or fix the name`);
-    }
-  }
+  const unknown = missing.find((job) => !stored[job.profile]);
+  if (!unknown) return;
+  const error = unknownProfile(unknown.profile, Object.keys(stored));
+  throw new JobFileError(file.file, unknown.profileAt, `job "${unknown.name}": ${error.message}`, error.hint);
 }
 
 /** The words of a job's `run` command line: its profile's too. */

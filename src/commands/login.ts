@@ -14,7 +14,7 @@ export interface LoginOptions {
 
 export async function run(opts: LoginOptions, f: Factory): Promise<void> {
   if (opts.passwordStdin && !opts.email) throw new UsageError('--password-stdin goes with --email');
-  const { url, source: urlSource } = f.baseUrl();
+  const { url, source: urlSource } = f.baseUrl(true);
   let token: string;
   let email: string | undefined;
   if (opts.email) {

@@ -96,3 +96,39 @@ describe('--metrics-file that cannot be written: its errors name --metrics-file'
     });
   });
 });
+
+describe('a mistyped profile', () => {
+  it('"does not exist" with a did-you-mean and the stored profiles, exit 2, with or without --base-url; a profile of the environment runs; login makes a new one', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const env = { HOME: join(dir, 'home'), REPORTING_CONFIG_DIR: join(dir, 'config') };
+      for (const profile of ['acme', 'globex']) {
+        const login = await runCli(['login', '--profile', profile, '--token-stdin', '--base-url', sandbox.baseUrl], { env, cwd: dir, input: `${sandbox.token}\n` });
+        expect(login.code, login.stderr).toBe(0);
+      }
+      const report = ['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-01', '-o', 'x.csv'];
+      const said = (typed: string, near: string) => `error: profile "${typed}" does not exist; did you mean ${near}?\nhint: log in with \`reporting login --profile ${typed}\`, set REPORTING_TOKEN_${typed.toUpperCase().replace(/-/g, '_')}, or fix the name (profiles: acme, globex)\n`;
+      for (const args of [[...report, '--profile', 'acme-typo'], [...report, '--profile', 'acme-typo', '--base-url', sandbox.baseUrl], ['campaigns', '--profile', 'acme-typo']]) {
+        const result = await runCli(args, { env, cwd: dir });
+        expect(result.code, result.stderr).toBe(2);
+        expect(result.stderr).toBe(said('acme-typo', 'acme'));
+      }
+      const typo = await runCli([...report, '--profile', 'globx'], { env, cwd: dir });
+      expect(typo.stderr).toBe(said('globx', 'globex'));
+      expect(sandbox.requests).toHaveLength(2);
+      // a profile the environment gives a token is no mistake
+      const fromEnv = await runCli([...report, '--profile', 'acme-typo', '--base-url', sandbox.baseUrl], { env: { ...env, REPORTING_TOKEN_ACME_TYPO: sandbox.token }, cwd: dir });
+      expect(fromEnv.code, fromEnv.stderr).toBe(0);
+      // login names a profile that does not exist yet: no refusal; without a base URL, as before
+      const fresh = await runCli(['login', '--profile', 'initech', '--token-stdin'], { env, cwd: dir, input: `${sandbox.token}\n` });
+      expect(fresh.code).toBe(2);
+      expect(fresh.stderr).toMatch(/^error: no base URL for profile "initech"\n/);
+      const made = await runCli(['login', '--profile', 'initech', '--token-stdin', '--base-url', sandbox.baseUrl], { env, cwd: dir, input: `${sandbox.token}\n` });
+      expect(made.code, made.stderr).toBe(0);
+      // a job file's profile: the same words
+      writeFileSync(join(dir, 'reporting.yaml'), 'version: 1\njobs:\n  - name: daily\n    side: buyer\n    profile: globx\n    since: 2026-11-01\n    until: 2026-11-01\n    output: out.csv\n');
+      const job = await runCli(['jobs', 'validate'], { env, cwd: dir });
+      expect(job.code).toBe(2);
+      expect(job.stderr).toBe('error: reporting.yaml:5:14: job "daily": profile "globx" does not exist; did you mean globex?\nhint: log in with `reporting login --profile globx`, set REPORTING_TOKEN_GLOBX, or fix the name (profiles: acme, globex, initech)\n');
+    });
+  });
+});
