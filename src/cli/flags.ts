@@ -2,9 +2,10 @@
 // number of milliseconds, a count, a list or one of a set of values. A bad value is a usage error
 // naming the flag, raised while commander parses, before any command runs.
 
-import { Argument, InvalidArgumentError, Option } from 'commander';
+import { Argument, InvalidArgumentError, Option, type Command } from 'commander';
 import { parseDuration, type DurationBounds } from '../duration.js';
 import { UsageError } from '../errors.js';
+import { SIDES, dimensionsOf, metricsOf } from '../report/catalog.js';
 import { didYouMean } from '../suggest.js';
 
 /** A duration (`500ms`, `30s`, `5m`, `2h`, `3d`, plain seconds) within `bounds`, in milliseconds. */
@@ -29,6 +30,26 @@ export function list(text: string, previous: string[] = []): string[] {
   const items = text.split(',').map((item) => item.trim()).filter(Boolean);
   if (items.length === 0) throw new InvalidArgumentError('an empty list: give at least one value (comma-separated), or leave the option out');
   return [...previous, ...items];
+}
+
+/** The lists whose values a space, not a comma, may have cut off: each option's key, and its values. */
+const SPACED: [key: string, values: readonly string[]][] = [
+  ['breakdowns', [...new Set(SIDES.flatMap(dimensionsOf))]],
+  ['metrics', [...new Set(SIDES.flatMap(metricsOf))]],
+];
+
+/** `--breakdowns DAILY COUNTRY`: COUNTRY is a second argument of the command to commander ("too
+ * many arguments"). When the extra words are values of a list given (breakdowns, metrics), the
+ * error says to join them with commas; else undefined (commander's own error stands). */
+export function spacedList(command: Command): UsageError | undefined {
+  const extra = command.args.slice(command.registeredArguments.length);
+  const opts = command.opts<Record<string, unknown>>();
+  const fixes = SPACED.flatMap(([key, values]) => {
+    const given = opts[key];
+    const more = extra.filter((word) => values.some((value) => value.toLowerCase() === word.toLowerCase()));
+    return Array.isArray(given) && given.length && more.length ? [`separate ${key} with commas: --${key} ${[...given, ...more].join(',')}`] : [];
+  });
+  return fixes.length ? new UsageError(`too many arguments for '${command.name()}': ${extra.join(' ')}`, fixes.join('; ')) : undefined;
 }
 
 /** A file path, never empty: `-o "$OUT"` with OUT unset must not quietly mean stdout. */

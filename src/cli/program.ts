@@ -10,7 +10,7 @@ import type { Factory, GlobalFlags } from '../factory.js';
 import { wantsColor } from '../io/color.js';
 import { flushed } from '../io/flush.js';
 import { exitCodeFor, type ExitOptions } from './exit.js';
-import { choiceOption, count, duration } from './flags.js';
+import { choiceOption, count, duration, spacedList } from './flags.js';
 import { GROUPS, GroupedHelp, LOCAL_COMMANDS, REFUSED_FLAGS } from './help.js';
 import { HELP_WIDTH } from './quick-help.js';
 import { REGISTRY, type AnyEntry, type Group } from './registry.js';
@@ -23,6 +23,13 @@ function buildProgram(ctx: Context, settings: { runF?: RunF; made?: (f: Factory)
   class ReportingCommand extends Command {
     override createCommand(name?: string): Command {
       return new ReportingCommand(name);
+    }
+
+    override error(message: string, errorOptions?: { code?: string; exitCode?: number }): never {
+      // `--breakdowns DAILY COUNTRY`: said as a list cut by a space, not as an argument too many
+      const spaced = errorOptions?.code === 'commander.excessArguments' ? spacedList(this) : undefined;
+      if (spaced) throw spaced;
+      return super.error(message, errorOptions);
     }
 
     override createHelp() {

@@ -132,3 +132,18 @@ describe('a mistyped profile', () => {
     });
   });
 });
+
+describe('a list cut by a space', () => {
+  it('--breakdowns DAILY COUNTRY: separate with commas, the list as it should be typed (metrics too); other extra words keep commander\'s error', async () => {
+    const since = ['--since', '2026-11-01', '--until', '2026-11-02'];
+    const spaced = await runCli(['run', 'buyer', ...since, '--breakdowns', 'DAILY', 'COUNTRY']);
+    expect(spaced.code).toBe(2);
+    expect(spaced.stderr).toBe("error: too many arguments for 'run': COUNTRY\nhint: separate breakdowns with commas: --breakdowns DAILY,COUNTRY\n");
+    const both = await runCli(['buyer', ...since, '--breakdowns', 'daily,campaign', 'country', '--metrics', 'clicks', 'displays']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toBe("error: too many arguments for 'buyer': country displays\nhint: separate breakdowns with commas: --breakdowns daily,campaign,country; separate metrics with commas: --metrics clicks,displays\n");
+    const other = await runCli(['run', 'buyer', 'extra', ...since]);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toMatch(/^error: too many arguments for 'run'\. Expected 1 argument but got 2\.\n/);
+  });
+});
