@@ -65,6 +65,11 @@ export interface TextOptions {
   secrets?: Secrets;
 }
 
+/** An event's message without its first words when they name the event's report (a failed
+ * status's: `report ID ended in status "failed"`), which the line names already; else undefined. */
+const afterReport = ({ reportId, message }: { reportId?: string; message: string }): string | undefined =>
+  reportId !== undefined && message.startsWith(`report ${reportId} `) ? message.slice(`report ${reportId} `.length) : undefined;
+
 /** One event as a line for people; `polled` has none (the Reporter shows it live). */
 export function eventText(event: LogEvent, options: TextOptions = {}): string | undefined {
   const at = options.period === false ? '' : `${describeWindow(event.window)}: `;
@@ -82,10 +87,13 @@ export function eventText(event: LogEvent, options: TextOptions = {}): string | 
       return undefined;
     case 'ready':
       return `${at}report${id} ready after ${plural(event.polls, 'poll')} (${seconds(event.durationMs)})`;
-    case 'failed':
-      return `${at}${id ? `report${id} ` : ''}failed: ${serverText_(event.message)}`;
+    case 'failed': {
+      // the report named once: `report ID ended in status "failed"`, not `report ID failed: report ID ...`
+      const rest = afterReport(event);
+      return rest !== undefined ? `${at}report${id} ${serverText_(rest)}` : `${at}${id ? `report${id} ` : ''}failed: ${serverText_(event.message)}`;
+    }
     case 'split':
-      return `${at}report${id} failed (${serverText_(event.message)}); splitting into ${describeWindow(event.into[0])} and ${describeWindow(event.into[1])}`;
+      return `${at}report${id} failed (${serverText_(afterReport(event) ?? event.message)}); splitting into ${describeWindow(event.into[0])} and ${describeWindow(event.into[1])}`;
     case 'done':
       return undefined; // the closing line says it
     case 'warning':

@@ -455,7 +455,9 @@ export function describeFailure(failure: WindowFailureReport): string {
     ? ` (split down from ${describeWindow(failure.origin)})` : '';
   const report = failure.reportId ? `, report ${failure.reportId}` : '';
   const why = failure.error instanceof Error ? failure.error.message : String(failure.error);
-  return `window ${describeWindow(failure.window)}${split}${report}: ${why}`;
+  // the report named once (a failed status's message names it: `report ID ended in status "failed"`)
+  const named = failure.reportId !== undefined && why.startsWith(`report ${failure.reportId} `);
+  return `window ${describeWindow(failure.window)}${split}${report}: ${named ? why.slice(`report ${failure.reportId} `.length) : why}`;
 }
 
 /** The run was interrupted: a hint naming the reports still in progress, for InterruptedError. */

@@ -147,3 +147,23 @@ describe('a list cut by a space', () => {
     expect(other.stderr).toMatch(/^error: too many arguments for 'run'\. Expected 1 argument but got 2\.\n/);
   });
 });
+
+describe('a failed report is named once', () => {
+  it('the window\'s line and its failure line name the report once: `report ID ended in status "failed"`', async () => {
+    await withSandbox({ faults: { reportStatus: 'failed' } }, async (sandbox, dir) => {
+      const env = { REPORTING_CONFIG_DIR: join(dir, 'config'), REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_TOKEN: sandbox.token };
+      const since = ['--since', '2026-11-01', '--until', '2026-11-02', '--chunk', 'day', '--poll-interval', '20ms', '--no-resume'];
+      for (const output of ['day-{since}.csv', 'all.csv']) {
+        const result = await runCli(['run', 'buyer', ...since, '-o', output], { env, cwd: dir });
+        expect(result.code, result.stderr).toBe(6);
+        const lines = result.stderr.split('\n').filter((line) => line.includes('ended in status'));
+        expect(lines.length, result.stderr).toBeGreaterThanOrEqual(2);
+        for (const line of lines) {
+          const ids = line.match(/[0-9a-f]{24}/g) ?? [];
+          expect(ids, line).toHaveLength(1);
+          expect(line).toMatch(/^(2026-11-0[12]: report [0-9a-f]{24} |(failed|error): window 2026-11-0[12], report [0-9a-f]{24}: )ended in status "failed"$/);
+        }
+      }
+    });
+  });
+});

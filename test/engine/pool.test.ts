@@ -238,7 +238,7 @@ describe('bisection', () => {
     const failure = outcome.failures[0]!;
     expect(label(failure.window)).toBe('2026-03-29');
     expect(failure.reportId).toBe('r-2026-03-29');
-    expect(describeFailure(failure)).toBe('window 2026-03-29 (split down from 2026-03-23..2026-03-29), report r-2026-03-29: report r-2026-03-29 ended in status "failed": too much data');
+    expect(describeFailure(failure)).toBe('window 2026-03-29 (split down from 2026-03-23..2026-03-29), report r-2026-03-29: ended in status "failed": too much data');
     // the other week is written; of the failed week, nothing after the failure (its file cannot be whole)
     expect(delivered.map((d) => label(d.window))).toContain('2026-03-30..2026-04-05');
     const failedAt = events.findIndex((e) => e.type === 'failed');
