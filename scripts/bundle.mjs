@@ -8,7 +8,7 @@ import { build } from 'esbuild';
 
 // Every dependency stays out of the bundle, loaded from node_modules when a command needs it
 // (src/lazy.ts), but these few, small and needed at once, which are bundled in.
-const BUNDLED = ['commander', 'js-yaml', 'string-width', 'yaml'];
+const BUNDLED = ['commander', 'js-yaml', 'string-width'];
 const { dependencies } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 
 await build({

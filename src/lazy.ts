@@ -30,6 +30,14 @@ export const loadDuckDb = async () => requireCjs('@duckdb/node-api') as typeof i
  * appender fills data chunks' vectors through it (load/duckdb-chunks.ts). */
 export const loadDuckDbBindings = async () => requireCjs('@duckdb/node-bindings') as typeof import('@duckdb/node-bindings');
 
+/**
+ * The `yaml` package, which keeps each node's place in the file: a job file's values are read by
+ * js-yaml, and `yaml` reads the file again only when an error names a place (src/fleet/places.ts).
+ * Required when first asked, not bundled into `jobs`' module: its 260 KB were compiled by every
+ * `jobs validate|list|plan|run`, which a valid file never needs.
+ */
+export const requireYaml = () => requireCjs('yaml') as typeof import('yaml');
+
 export const loadPg = async () => (await import('pg')).default;
 
 export const loadPgCopy = async () => import('pg-copy-streams');

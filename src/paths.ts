@@ -38,13 +38,15 @@ interface Settled {
   /** folders where a file was made and removed (checkWritableTarget's probe) */
   probed: Set<string>;
   files: Map<string, string>;
+  /** folderTarget's answers lately (at most ABSENT_KEPT, forgotten together) */
+  targets: Map<string, string>;
   /** the tool's own files (toolFiles: every job's run names them), by configuration folder, and
    * the real path of each, with the folder it was found from (once found) */
   toolUses: Map<string, PathUse[]>;
   tools: Map<PathUse, { cwd: string; real: string } | undefined>;
 }
 
-const settle = (): Settled => ({ listings: new Map(), real: new Map(), absent: new Set(), writable: new Set(), probed: new Set(), files: new Map(), toolUses: new Map(), tools: new Map() });
+const settle = (): Settled => ({ listings: new Map(), real: new Map(), absent: new Set(), writable: new Set(), probed: new Set(), files: new Map(), targets: new Map(), toolUses: new Map(), tools: new Map() });
 const ABSENT_KEPT = 4096;
 
 /**
@@ -183,16 +185,27 @@ export function kindOf(path: string): FileKind | undefined {
  * then the rest of the path as written. */
 export function realTarget(path: string, cwd: string): string {
   const absolute = linkTarget(absolutePath(cwd, path));
-  const rest: string[] = [];
-  let at = absolute;
-  for (;;) {
-    const real = realOf(at);
-    if (real !== null) return rest.length === 0 ? real : joinNormal(real, rest.reverse());
-    const parent = dirname(at);
-    if (parent === at) return absolute;
-    rest.push(basename(at));
-    at = parent;
+  return realOf(absolute) ?? beneath(absolute);
+}
+
+/** An absolute path that is not there: its folder's target (folderTarget), then its name. */
+function beneath(absolute: string): string {
+  const parent = dirname(absolute);
+  return parent === absolute ? absolute : joinNormal(folderTarget(parent), [basename(absolute)]);
+}
+
+/** A folder's real path, or, when it is not there, its nearest existing ancestor's real path and
+ * the rest as written; in a settled pass, remembered a while (a job's five day files, its state,
+ * lock and log are in two folders: each was walked up to the existing one for every file). */
+function folderTarget(folder: string): string {
+  const known = settled?.targets.get(folder);
+  if (known !== undefined) return known;
+  const target = realOf(folder) ?? beneath(folder);
+  if (settled) {
+    if (settled.targets.size >= ABSENT_KEPT) settled.targets.clear();
+    settled.targets.set(folder, target);
   }
+  return target;
 }
 
 /** A path that resolve() would give back as it is: absolute, no `.` or `..` part, no `//`, no `/`

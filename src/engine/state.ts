@@ -89,7 +89,8 @@ function changed(entry: StateEntry, patch: EntryPatch): EntryPatch {
 }
 
 export class RunState {
-  private readonly writer: StateWrites;
+  private made?: StateWrites;
+  private readonly makeWriter: () => StateWrites;
 
   private constructor(
     private readonly store: StateStore,
@@ -100,9 +101,17 @@ export class RunState {
     /** the file existed when the run began */
     private readonly existed: boolean,
     start: Omit<WriterStart, 'opening'>,
+    /** a peek's writer is made only if asked (never): `jobs plan` peeks at thousands of states,
+     * and a file's writer looks for its log on the disk */
+    lazily = false,
   ) {
     const opened = current;
-    this.writer = store.writes(() => this.current, { ...start, opening: () => `${JSON.stringify(opened, null, 2)}\n` });
+    this.makeWriter = () => store.writes(() => this.current, { ...start, opening: () => `${JSON.stringify(opened, null, 2)}\n` });
+    if (!lazily) this.made = this.makeWriter();
+  }
+
+  private get writer(): StateWrites {
+    return (this.made ??= this.makeWriter());
   }
 
   /** The state as messages name it: a real path, or s3://BUCKET/KEY. */
@@ -149,7 +158,7 @@ export class RunState {
     const at = instant(options.now());
     const doc: StateDoc = read ?? { version: STATE_VERSION, createdAt: at, updatedAt: at, request, windows: [] };
     const noLock: StoreLock = { release: async () => {} };
-    return new RunState(store, doc, noLock, options.now, Boolean(options.fullRefresh), read !== undefined, { text: undefined, replayed: false });
+    return new RunState(store, doc, noLock, options.now, Boolean(options.fullRefresh), read !== undefined, { text: undefined, replayed: false }, true);
   }
 
   get doc(): StateDoc {

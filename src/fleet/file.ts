@@ -214,6 +214,9 @@ class Reader {
   // a key's words that every job shares (`--since=2026-11-01`, not `--state=.../{job}.json`) are
   // kept once: 20,000 jobs' copies were a third of the file's memory
   private readonly shared = new Map<string, string[]>();
+  /** the words of a value every job shares, and its values (paths made absolute), by flag and
+   * text: found once, not for each of 20,000 jobs (commonKey) */
+  private readonly common = new Map<string, { words: string[]; values: readonly string[] }>();
 
   constructor(private readonly source: Source) {
     this.file = source.file;
@@ -378,19 +381,57 @@ class Reader {
   /** a value's words (each item of a list): `--name=value`, `{job}` and `{profile}` filled */
   valueWords(key: string, entry: Entry, flag: RunFlagInfo, fill: (text: string) => string, found: Found): string[] {
     if (isList(entry.value) && !flag.many) this.fail(this.at(entry), `${entry.key} takes one value, not a list`);
+    const common = commonKey(flag.name, entry.value);
+    const known = common === undefined ? undefined : this.common.get(common);
+    if (known) {
+      for (const value of known.values) foundValue(key, value, found);
+      return known.words;
+    }
     let personal = false;
+    const values: string[] = [];
     const mine = this.items(entry).map(({ text, at: itemAt }) => {
       if (text === null || typeof text === 'boolean') return this.fail(itemAt(), `${entry.key} wants a value${text === null ? '' : `, not ${text}`}`);
       const filled = fill(String(text));
       if (filled !== String(text)) personal = true;
       const value = inFolder(flag.place, filled, this.folder);
-      if (key === 'state') found.state = value;
-      if (key === 'output' && found.output === undefined) found.output = value;
-      else if (key === 'output') (found.more ??= []).push(value);
+      values.push(value);
+      foundValue(key, value, found);
       return `--${flag.name}=${value}`;
     });
-    return personal ? mine : this.same(mine);
+    if (personal) return mine;
+    const words = this.same(mine);
+    if (common !== undefined) {
+      if (this.common.size >= COMMON_KEPT) this.common.clear();
+      this.common.set(common, { words, values });
+    }
+    return words;
   }
+}
+
+/** A state or output value, as the checks between jobs want it. */
+function foundValue(key: string, value: string, found: Found): void {
+  if (key === 'state') found.state = value;
+  if (key === 'output' && found.output === undefined) found.output = value;
+  else if (key === 'output') (found.more ??= []).push(value);
+}
+
+/** A value's words are every job's when it holds no `{job}`, `{profile}` or `${VAR}`: named by
+ * the flag and the value's text (each item's), else undefined (a value made for each job, or one
+ * that fails). */
+const COMMON_KEPT = 4096;
+function commonKey(flag: string, value: unknown): string | undefined {
+  const one = (item: unknown) => (typeof item === 'number' || (typeof item === 'string' && !item.includes('{job}') && !item.includes('{profile}') && !item.includes('${')) ? String(item) : undefined);
+  if (!isList(value)) {
+    const text = one(value);
+    return text === undefined ? undefined : `${flag}\0=${text}`;
+  }
+  const texts: string[] = [];
+  for (const item of value) {
+    const text = one(item);
+    if (text === undefined) return undefined;
+    texts.push(text);
+  }
+  return `${flag}\0${JSON.stringify(texts)}`;
 }
 
 /** What a job's words say of its targets, for the checks between jobs: the state file, the
@@ -408,14 +449,17 @@ function entriesOf(map: Plain, path: Path): Entry[] {
 
 /** Two jobs of one name, state file or output: one would overwrite the other's. */
 function refuseDuplicates(file: string, jobs: readonly FileJob[]): void {
-  const seen = new Map<string, FileJob>();
+  // (a map for each kind of value: 20,000 jobs' keys are not made again as `kind\0value`)
+  const seen = new Map<string, Map<string, FileJob>>();
   const check = (job: FileJob, what: string, value: string | undefined, key?: string) => {
     if (value === undefined) return;
-    const other = seen.get(`${what}\0${value}`);
+    let values = seen.get(what);
+    if (!values) seen.set(what, values = new Map());
+    const other = values.get(value);
     // (a job's places are made when asked: only for the error)
     const at = () => (key && job.keys.get(key)) || job.at;
     if (other && other !== job) throw new JobFileError(file, at(), `jobs "${other.name}" (line ${other.at.line}) and "${job.name}" ${what === 'name' ? 'have the same name' : `write the same ${what} ${value}`}`, what === 'name' ? 'give each job its own name' : `put {job} in its path, e.g. ${what === 'state file' ? 'state: state/{job}.json' : 'output: out/{job}/{since}.csv'}`);
-    seen.set(`${what}\0${value}`, job);
+    values.set(value, job);
   };
   for (const job of jobs) {
     check(job, 'name', job.name);

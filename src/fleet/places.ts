@@ -2,8 +2,9 @@
 // (line:column) of its nodes (the `yaml` package, which keeps each node's range).
 
 import { FAILSAFE_SCHEMA, Type, load as loadYaml } from 'js-yaml';
-import { LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument, type Document, type Node, type Pair } from 'yaml';
+import type { Document, LineCounter, Node, Pair } from 'yaml';
 import { UsageError } from '../errors.js';
+import { requireYaml } from '../lazy.js';
 
 /** A place in the file, as errors name it. */
 export interface At {
@@ -36,7 +37,8 @@ export class Places {
   /** yaml's reading of the file: its first error, with its place, if it has one */
   parsed(): { doc: Document; atOf: (offset: number) => At } {
     if (!this.doc) {
-      this.lines = new LineCounter();
+      const { LineCounter: Lines, parseDocument } = requireYaml();
+      this.lines = new Lines();
       this.doc = parseDocument(this.text, { lineCounter: this.lines, prettyErrors: false, uniqueKeys: true });
     }
     const lines = this.lines as LineCounter;
@@ -46,6 +48,7 @@ export class Places {
   /** where the value at `path` starts (`key`: where its key is); an alias is the node its anchor names */
   find(path: Path, part: 'key' | 'value'): At | undefined {
     const { doc, atOf } = this.parsed();
+    const { isMap, isScalar, isSeq } = requireYaml();
     let node = resolved(doc.contents as Node | null, doc);
     let found: Node | null | undefined = node;
     for (const [index, step] of path.entries()) {
@@ -132,5 +135,5 @@ export function valuesOf(text: string, file: string, places: Places): unknown {
 
 /** The node an alias names (an anchor defined earlier in the file), else the node itself. */
 function resolved<N extends Node | null>(node: N, doc: Document): N | Node {
-  return isAlias(node) ? (node.resolve(doc) as Node | undefined) ?? node : node;
+  return requireYaml().isAlias(node) ? (node.resolve(doc) as Node | undefined) ?? node : node;
 }

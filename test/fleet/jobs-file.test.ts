@@ -338,6 +338,33 @@ describe('the job file read as YAML 1.2 (the `yaml` package\'s reading, from a r
   });
 });
 
+describe('words every job shares, found once (a value, a list, a number, {job} and ${VAR})', () => {
+  const flags = runParser(REGISTRY.find((e) => e.name === 'run') as AnyEntry).flags;
+  const head = 'version: 1\ndefaults:\n  state: state/{job}.json\n  load: duckdb:db/w.duckdb\njobs:\n';
+  const items = [
+    '  - name: a\n    side: buyer\n    breakdowns: DAILY\n    app-id: [9001, "9002"]\n    output: out/a.csv\n',
+    '  - name: b\n    side: buyer\n    breakdowns: [DAILY]\n    app-id: ["9001", 9002]\n    output: ["out/{job}.csv", out/b2.csv]\n',
+    '  - name: c\n    side: buyer\n    breakdowns: "[DAILY]"\n    carrier: ${CARRIER}\n    output: [out/c.csv, "out/{profile}.csv"]\n    load: duckdb:db/w.duckdb\n',
+    '  - name: d\n    side: buyer\n    carrier: ${CARRIER}\n    app-id: 9001\n',
+  ];
+  const read = (text: string) => readJobFile(text, 'reporting.yaml', '/tmp/j', { CARRIER: 'SFR' }, flags);
+
+  it('each job has the words it has alone in a file, whatever the jobs before it had', () => {
+    const file = read(head + items.join(''));
+    expect(file.jobs.map((job) => job.name)).toEqual(['a', 'b', 'c', 'd']);
+    for (const [index, item] of items.entries()) {
+      const alone = read(head + item).jobs[0];
+      const job = file.jobs[index];
+      expect([job?.words, job?.state, job?.output, job?.more]).toEqual([alone?.words, alone?.state, alone?.output, alone?.more]);
+    }
+    expect(file.jobs[1]?.words).toEqual(['buyer', '--state=/tmp/j/state/b.json', expect.stringMatching(/^--load=duckdb:/), '--breakdowns=DAILY', '--app-id=9001', '--app-id=9002', '--output=/tmp/j/out/b.csv', '--output=/tmp/j/out/b2.csv']);
+    expect([file.jobs[2]?.output, file.jobs[2]?.more]).toEqual(['/tmp/j/out/c.csv', ['/tmp/j/out/default.csv']]);
+    expect(file.jobs[2]?.words).toContain('--breakdowns=[DAILY]');
+    expect(file.jobs[3]?.words).toContain('--carrier=SFR');
+    expect(file.secrets).toEqual(['SFR']);
+  });
+});
+
 describe('output: a list (several outputs of one report, issue 33 item 3)', () => {
   it('each file is an --output word of the job; two jobs may not share one of them', async () => {
     const dir = await folder(edit(9, '  output: ["out/{job}/{since}.csv", "out/{job}/{since}.parquet"]'));
