@@ -9,6 +9,7 @@ import type { Context } from '../context.js';
 import type { Factory, GlobalFlags } from '../factory.js';
 import { wantsColor } from '../io/color.js';
 import { flushed } from '../io/flush.js';
+import { boundYoungGeneration } from '../io/young-generation.js';
 import { exitCodeFor, type ExitOptions } from './exit.js';
 import { choiceOption, count, duration, spacedList } from './flags.js';
 import { GROUPS, GroupedHelp, LOCAL_COMMANDS, REFUSED_FLAGS } from './help.js';
@@ -129,20 +130,31 @@ function addCommand(parent: Command, entry: AnyEntry | Group, ctx: Context, runF
   addGlobals();
   command.action(async () => {
     const opts = entry.options(command.processedArgs as string[], command.opts<Parsed>(), command);
-    // the lazy boundary: the factory (HTTP client, token store) and the command's module load
-    // only now that a command runs
-    const [{ createFactory, warnMovedCalendar }, module] = await Promise.all([import('../factory.js'), runF ? undefined : entry.load()]);
-    const f = createFactory(ctx, globalsOf(command, ctx));
-    made?.(f);
-    // the sandbox has its own clock (--now): REPORTING_NOW moves the CLI's calendar only
-    if (entry.name !== 'sandbox') warnMovedCalendar(f, parsedFlags(command, ctx.env).jsonLog);
+    const bound = entry.youngGeneration?.(opts, ctx.env);
+    const unbound = bound === undefined ? undefined : boundYoungGeneration(bound);
     try {
-      if (module) await module.run(opts, f);
-      else await runF?.(`${path}${entry.name}`, opts, f);
+      await runEntry(entry, opts, command, ctx, runF, path, made);
     } finally {
-      await f.close();
+      unbound?.();
     }
   });
+}
+
+/** The command's action: its modules loaded, its factory made, the command run. */
+async function runEntry(entry: AnyEntry, opts: unknown, command: Command, ctx: Context, runF: RunF | undefined, path: string, made?: (f: Factory) => void): Promise<void> {
+  // the lazy boundary: the factory (HTTP client, token store) and the command's module load
+  // only now that a command runs
+  const [{ createFactory, warnMovedCalendar }, module] = await Promise.all([import('../factory.js'), runF ? undefined : entry.load()]);
+  const f = createFactory(ctx, globalsOf(command, ctx));
+  made?.(f);
+  // the sandbox has its own clock (--now): REPORTING_NOW moves the CLI's calendar only
+  if (entry.name !== 'sandbox') warnMovedCalendar(f, parsedFlags(command, ctx.env).jsonLog);
+  try {
+    if (module) await module.run(opts, f);
+    else await runF?.(`${path}${entry.name}`, opts, f);
+  } finally {
+    await f.close();
+  }
 }
 
 /** A program option as given: after the command's name (the nearest command first: `state show

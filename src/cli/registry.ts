@@ -25,6 +25,7 @@ import { SIDES, type Side } from '../report/catalog.js';
 import { COLUMN_CASES, type ColumnCase } from '../report/column-case.js';
 import { SCHEMA_FORMATS, type SchemaFormat } from '../report/schema.js';
 import { BOUNDS } from '../duration.js';
+import { DUCKDB_YOUNG_GENERATION } from '../io/young-generation.js';
 import { EXIT_CODES_HELP } from './exit.js';
 import { UsageError } from '../errors.js';
 import { MALFORMED, REPORT_STATUSES, parseBodyFault, parseErrorFault, type BodyFault, type ErrorFault, type Malformed } from '../sandbox/faults.js';
@@ -53,6 +54,9 @@ export interface Entry<O> {
   /** the command's typed options from commander's parse: its arguments and its own flags */
   options(args: string[], parsed: Parsed, command: Command): O;
   load(): Promise<CommandModule<O>>;
+  /** the bound on V8's young generation the command holds from before its modules load, if any
+   * (io/young-generation.ts): they grew it from 2 to 16 MiB on Node 24 */
+  youngGeneration?(opts: O, env: Record<string, string | undefined>): number | undefined;
 }
 
 /** An entry with its options type erased, so entries of every command share one array. */
@@ -252,6 +256,8 @@ ${examples(
       argv: (command.parent as unknown as { rawArgs: string[] }).rawArgs.slice(2),
     }),
     load: () => import('../commands/run.js'),
+    // a load into DuckDB: from here on, as the DuckDB connection will (load/duckdb.ts)
+    youngGeneration: (opts, env) => (/^\s*duckdb:/i.test(opts.load?.load ?? env.REPORTING_LOAD ?? '') ? DUCKDB_YOUNG_GENERATION : undefined),
   }),
   {
     name: 'jobs',

@@ -11,7 +11,7 @@ import { existsSync, linkSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { CliError, EXIT } from '../errors.js';
-import { boundYoungGeneration } from '../io/young-generation.js';
+import { boundYoungGeneration, DUCKDB_YOUNG_GENERATION } from '../io/young-generation.js';
 import { loadDuckDb, loadDuckDbBindings } from '../lazy.js';
 import type { Column } from '../report/schema.js';
 import { DuckDbChunkAppender } from './duckdb-chunks.js';
@@ -25,6 +25,17 @@ import { backoffDelay, POLICY, type Sleep } from '../retry.js';
  * (allocator_flush_threshold, write_buffer_row_group_count) and glibc's malloc tunables changed
  * nothing measurable (test/bench/RESULTS.md, "Loading"). */
 const DUCKDB_OPTIONS = { memory_limit: '64MB', threads: '1' };
+
+/**
+ * Set as a connection's first window loads: each time DuckDB's buffer pool takes a block (256 KiB,
+ * as the appender fills the window's row groups), DuckDB gives back what its allocator (jemalloc)
+ * holds freed and trims the process's malloc heaps (glibc's malloc_trim, at most every 100 ms). Left
+ * at its default (512 MiB: never, for a load), the memory DuckDB freed stayed in the process for up
+ * to a second, and its COMMIT added 10-12 MiB on top: 1M rows peaked at 180-196 MiB, with it 167-168
+ * on Node 20 (test/bench/RESULTS.md, "Loading near CSV"). Not in DUCKDB_OPTIONS: an instance's
+ * options are its identity in DuckDB's cache of instances.
+ */
+const GIVE_BACK = "SET allocator_bulk_deallocation_flush_threshold = '0KB'";
 
 /**
  * DuckDB's memory_limit while loading a window, in MB (measured with `node test/bench/duckdb-width.mjs`;
@@ -178,8 +189,17 @@ export const DUCKDB: LoadEngine = {
   // names are case-insensitive (quoted or not); `main` is the default schema, the only one
   tableIdentity: (parts) => JSON.stringify((parts.length === 2 && parts[0] === 'main' ? parts.slice(1) : parts).map((part) => part.toLowerCase())),
   tableHint: (parts) => (parts.length > 2 || (parts.length > 1 && parts[0] !== 'main') ? 'give a table NAME' : undefined),
-  // the path as written under the working folder: its `..` is the file system's (openDuckDb)
-  connect: (target, deps) => openDuckDb(isAbsolute(target.location) ? target.location : `${deps.cwd}/${target.location}`, target.shown, deps.waitMs, deps.sleep, deps.signal, deps.now),
+  // the path as written under the working folder: its `..` is the file system's (openDuckDb). V8's
+  // young generation is bounded from before DuckDB's modules load (they grew it from 8 to 16 MiB),
+  // then by the connection
+  connect: async (target, deps) => {
+    const unbound = boundYoungGeneration(DUCKDB_YOUNG_GENERATION);
+    try {
+      return await openDuckDb(isAbsolute(target.location) ? target.location : `${deps.cwd}/${target.location}`, target.shown, deps.waitMs, deps.sleep, deps.signal, deps.now);
+    } finally {
+      unbound();
+    }
+  },
   secrets: () => [],
   gone: (target, cwd) => target.location !== ':memory:' && !existsSync(resolve(cwd, target.location)),
   // a job file's `load: duckdb:PATH`: PATH relative to the file's folder (`..` kept: the file
@@ -301,7 +321,7 @@ class DuckDbConnection implements LoadConnection {
   readonly dialect = 'duckdb' as const;
 
   /** V8's young generation is bounded while DuckDB shares the process (io/young-generation.ts) */
-  private readonly unbound = boundYoungGeneration();
+  private readonly unbound = boundYoungGeneration(DUCKDB_YOUNG_GENERATION);
 
   constructor(private readonly duckdb: DuckDb, private readonly instance: DuckDBInstance, private readonly connection: DuckDBConnection, private readonly shown: string, private readonly limit: SharedLimit) {
     limit.opened();
@@ -382,7 +402,14 @@ class DuckDbConnection implements LoadConnection {
     await this.execute(sql, params);
   }
 
+  /** GIVE_BACK was set on the database */
+  private givingBack = false;
+
   async appender(table: readonly string[], columns: readonly Column[], order: readonly string[]): Promise<TableAppender> {
+    if (!this.givingBack) {
+      await this.connection.run(GIVE_BACK).catch((error: unknown) => { throw this.failed(error); });
+      this.givingBack = true;
+    }
     const name = table[table.length - 1] as string;
     const appender = await this.connection.createAppender(name, table.length > 1 ? table[0] : null).catch((error: unknown) => { throw this.failed(error); });
     return new DuckDbChunkAppender(this.duckdb, await loadDuckDbBindings(), appender, columns, order, (error) => this.failed(error));
