@@ -258,6 +258,8 @@ export interface WriterStart {
 export class StateWriter {
   private readonly log: AppendFile;
   private queued: string[] = [];
+  /** a change queued is not light (StateWrites): the next write syncs the folder */
+  private durable = false;
   private readonly writes = new Serialised(() => this.cycle());
   /** SHA-256 of the document on disk, once it holds every change not in the log */
   private base: string | undefined;
@@ -284,17 +286,20 @@ export class StateWriter {
   }
 
   /** Records one change (a JSON line), or with none, makes sure the document exists. */
-  write(line?: string): Promise<void> {
+  write(line?: string, light = false): Promise<void> {
     if (line !== undefined) this.queued.push(line);
     else if (this.base !== undefined) return this.writes.pending();
+    if (!light) this.durable = true;
     return this.writes.ask();
   }
 
   private async cycle(): Promise<void> {
     const lines = this.queued;
+    const durable = this.durable;
     this.queued = [];
+    this.durable = false;
     try {
-      if (this.document().windows.length <= SMALL_WINDOWS) return await this.fold();
+      if (this.document().windows.length <= SMALL_WINDOWS) return await this.fold(durable);
       let base = this.base;
       if (base === undefined) {
         if (!this.opening) return await this.fold();
@@ -322,9 +327,9 @@ export class StateWriter {
     }
   }
 
-  /** Replaces the document with `text`; its SHA-256. */
-  private async writeDocument(text: string): Promise<string> {
-    await writeFileAtomic(this.path, text);
+  /** Replaces the document with `text`; its SHA-256. `durable`: the rename made durable too. */
+  private async writeDocument(text: string, durable = true): Promise<string> {
+    await writeFileAtomic(this.path, text, 0o644, durable);
     const base = sha256(text);
     this.base = base;
     this.docBytes = Buffer.byteLength(text);
@@ -334,8 +339,8 @@ export class StateWriter {
     return base;
   }
 
-  private async fold(): Promise<void> {
-    await this.writeDocument(`${JSON.stringify(this.document(), null, 2)}\n`);
+  private async fold(durable = true): Promise<void> {
+    await this.writeDocument(`${JSON.stringify(this.document(), null, 2)}\n`, durable);
   }
 
   /** Waits for the writes; folds the log into the document and removes it. Never throws: a log

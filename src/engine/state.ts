@@ -189,12 +189,12 @@ export class RunState {
    * covers (pieces of an earlier split, another --chunk) are superseded and dropped. Writes are
    * serialised: callers running windows concurrently may call it at any time.
    */
-  update(window: Window, patch: EntryPatch): Promise<void> {
+  update(window: Window, patch: EntryPatch, light = false): Promise<void> {
     const found = this.entry(window);
-    if (found) return this.change({ set: [[window.since, window.until, changed(found, patch)]] });
+    if (found) return this.change({ set: [[window.since, window.until, changed(found, patch)]] }, light);
     const covered = this.current.windows.filter((entry) => entry.sinceUnix >= window.since && entry.untilUnix <= window.until);
     // a window whose pieces were recorded (it was split) keeps what they say of its reports
-    return this.change({ drop: covered.map(keyOf), set: [[window.since, window.until, { ...fromPieces(covered), ...patch }]] });
+    return this.change({ drop: covered.map(keyOf), set: [[window.since, window.until, { ...fromPieces(covered), ...patch }]] }, light);
   }
 
   /**
@@ -217,9 +217,13 @@ export class RunState {
   }
 
   /** The intent, recorded before the submit: if the run dies before its answer is recorded, the
-   * next run can say that a report of unknown ID may be running for the window. */
+   * next run can say that a report of unknown ID may be running for the window. A light change
+   * (StateWrites): the machine's power lost before the submit's answer is recorded may take the
+   * warning with it, never the state's integrity or a file's rows; in a state file, the folder's
+   * sync after the rename was 18 ms of the 41 ms a state change took in a fleet of 300 jobs, on
+   * the path from one report's download to the next one's submit. */
   submitting(window: Window): Promise<void> {
-    return this.update(window, { submitting: instant(this.now()) });
+    return this.update(window, { submitting: instant(this.now()) }, true);
   }
 
   submitted(window: Window, reportId: string): Promise<void> {
@@ -300,14 +304,14 @@ export class RunState {
   }
 
   /** Applies a change to the state in memory and hands it to the writer (whole file or log). */
-  private change(change: Omit<Change<StateEntry>, 'at'>): Promise<void> {
+  private change(change: Omit<Change<StateEntry>, 'at'>, light = false): Promise<void> {
     const logged: Change<StateEntry> = { at: instant(this.now()), ...change };
     if (!logged.drop?.length) delete logged.drop;
     const planned = logged.planned ?? this.current.planned;
     const { uploads: _previous, ...rest } = this.current;
     const uploads = logged.uploads ?? this.current.uploads;
     this.current = { ...rest, updatedAt: logged.at, ...(planned ? { planned } : {}), ...(uploads?.length ? { uploads } : {}), windows: applyChange(this.current.windows, logged, ENTRY_SHAPE.create) };
-    return this.writer.write(JSON.stringify(logged));
+    return this.writer.write(JSON.stringify(logged), light);
   }
 
   /** Waits for pending writes, folds the log into the file, and releases the lock. A failed write

@@ -103,8 +103,10 @@ export async function placeFile(temp: string, target: string): Promise<void> {
   await syncDir(dirname(target));
 }
 
-/** Writes `content` to `path` atomically: readers see the old file or the new one, never a part. */
-export async function writeFileAtomic(path: string, content: string | Uint8Array, mode = 0o644): Promise<void> {
+/** Writes `content` to `path` atomically: readers see the old file or the new one, never a part.
+ * `durable` false: the file's bytes are flushed before the rename, but the folder is not synced
+ * after it, so that a power loss may leave the old file (whole) in place of the new one. */
+export async function writeFileAtomic(path: string, content: string | Uint8Array, mode = 0o644, durable = true): Promise<void> {
   const temp = tempPathFor(path);
   // the folder made only where it is missing (a fleet's states are written thousands of times into
   // a few folders: a mkdir each was one more call queued for libuv's threads)
@@ -120,7 +122,8 @@ export async function writeFileAtomic(path: string, content: string | Uint8Array
     } finally {
       await handle.close();
     }
-    await placeFile(temp, path);
+    if (durable) await placeFile(temp, path);
+    else await rename(temp, path);
   } catch (error) {
     await unlink(temp).catch(() => undefined);
     throw error;

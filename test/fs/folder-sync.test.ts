@@ -69,3 +69,39 @@ describe('what is flushed to the disk in a run with a state', () => {
     });
   }, 60_000);
 });
+
+describe('the intent before a submit: written whole, its folder not synced', () => {
+  it.skipIf(!strace)('a state file: the submitting record renamed into place with its bytes flushed, no folder sync until the submitted record\'s', () => {
+    const dir = tempDir();
+    const log = join(tempDir(), 'trace.txt');
+    const dist = (path: string) => JSON.stringify(resolve('dist', path));
+    const request = { side: 'buyer', metrics: ['displays'], breakdowns: ['DAILY'], filters: {}, params: {}, format: 'csv', output: null };
+    const script = `import { writeFileSync } from 'node:fs';
+const { RunState } = await import(${dist('engine/state.js')});
+const { processHost } = await import(${dist('main.js')});
+const { ExitCleanups } = await import(${dist('host.js')});
+const state = await RunState.open(${JSON.stringify(join(dir, 's.json'))}, ${JSON.stringify(request)}, { now: Date.now, host: processHost(new ExitCleanups()) });
+const window = { since: 1793487600, until: 1793573999 };
+await state.pending([window]);
+writeFileSync(${JSON.stringify(join(dir, 'marker-intent'))}, '');
+await state.submitting(window);
+writeFileSync(${JSON.stringify(join(dir, 'marker-submitted'))}, '');
+await state.submitted(window, 'a1b2c3');
+writeFileSync(${JSON.stringify(join(dir, 'marker-end'))}, '');
+await state.close();`;
+    execFileSync('strace', ['-f', '-qq', '-y', '-e', 'trace=openat,rename,fsync', '-o', log, process.execPath, '--input-type=module', '-e', script]);
+    const lines = readFileSync(log, 'utf8').split('\n');
+    const at = (marker: string) => lines.findIndex((line) => line.includes(`/${marker}"`));
+    const between = (from: string, to: string) => lines.slice(at(from), at(to));
+    const renames = (part: string[]) => part.filter((line) => /rename\(.*s\.json"/.test(line) || /<\.\.\. rename resumed>/.test(line));
+    const folderSyncs = (part: string[]) => part.filter((line) => line.includes(`fsync(`) && line.includes(`<${dir}>`));
+    const fileSyncs = (part: string[]) => part.filter((line) => /fsync\(\d+<[^>]*\.s\.json\./.test(line));
+    const intent = between('marker-intent', 'marker-submitted');
+    expect(renames(intent).length).toBeGreaterThan(0);
+    expect(fileSyncs(intent).length).toBeGreaterThan(0);
+    expect(folderSyncs(intent)).toEqual([]);
+    const submitted = between('marker-submitted', 'marker-end');
+    expect(folderSyncs(submitted).length).toBeGreaterThan(0);
+    expect(JSON.parse(readFileSync(join(dir, 's.json'), 'utf8')).windows[0]).toMatchObject({ status: 'submitted', reportId: 'a1b2c3', submitting: null });
+  });
+});

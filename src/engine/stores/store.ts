@@ -31,7 +31,11 @@ export interface StoredState {
 /** A run's writes: serialised; a change (a JSON line) or, with none, "make sure the document
  * exists". close() waits for them and never throws. */
 export interface StateWrites {
-  write(line?: string): Promise<void>;
+  /** Records one change (a JSON line), or with none, makes sure the document exists. `light`: a
+   * change that a power loss may take back (the machine's, never the process's: a killed run's
+   * change is there for the next one), where the store can make it cheaper so (a file: its folder
+   * not synced after the rename, the next change's sync covering it) */
+  write(line?: string, light?: boolean): Promise<void>;
   close(): Promise<void>;
 }
 
