@@ -113,11 +113,16 @@ function shown(text: string): string {
 /** HTTPS only, except plain HTTP to a loopback host (the sandbox); refused before any connection.
  * A URL with user info is refused without being echoed. */
 export function checkBaseUrl(text: string, source: string): string {
+  // a host and port without the scheme (`127.0.0.1:8787`, `localhost:8787`, `api.example.com/v1`;
+  // `localhost:8787` parses as a URL of the scheme `localhost:`)
+  const schemeless = !/^[a-z][a-z0-9+.-]*:\/\//i.test(text) && URL.canParse(`https://${text}`);
+  const host = schemeless ? new URL(`https://${text}`).hostname : '';
+  const withScheme = `give its scheme: ${isLoopback(host) ? 'http' : 'https'}://${shown(text)}`;
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    throw new UsageError(`the base URL from ${source} is not a URL: "${shown(text)}"`, 'for example https://api.example.com/v1');
+    throw new UsageError(`the base URL from ${source} is not a URL: "${shown(text)}"`, schemeless ? withScheme : 'for example https://api.example.com/v1');
   }
   if (url.username || url.password) {
     throw new UsageError(`the base URL from ${source} must not carry a user name or password`, 'give the address alone; log in with `reporting login`');
@@ -129,7 +134,7 @@ export function checkBaseUrl(text: string, source: string): string {
     );
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new UsageError(`the base URL from ${source} must be https://, not ${url.protocol}`);
+    throw new UsageError(`the base URL from ${source} must be https://, not ${url.protocol}`, schemeless ? withScheme : undefined);
   }
   return url.toString().replace(/\/$/, '');
 }

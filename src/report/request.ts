@@ -44,6 +44,11 @@ export function resolveMetrics(side: Side, values: readonly string[], validate =
   const resolved = values.map((value) => {
     const lower = value.toLowerCase();
     const match = known.find((metric) => metric.toLowerCase() === lower);
+    // a metric named by its column (the row field it arrives as: revenueDollar as valueDollar)
+    const byField = known.find((metric) => metricField(metric).toLowerCase() === lower && metric.toLowerCase() !== lower);
+    if (!match && byField) {
+      throw new UsageError(`unknown metric "${value}" for ${side} reports: it is the column of the metric ${byField}`, `request it as --metrics ${byField} (its column is named ${metricField(byField)})`).about('--metrics');
+    }
     if (!match) {
       throw new UsageError(
         `unknown metric "${value}" for ${side} reports${didYouMean(value, valid)}`,
@@ -106,9 +111,17 @@ export function buildReportRequest(side: Side, options: ReportFlags, nowMs: numb
   const since = parseTime(options.since, 'since', nowMs);
   const until = parseTime(options.until, 'until', nowMs);
   if (since > until) {
+    // the two given the other way round make a period: say so (`--since yesterday --until -7d`)
+    const swapped = (() => {
+      try {
+        return parseTime(options.until as string, 'since', nowMs) <= parseTime(options.since as string, 'until', nowMs);
+      } catch {
+        return false;
+      }
+    })();
     throw new UsageError(
       `--since (${options.since}) is after --until (${options.until})`,
-      'a date as --until means its last second, so --since D --until D is the day D',
+      swapped ? `swap them: --since ${options.until} --until ${options.since}` : 'a date as --until means its last second, so --since D --until D is the day D',
     ).about('--since');
   }
   const filters: Record<string, string[]> = {};

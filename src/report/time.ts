@@ -155,7 +155,7 @@ function timeSuggestion(text: string, lower: string): string {
     const either = dayFirst ?? monthFirst;
     return either ? `; did you mean ${either}?` : '';
   }
-  const yearFirst = /^(\d{4})[/.](\d{1,2})[/.](\d{1,2})$/.exec(text);
+  const yearFirst = /^(\d{4})[/.-](\d{1,2})[/.-](\d{1,2})$/.exec(text);
   if (yearFirst) {
     const date = DateTime.fromObject({ year: Number(yearFirst[1]), month: Number(yearFirst[2]), day: Number(yearFirst[3]) }, { zone: PARIS_ZONE });
     return date.isValid ? `; did you mean ${date.toFormat('yyyy-MM-dd')}?` : '';

@@ -109,6 +109,21 @@ describe('token and base URL resolution', () => {
     }
     expect(() => checkBaseUrl('ftp://x', 'test')).toThrow(/https/);
   });
+  it('a host without its scheme: the hint gives the URL with it (http for loopback, else https), user info never echoed', () => {
+    const refusal = (text: string) => {
+      try {
+        checkBaseUrl(text, '--base-url');
+      } catch (error) {
+        return `${(error as UsageError).message} | ${(error as UsageError).hint}`;
+      }
+      return 'accepted';
+    };
+    expect(refusal('127.0.0.1:8787')).toBe('the base URL from --base-url is not a URL: "127.0.0.1:8787" | give its scheme: http://127.0.0.1:8787');
+    expect(refusal('localhost:8787/v1')).toMatch(/\| give its scheme: http:\/\/localhost:8787\/v1$/);
+    expect(refusal('api.example.com/v1')).toMatch(/\| give its scheme: https:\/\/api\.example\.com\/v1$/);
+    expect(refusal('user:hunter2@api.example.com')).not.toContain('hunter2');
+    expect(refusal('not a url at all')).toMatch(/\| for example https:\/\/api\.example\.com\/v1$/);
+  });
   it('refuse a base URL with user info, never echoing it', () => {
     for (const url of ['https://user:hunter2@x.example', 'http://hunter2@127.0.0.1:1', 'https://user:hunter2@[bad']) {
       let message = '';

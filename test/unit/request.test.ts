@@ -33,6 +33,10 @@ describe('metrics', () => {
     expect(message).toMatch(/valid metrics: displays, clicks, downloads, leads, landings, revenueEuro, revenueDollar, eyesTrackings$/);
     expect(usageMessage(() => resolveMetrics('seller', ['request']))).toMatch(/did you mean requests\?/);
   });
+  it('a metric named by its column (a CSV header: valueDollar): the metric that gives it', () => {
+    expect(usageMessage(() => resolveMetrics('buyer', ['clicks', 'valueDollar']))).toBe(
+      'unknown metric "valueDollar" for buyer reports: it is the column of the metric revenueDollar | request it as --metrics revenueDollar (its column is named valueDollar)');
+  });
   it('refuse a metric no row of the side shows (buyer requests: a seller metric), unless --no-validate', () => {
     expect(usageMessage(() => resolveMetrics('buyer', ['clicks', 'Requests']))).toBe(
       'metric requests gives no column in buyer reports: requests is a seller metric (`reporting run seller ...`) | ' +
@@ -100,6 +104,9 @@ describe('a whole report request', () => {
     expect(usageMessage(() => buildReportRequest('buyer', flags({ until: 'today' }), NOW))).toMatch(/--since is required/);
     expect(usageMessage(() => buildReportRequest('buyer', flags({ since: 'today' }), NOW))).toMatch(/--until is required/);
     expect(usageMessage(() => buildReportRequest('buyer', flags({ since: 'today', until: 'yesterday' }), NOW))).toMatch(/--since \(today\) is after --until \(yesterday\)/);
+    // given the other way round: the hint swaps them
+    expect(usageMessage(() => buildReportRequest('buyer', flags({ since: 'yesterday', until: '-7d' }), NOW))).toBe('--since (yesterday) is after --until (-7d) | swap them: --since -7d --until yesterday');
+    expect(usageMessage(() => buildReportRequest('buyer', flags({ since: '2026-11-05', until: '2026-11-04' }), NOW))).toMatch(/\| swap them: --since 2026-11-04 --until 2026-11-05$/);
   });
   it('sends --param names that are also names of Object.prototype as given, in both encodings', () => {
     const request = buildReportRequest('buyer', flags({

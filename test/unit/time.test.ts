@@ -95,6 +95,8 @@ describe('time expressions, in Europe/Paris', () => {
     ['03/04/2026', /understands; did you mean 2026-04-03 \(day\/month\) or 2026-03-04 \(month\/day\)\?$/],
     ['25.11.2026', /understands; did you mean 2026-11-25\?$/],
     ['2026/11/25', /understands; did you mean 2026-11-25\?$/],
+    ['2026-11-1', /understands; did you mean 2026-11-01\?$/],
+    ['2026-2-30', /understands$/],
     ['31/02/2026', /understands$/],
     ['last week', /understands; did you mean last-week\?$/],
     ['previous_month', /understands; did you mean last-month\?$/],
