@@ -251,8 +251,6 @@ class FileSink implements Sink {
  * temporary file behind. */
 export type PlaceFile = (temp: string, target: string) => Promise<void>;
 
-/** Opens `target`, resolved against the command's working directory; the host names the
- * temporary file and removes it on any exit. */
 /** A scratch file: a window's spool, in the run's own folder (`target` absolute, its folder made),
  * read back by this process and removed with the folder. Written in place, without a temporary
  * name, and not flushed to the disk, which only a later process would need: each flush of a
@@ -264,6 +262,8 @@ export async function openScratchSink(target: string, host: Host): Promise<Sink>
   return sink;
 }
 
+/** Opens `target`, resolved against the command's working directory; the host names the
+ * temporary file and removes it on any exit. */
 export async function openFileSink(target: string, where: { cwd: string; host: Host }, place?: PlaceFile): Promise<Sink> {
   const path = resolve(where.cwd, target);
   try {
