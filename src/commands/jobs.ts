@@ -469,14 +469,15 @@ async function runOne(fileJob: FileJob, opts: RunOptions, file: JobFile, { budge
 /** The gate, whose first slot ends the job's turn to start (Starts). */
 function startedAt(gate: Gate, turn: Turn): Gate {
   return {
-    acquire: async (signal) => {
+    acquire: async (signal, soon) => {
       turn.reached();
       try {
-        return await gate.acquire(signal);
+        return await gate.acquire(signal, soon);
       } finally {
         turn.end();
       }
     },
+    readying: () => gate.readying?.(),
   };
 }
 

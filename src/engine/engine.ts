@@ -197,10 +197,27 @@ class PlannedRun {
       await this.destination.prepare?.();
       const gate = this.job.gate;
       const outcome = await runWindows(windows, async (window, ctx) => {
-        const release = await gate?.acquire(ctx.signal);
+        // a window to submit (none to resume) records its intent while it waits, once a slot is
+        // about to be freed: that write is then off the path from one report's download to the
+        // next one's submit
+        let early: Promise<void> | undefined;
+        const soon = this.previous.has(`${window.since}-${window.until}`) ? undefined : () => {
+          early = this.recorder.submitting(window);
+          early.catch(() => undefined);
+        };
+        const release = await gate?.acquire(ctx.signal, soon);
         try {
+          if (!release) return await fetchWindow(window, ctx, this.fetchDeps());
+          const deps = this.fetchDeps();
           // the slot goes on when the body is here (release may be called twice: once is enough)
-          return await fetchWindow(window, ctx, release ? { ...this.fetchDeps(), downloaded: release } : this.fetchDeps());
+          return await fetchWindow(window, ctx, {
+            ...deps, downloaded: release, ready: () => gate?.readying?.(),
+            intend: (w) => {
+              const recorded = early;
+              early = undefined;
+              return recorded ?? deps.intend(w);
+            },
+          });
         } finally {
           release?.();
         }

@@ -85,6 +85,8 @@ export interface FetchDeps {
   /** the report's body is all here: the budget's slot can go to the next window now, before the
    * spool is put in place */
   downloaded?(): void;
+  /** the report is ready, its download about to begin: the budget's slot goes on soon */
+  ready?(): void;
 }
 
 export async function fetchWindow(window: Window, ctx: TaskContext, deps: FetchDeps): Promise<Fetched> {
@@ -123,6 +125,7 @@ export async function fetchWindow(window: Window, ctx: TaskContext, deps: FetchD
     },
   });
   deps.emit({ event: 'ready', window, reportId, polls, durationMs: deps.now() - started });
+  deps.ready?.();
   return download(window, ctx, reportId, client, deps);
 }
 
@@ -172,7 +175,7 @@ async function download(window: Window, ctx: TaskContext, reportId: string, clie
 /** At most `size` holders at once; the others wait in order (or until their signal aborts). */
 export class Slots {
   private free: number;
-  private readonly waiting: (() => void)[] = [];
+  private readonly waiting: { granted: () => void; soon?: () => void }[] = [];
 
   constructor(size: number) {
     this.free = size;
@@ -183,21 +186,38 @@ export class Slots {
     return this.free;
   }
 
-  async acquire(signal: AbortSignal): Promise<() => void> {
+  /**
+   * A holder will release its slot soon (its report is ready, its download begins): the first
+   * waiter not told yet is told (its `soon`), so that it can get ready to use the slot meanwhile.
+   */
+  announce(): void {
+    const next = this.waiting.find((waiter) => waiter.soon);
+    const soon = next?.soon;
+    if (!next || !soon) return;
+    next.soon = undefined;
+    soon();
+  }
+
+  /** A slot (`soon`: told when a holder announces that its slot is about to be freed, while this
+   * acquire waits; never when a slot is free at once). */
+  async acquire(signal: AbortSignal, soon?: () => void): Promise<() => void> {
     if (this.free > 0) this.free--;
     else {
       await new Promise<void>((resolvePromise, reject) => {
         const onAbort = () => {
-          const at = this.waiting.indexOf(granted);
+          const at = this.waiting.indexOf(waiter);
           if (at >= 0) this.waiting.splice(at, 1);
           reject(new InterruptedError(String(signal.reason ?? 'SIGINT')));
         };
-        const granted = () => {
-          signal.removeEventListener('abort', onAbort);
-          resolvePromise();
+        const waiter = {
+          granted: () => {
+            signal.removeEventListener('abort', onAbort);
+            resolvePromise();
+          },
+          soon,
         };
         if (signal.aborted) return onAbort();
-        this.waiting.push(granted);
+        this.waiting.push(waiter);
         signal.addEventListener('abort', onAbort, { once: true });
       });
     }
@@ -206,7 +226,7 @@ export class Slots {
       if (released) return;
       released = true;
       const next = this.waiting.shift();
-      if (next) next();
+      if (next) next.granted();
       else this.free++;
     };
   }

@@ -84,7 +84,11 @@ export interface Job {
  * release it resolves with may be called more than once (the end of the download, then the end of
  * the task): only the first call counts. */
 export interface Gate {
-  acquire(signal: AbortSignal): Promise<() => void>;
+  /** `soon`: told while the acquire waits, when a holder's slot is about to be freed (see readying) */
+  acquire(signal: AbortSignal, soon?: () => void): Promise<() => void>;
+  /** A holder's report is ready, its download begins: its slot goes on soon, and a task waiting
+   * for one can record its intent to submit meanwhile, off the path from one report to the next. */
+  readying?(): void;
 }
 
 /**

@@ -34,7 +34,8 @@ export class Recorder {
   }
 
   /** The plan: warnings, skipped windows, and, with a state, the windows to fetch recorded pending
-   * and the run's `period` recorded as planned, before the first submit. */
+   * and the run's `period` recorded as planned, before the first submit: with a window to fetch,
+   * in the write of the first submit's intent (one write fewer a job of a fleet). */
   async planned(windows: readonly PlannedWindow[], period?: Window): Promise<void> {
     for (const p of windows) {
       if (p.entry?.submitting) {
@@ -44,7 +45,8 @@ export class Recorder {
       this.view.skip(p.window);
       this.view.emit({ event: 'skipped', window: p.window, reportId: p.entry?.reportId ?? undefined, file: p.entry?.file ?? undefined, reason: 'done' });
     }
-    await this.state?.pending(windows.filter((p) => p.step !== 'skip').map((p) => p.window), period);
+    const toFetch = windows.filter((p) => p.step !== 'skip').map((p) => p.window);
+    await this.state?.pending(toFetch, period, toFetch.length > 0);
   }
 
   async submitting(window: Window): Promise<void> {

@@ -204,16 +204,19 @@ export class RunState {
   rewritten(file: string, kept: readonly Window[]): Promise<void> {
     const inFile = (entry: StateEntry) => kept.some((window) => window.since === entry.sinceUnix && window.until === entry.untilUnix);
     const gone = this.current.windows.filter((entry) => entry.file === file && !inFile(entry));
-    return gone.length ? this.change({ drop: gone.map(keyOf) }) : this.writer.write();
+    return gone.length ? this.change({ drop: gone.map(keyOf) }) : this.exists();
   }
 
   /** Records the windows of this run that have no record yet, as pending, and the period it
-   * planned (before the first submit): one change. */
-  pending(windows: readonly Window[], period?: Window): Promise<void> {
+   * planned (before the first submit): one change. `withNext`: the change is not written now but
+   * with the next one (the first submit's intent), or at close, one write fewer a run: a power
+   * loss before the next durable change may take it back, as it may the intent. */
+  pending(windows: readonly Window[], period?: Window, withNext = false): Promise<void> {
     const missing = windows.filter((window) => !covered(this.current.windows, window));
     const planned = period && { since: parisIso(period.since), until: parisIso(period.until), sinceUnix: period.since, untilUnix: period.until, at: instant(this.now()) };
-    if (!missing.length && !planned) return this.writer.write();
-    return this.change({ ...(missing.length ? { add: missing.map((window): [number, number] => [window.since, window.until]) } : {}), ...(planned ? { planned } : {}) });
+    if (!missing.length && !planned) return this.exists();
+    const change = { ...(missing.length ? { add: missing.map((window): [number, number] => [window.since, window.until]) } : {}), ...(planned ? { planned } : {}) };
+    return withNext ? this.change(change, true, true) : this.change(change);
   }
 
   /** The intent, recorded before the submit: if the run dies before its answer is recorded, the
@@ -279,7 +282,7 @@ export class RunState {
       .filter((entry) => windows.some((window) => window.since === entry.sinceUnix && window.until === entry.untilUnix))
       .map((entry): [number, number] => [entry.sinceUnix, entry.untilUnix]);
     // dropped, then added back as pending: one change, whatever their number
-    return forgotten.length ? this.change({ drop: forgotten, add: forgotten }) : this.writer.write();
+    return forgotten.length ? this.change({ drop: forgotten, add: forgotten }) : this.exists();
   }
 
   /** A window split in two (self-splitting runs): its halves replace it, pending. */
@@ -299,25 +302,47 @@ export class RunState {
 
   /** Uploads completed or aborted: no longer recorded. */
   uploadsEnded(uploadIds: readonly string[]): Promise<void> {
-    if (!this.uploads.some((u) => uploadIds.includes(u.uploadId))) return this.writer.write();
+    if (!this.uploads.some((u) => uploadIds.includes(u.uploadId))) return this.exists();
     return this.change({ uploads: this.uploads.filter((u) => !uploadIds.includes(u.uploadId)) });
   }
 
-  /** Applies a change to the state in memory and hands it to the writer (whole file or log). */
-  private change(change: Omit<Change<StateEntry>, 'at'>, light = false): Promise<void> {
+  /** Applies a change to the state in memory and hands it to the writer (whole file or log);
+   * `later`: kept for the next change's write (light), whose caller hears of its failure. */
+  private change(change: Omit<Change<StateEntry>, 'at'>, light = false, later = false): Promise<void> {
     const logged: Change<StateEntry> = { at: instant(this.now()), ...change };
     if (!logged.drop?.length) delete logged.drop;
     const planned = logged.planned ?? this.current.planned;
     const { uploads: _previous, ...rest } = this.current;
     const uploads = logged.uploads ?? this.current.uploads;
     this.current = { ...rest, updatedAt: logged.at, ...(planned ? { planned } : {}), ...(uploads?.length ? { uploads } : {}), windows: applyChange(this.current.windows, logged, ENTRY_SHAPE.create) };
-    return this.writer.write(JSON.stringify(logged), light);
+    const line = JSON.stringify(logged);
+    if (later) {
+      this.later.push(line);
+      return Promise.resolve();
+    }
+    this.writeLater();
+    return this.writer.write(line, light);
+  }
+
+  /** No change: the document made to exist (with the changes kept for later). */
+  private exists(): Promise<void> {
+    this.writeLater();
+    return this.writer.write();
+  }
+
+  /** changes kept for the next write (pending's `withNext`) */
+  private readonly later: string[] = [];
+
+  /** The changes kept for later, handed to the writer: the write asked for next carries them. */
+  private writeLater(): void {
+    for (const line of this.later.splice(0)) this.writer.write(line, true).catch(() => undefined);
   }
 
   /** Waits for pending writes, folds the log into the file, and releases the lock. A failed write
    * was reported to its caller already; close() never throws, so a `finally` does not hide the
    * error that stopped the run. */
   async close(): Promise<void> {
+    this.writeLater();
     await this.writer.close();
     await this.lock.release();
   }

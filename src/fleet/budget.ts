@@ -27,12 +27,12 @@ export class Budget {
     if (!mine) this.profiles.set(profile, (mine = new Slots(this.perProfile)));
     const slots = mine;
     return {
-      acquire: async (signal) => {
+      acquire: async (signal, soon) => {
         if (slots.available === 0) busy?.();
         const releaseProfile = await slots.acquire(signal);
         let releaseAll: () => void;
         try {
-          releaseAll = await this.all.acquire(signal);
+          releaseAll = await this.all.acquire(signal, soon);
         } catch (error) {
           releaseProfile();
           throw error;
@@ -47,6 +47,7 @@ export class Budget {
           releaseProfile();
         };
       },
+      readying: () => this.all.announce(),
     };
   }
 

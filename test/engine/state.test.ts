@@ -354,6 +354,30 @@ for w in doc["windows"]:
     await state.close();
   });
 
+  it('the windows planned are written with the first intent (one write fewer), or at the end if no write comes', async () => {
+    const path = join(tempDir(), 'planned.json');
+    const [first, second] = days('2026-11-19', '2026-11-20') as [Window, Window];
+    const period: Window = { since: first.since, until: second.until };
+    const state = await RunState.open(path, REQUEST, { now, host: HOST });
+    await state.pending([first, second], period, true);
+    expect(() => readFileSync(path)).toThrowError(/ENOENT/);
+    await state.submitting(first);
+    const written = readState(path);
+    expect(written?.windows.map((w) => [w.since.slice(0, 10), w.status, w.submitting !== null && w.submitting !== undefined])).toEqual([
+      ['2026-11-19', 'pending', true], ['2026-11-20', 'pending', false],
+    ]);
+    expect(written?.planned?.sinceUnix).toBe(period.since);
+    await state.close();
+
+    // a run stopped before any submit: the plan is written as the state closes
+    const other = join(tempDir(), 'stopped.json');
+    const stopped = await RunState.open(other, REQUEST, { now, host: HOST });
+    await stopped.pending([first, second], period, true);
+    await stopped.close();
+    expect(readState(other)?.windows.map((w) => w.status)).toEqual(['pending', 'pending']);
+    expect(readState(other)?.planned?.untilUnix).toBe(period.until);
+  });
+
   it('a split replaces the window by its two halves', async () => {
     const path = join(tempDir(), 's.json');
     const state = await RunState.open(path, REQUEST, { now, host: HOST });

@@ -66,3 +66,44 @@ describe('Budget.gateFor: busy', () => {
     void waitingAcme;
   });
 });
+
+describe('Budget.gateFor: readying', () => {
+  it('tells the first waiting job, once, that a slot is about to be freed; a job given a slot at once is never told', async () => {
+    const budget = new Budget(1, 5);
+    const told: string[] = [];
+    const first = budget.gateFor('acme');
+    const release = await first.acquire(never, () => told.push('first'));
+    const second = budget.gateFor('globex').acquire(never, () => told.push('second'));
+    const third = budget.gateFor('initech').acquire(never, () => told.push('third'));
+    await tick();
+    expect(told).toEqual([]);
+    // the holder's report is ready: the next in line may record its intent while the download runs
+    first.readying?.();
+    expect(told).toEqual(['second']);
+    first.readying?.();
+    expect(told).toEqual(['second', 'third']);
+    first.readying?.();
+    expect(told).toEqual(['second', 'third']);
+    release();
+    const releaseSecond = await second;
+    releaseSecond();
+    await third;
+    expect(told).toEqual(['second', 'third']);
+  });
+
+  it('a waiting job that gave up (its signal aborted) is not told', async () => {
+    const budget = new Budget(1, 5);
+    const gate = budget.gateFor('acme');
+    await gate.acquire(never);
+    const stop = new AbortController();
+    const told: string[] = [];
+    const gaveUp = gate.acquire(stop.signal, () => told.push('gave up')).catch((error: Error) => error.name);
+    const waiting = gate.acquire(never, () => told.push('waiting'));
+    await tick();
+    stop.abort();
+    expect(await gaveUp).toBe('InterruptedError');
+    gate.readying?.();
+    expect(told).toEqual(['waiting']);
+    void waiting;
+  });
+});
