@@ -82,9 +82,20 @@ interface DownloadJob<R extends Receiver> {
  * one. Answers the receiver that took the whole body (to be committed) and what it read. */
 export async function downloadInto<R extends Receiver>(client: ReportingClient, id: string, options: DownloadJob<R>): Promise<{ receiver: R; result: ExportResult }> {
   for (let attempt = 0; ; attempt++) {
-    const receiver = await options.open();
+    // the receiver is opened while the request goes out (a fleet's opens wait behind other jobs'
+    // fsyncs on libuv's threads): an answer whose receiver could not be opened is thrown away
+    const answering = client.download(id);
+    // (its failure is handled below, once the receiver is open: not an unhandled rejection meanwhile)
+    answering.catch(() => undefined);
+    let receiver: R;
     try {
-      const answer = await client.download(id);
+      receiver = await options.open();
+    } catch (error) {
+      void answering.then((answer) => answer.body.dump(), () => undefined).catch(() => undefined);
+      throw error;
+    }
+    try {
+      const answer = await answering;
       const result = await receiver.take(stallGuarded(answer.body, client.http.config.timeoutMs), options.progress);
       return { receiver, result };
     } catch (error) {

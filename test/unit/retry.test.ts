@@ -99,6 +99,25 @@ describe('downloads: the injected clock', () => {
     expect(downloads).toBe(4);
     expect(fake.waits).toEqual([250, 500, 1000]);
   });
+
+  it('the receiver opens while the request goes out: an answer without a receiver is thrown away, a request that failed meanwhile is the error', async () => {
+    let dumped = 0;
+    const answered = { http: { config: { timeoutMs: 60_000 } }, download: async () => ({ body: { dump: async () => { dumped++; } } }) } as unknown as ReportingClient;
+    const full = Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+    const options = { retries: 0, signal: new AbortController().signal, random: () => 0.5 };
+    await expect(downloadInto(answered, 'r1', { ...options, open: async () => { throw full; } })).rejects.toBe(full);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(dumped).toBe(1);
+
+    // the request fails before the receiver is open: that failure, once, the receiver aborted
+    const refused = new Error('connection refused');
+    const failing = { http: { config: { timeoutMs: 60_000 } }, download: async () => { throw refused; } } as unknown as ReportingClient;
+    let aborted = 0;
+    const receiver = { restartable: true, abort: async () => { aborted++; }, take: async () => { throw new Error('never read'); } };
+    const slowOpen = () => new Promise<typeof receiver>((resolve) => setTimeout(() => resolve(receiver), 20));
+    await expect(downloadInto(failing, 'r1', { ...options, open: slowOpen })).rejects.toBe(refused);
+    expect(aborted).toBe(1);
+  });
 });
 
 describe('polling: the injected clock', () => {
