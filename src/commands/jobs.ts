@@ -446,7 +446,8 @@ async function runOne(fileJob: FileJob, opts: RunOptions, file: JobFile, { budge
   let exitCode: number = EXIT.ok;
   let error: string | undefined;
   try {
-    const prepared: Job = prepareRun(opts, deps);
+    // (its folders were probed by the file's check, once a folder: `look` probes none again)
+    const prepared: Job = prepareRun(opts, deps, 'look');
     await runJob({ ...prepared, argv: ['run', ...commandWords(fileJob)], gate: startedAt(budget.gateFor(fileJob.profile, turn.end), turn), readiness, observe: (event) => { tally.observe(event); metrics?.observe(event); } }, deps);
   } catch (caught) {
     refusedBeforeStart = caught instanceof LockedError || caught instanceof UsageError;
