@@ -53,7 +53,7 @@ function pod(): Record<string, string> {
   const home = tempDir();
   mkdirSync(join(home, '.config'));
   return {
-    HOME: home, REPORTING_CONFIG_DIR: join(home, '.config'), REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_STATE_LEASE: '2s',
+    HOME: home, REPORTING_CONFIG_DIR: join(home, '.config'), REPORTING_BASE_URL: sandbox.baseUrl, REPORTING_STATE_LEASE: '5s',
     ...Object.fromEntries(PROFILES.map((profile, i) => [`REPORTING_TOKEN_${profile.toUpperCase()}`, sandbox.accounts[i]?.token as string])),
     ...moto.env,
   };
@@ -188,7 +188,7 @@ describe.skipIf(!MOTO)('a cluster rehearsal: pods with no disk, the state in a b
       }
     }
     expect(submittedIds.length).toBeGreaterThan(0);
-    await new Promise((resolve) => setTimeout(resolve, 2200)); // the lease's time
+    await new Promise((resolve) => setTimeout(resolve, 5200)); // the lease's time
     const fresh = await collect(jobsRun(second, '1/4'), { timeoutMs: 120_000 });
     expect(fresh.code, fresh.stderr).toBe(0);
     const resumed = eventsOf(fresh).filter((e) => e.event === 'resumed').map((e) => e.reportId);

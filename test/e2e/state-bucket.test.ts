@@ -164,7 +164,7 @@ describe.skipIf(!MOTO)('--state s3://: the state in a bucket', () => {
     try {
       const key = 'upload/buyer.state.json';
       const state = `s3://${BUCKET}/${key}`;
-      const env = () => ({ ...pod({ REPORTING_STATE_LEASE: '1s', REPORTING_S3_PART_SIZE: String(5 * 1024 * 1024) }), REPORTING_BASE_URL: big.baseUrl, REPORTING_TOKEN: big.token });
+      const env = () => ({ ...pod({ REPORTING_STATE_LEASE: '3s', REPORTING_S3_PART_SIZE: String(5 * 1024 * 1024) }), REPORTING_BASE_URL: big.baseUrl, REPORTING_TOKEN: big.token });
       const args = ['run', 'buyer', '--since', DAYS[0] as string, '--until', DAYS[0] as string, '--breakdowns', 'DAILY', '--chunk', 'day', '--columns', 'all',
         '--state', state, '-o', `s3://${BUCKET}/upload/{since}.csv`, '--poll-interval', '20ms', '--log-format', 'json'];
       const inFlight = async () => (await moto.s3.send(new ListMultipartUploadsCommand({ Bucket: BUCKET, Prefix: 'upload/' }))).Uploads ?? [];
@@ -181,7 +181,8 @@ describe.skipIf(!MOTO)('--state s3://: the state in a bucket', () => {
       expect(upload).toMatchObject({ bucket: BUCKET, key: `upload/${DAYS[0]}.csv` });
       expect((await inFlight()).map((u) => u.UploadId)).toContain(upload?.uploadId);
 
-      await new Promise((resolve) => setTimeout(resolve, 1200));
+      // (a 3 s lease, not 1 s: on a busy machine moto's answers to renewals took longer than a third of 1 s)
+      await new Promise((resolve) => setTimeout(resolve, 3200));
       const fresh = await runCli(args, { env: env(), timeoutMs: 120_000 });
       expect(fresh.code, fresh.stderr).toBe(0);
       expect(await inFlight(), 'no upload left in flight').toEqual([]);
