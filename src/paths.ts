@@ -220,6 +220,15 @@ function absolutePath(cwd: string, path: string): string {
   return isNormalAbsolute(path) ? path : resolve(cwd, path);
 }
 
+/** resolve(folder, path), without its work where it would only join them: `folder` absolute and
+ * normal, `path` absolute and normal, or relative without `.`, `..`, `//` or a `/` at the end (a
+ * job file's `state/{job}.json`, for each of thousands of jobs). */
+export function resolveIn(folder: string, path: string): string {
+  if (isNormalAbsolute(path)) return path;
+  if (path === '' || !isNormalAbsolute(folder) || !isNormalAbsolute(`/${path}`)) return resolve(folder, path);
+  return `${folder === '/' ? '' : folder}/${path}`;
+}
+
 /** join(real, ...names) for a normal absolute path and names of one part each (a folder's entries). */
 function joinNormal(real: string, names: readonly string[]): string {
   if (!POSIX) return join(real, ...names);

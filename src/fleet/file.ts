@@ -4,6 +4,7 @@
 // Nothing here sends a request; the profiles are checked by the command (it has the token store).
 
 import { dirname, isAbsolute, resolve } from 'node:path';
+import { resolveIn } from '../paths.js';
 import { CliError, EXIT, UsageError } from '../errors.js';
 import { didYouMean } from '../suggest.js';
 import { TABLE_STATE } from '../engine/stores/targets.js';
@@ -129,7 +130,7 @@ const URL_LIKE = /^[a-z][a-z0-9+.-]*:\/\//i;
 function inFolder(place: KeyPlace | undefined, value: string, folder: string): string {
   if (place === 'load') return loadInFolder(value, folder);
   if (place === undefined || value === '-' || URL_LIKE.test(value) || isAbsolute(value) || (place === 'state' && value === TABLE_STATE)) return value;
-  return resolve(folder, value);
+  return resolveIn(folder, value);
 }
 
 interface Entry {
@@ -354,19 +355,23 @@ class Reader {
   expand(merged: Merged, side: string, name: string, profile: string, placed = false) {
     const fill = (text: string) => text.replaceAll('{job}', name).replaceAll('{profile}', profile);
     const words = [side];
-    const keys = new Map<string, At>();
-    const keyWords = new Map<string, string[]>();
+    // (the maps of places and words only when asked: a job listed needs neither, and 20,000 jobs'
+    // maps were garbage to collect)
+    const keys = placed ? new Map<string, At>() : NO_KEYS;
+    const keyWords = placed ? new Map<string, string[]>() : NO_WORDS;
     const found: Found = {};
+    let loadWords: string[] | undefined;
     for (const [key, { entry, invert, flag }] of merged) {
       // (a place is made only for the map of places, or for an error: 20,000 jobs' places were a
       // fifth of the file's memory)
       if (placed) keys.set(key, this.at(entry));
       if (!flag) continue;
       const mine = flag.value ? this.valueWords(key, entry, flag, fill, found) : this.switchWords(entry, flag, invert);
-      keyWords.set(key, mine);
-      words.push(...mine);
+      if (placed) keyWords.set(key, mine);
+      if (key === 'load') loadWords = mine;
+      for (const word of mine) words.push(word);
     }
-    const loads = keyWords.has('load') ? (keyWords.get('load') ?? []).length > 0 : Boolean(this.source.env.REPORTING_LOAD?.trim());
+    const loads = loadWords ? loadWords.length > 0 : Boolean(this.source.env.REPORTING_LOAD?.trim());
     // (made to its size: 20,000 jobs' words are a good part of the file's memory)
     return { words: words.slice(), keys, keyWords, state: found.state, output: found.output, ...(found.more ? { more: found.more } : {}), loads };
   }
@@ -414,6 +419,10 @@ function foundValue(key: string, value: string, found: Found): void {
   if (key === 'output' && found.output === undefined) found.output = value;
   else if (key === 'output') (found.more ??= []).push(value);
 }
+
+/** (the maps expand leaves empty for a job whose places and words are not asked: never filled) */
+const NO_KEYS = new Map<string, At>();
+const NO_WORDS = new Map<string, string[]>();
 
 /** A value's words are every job's when it holds no `{job}`, `{profile}` or `${VAR}`: named by
  * the flag and the value's text (each item's), else undefined (a value made for each job, or one
