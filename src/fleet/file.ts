@@ -218,6 +218,8 @@ class Reader {
   /** the words of a value every job shares, and its values (paths made absolute), by flag and
    * text: found once, not for each of 20,000 jobs (commonKey) */
   private readonly common = new Map<string, { words: string[]; values: readonly string[] }>();
+  /** the same, by the entry of defaults it is: found without making its text's key for each job */
+  private readonly commonDefaults = new Map<Entry, { words: string[]; values: readonly string[] }>();
 
   constructor(private readonly source: Source) {
     this.file = source.file;
@@ -386,15 +388,16 @@ class Reader {
   /** a value's words (each item of a list): `--name=value`, `{job}` and `{profile}` filled */
   valueWords(key: string, entry: Entry, flag: RunFlagInfo, fill: (text: string) => string, found: Found): string[] {
     if (isList(entry.value) && !flag.many) this.fail(this.at(entry), `${entry.key} takes one value, not a list`);
-    const common = commonKey(flag.name, entry.value);
-    const known = common === undefined ? undefined : this.common.get(common);
+    const ofDefaults = this.commonDefaults.get(entry);
+    const common = ofDefaults ? undefined : commonKey(flag.name, entry.value);
+    const known = ofDefaults ?? (common === undefined ? undefined : this.common.get(common));
     if (known) {
       for (const value of known.values) foundValue(key, value, found);
       return known.words;
     }
     let personal = false;
     const values: string[] = [];
-    const mine = this.items(entry).map(({ text, at: itemAt }) => {
+    const word = (text: string | number | boolean | null, itemAt: () => At) => {
       if (text === null || typeof text === 'boolean') return this.fail(itemAt(), `${entry.key} wants a value${text === null ? '' : `, not ${text}`}`);
       const filled = fill(String(text));
       if (filled !== String(text)) personal = true;
@@ -402,12 +405,15 @@ class Reader {
       values.push(value);
       foundValue(key, value, found);
       return `--${flag.name}=${value}`;
-    });
+    };
+    // (one value read as items reads it, without a list of one item made for it)
+    const mine = isList(entry.value) ? this.items(entry).map(({ text, at: itemAt }) => word(text, itemAt)) : [word(this.scalarText(entry), () => this.at(entry))];
     if (personal) return mine;
     const words = this.same(mine);
     if (common !== undefined) {
       if (this.common.size >= COMMON_KEPT) this.common.clear();
       this.common.set(common, { words, values });
+      if (this.defaults.includes(entry)) this.commonDefaults.set(entry, { words, values });
     }
     return words;
   }
