@@ -93,7 +93,7 @@ function enter(): () => void {
 function entryOf(path: string): Dirent | null | undefined {
   // (a listing's names are compared as written: not on file systems that fold case)
   if (!settled || FOLDS_CASE) return undefined;
-  const parent = dirname(path);
+  const parent = parentOf(path);
   if (parent === path) return undefined;
   const folder = realOf(parent);
   if (folder === null) return null;
@@ -111,6 +111,19 @@ function entryOf(path: string): Dirent | null | undefined {
   return entries === null ? undefined : entries.get(basename(path)) ?? null;
 }
 
+/** dirname(path), the last one remembered: realTarget asks for one path's folder three times (its
+ * link, its real path, the folder beneath), and the same string is looked up in the pass's maps
+ * without its hash computed again. */
+let lastPath = '';
+let lastParent = '.';
+function parentOf(path: string): string {
+  if (path !== lastPath) {
+    lastParent = dirname(path);
+    lastPath = path;
+  }
+  return lastParent;
+}
+
 /** The real path of an existing absolute path without `..`, else null. */
 function realOf(path: string): string | null {
   const known = settled?.real.get(path);
@@ -119,7 +132,7 @@ function realOf(path: string): string | null {
   const entry = entryOf(path);
   let real: string | null = null;
   if (entry === null) real = null;
-  else if (entry && !entry.isSymbolicLink()) real = joinNormal(realOf(dirname(path)) as string, [entry.name]);
+  else if (entry && !entry.isSymbolicLink()) real = joinNormal(realOf(parentOf(path)) as string, [entry.name]);
   else {
     try {
       // the system's realpath(3): for a path without `..`, what node's component by component walk says, in one call
@@ -190,7 +203,7 @@ export function realTarget(path: string, cwd: string): string {
 
 /** An absolute path that is not there: its folder's target (folderTarget), then its name. */
 function beneath(absolute: string): string {
-  const parent = dirname(absolute);
+  const parent = parentOf(absolute);
   return parent === absolute ? absolute : joinNormal(folderTarget(parent), [basename(absolute)]);
 }
 
@@ -218,6 +231,15 @@ const isNormalAbsolute = (path: string) => POSIX && path.charCodeAt(0) === 47 &&
 /** resolve(cwd, path), without its work for a path that is already absolute and normal. */
 function absolutePath(cwd: string, path: string): string {
   return isNormalAbsolute(path) ? path : resolve(cwd, path);
+}
+
+/** resolve(folder, path), without its work where it would only join them: `folder` absolute and
+ * normal, `path` absolute and normal, or relative without `.`, `..`, `//` or a `/` at the end (a
+ * job file's `state/{job}.json`, for each of thousands of jobs). */
+export function resolveIn(folder: string, path: string): string {
+  if (isNormalAbsolute(path)) return path;
+  if (path === '' || !isNormalAbsolute(folder) || !isNormalAbsolute(`/${path}`)) return resolve(folder, path);
+  return `${folder === '/' ? '' : folder}/${path}`;
 }
 
 /** join(real, ...names) for a normal absolute path and names of one part each (a folder's entries). */

@@ -97,7 +97,10 @@ export function reportFlags(sides: readonly Side[]): Flag[] {
 export function reportFlagsOf(parsed: Parsed): ReportFlags {
   const filters: Record<string, string[]> = {};
   for (const filter of FILTERS) {
-    const given = (parsed[FILTER_KEYS.get(filter) as string] as string[] | undefined) ?? [];
+    // (most filters are not given: no empty lists made for them, a job file's 20,000 jobs each
+    // asked for every filter)
+    const given = parsed[FILTER_KEYS.get(filter) as string] as string[] | undefined;
+    if (!given?.length) continue;
     const values = filter.text ? given.map((value) => value.trim()).filter(Boolean) : given;
     if (values.length > 0) filters[filter.param] = values;
   }

@@ -91,12 +91,13 @@ export function prepareRun(opts: RunOptions, f: EngineDeps, check: WriteCheck = 
   if (flags.state === TABLE_STATE && !loading) throw new UsageError('--state table keeps the state in the --load database, and there is no --load', 'add --load duckdb:FILE or --load postgres://..., or give --state a file or an s3:// URL').about('--state');
   // rows only into a table: --json is the result line, not JSON rows
   const tableOnly = loading !== undefined && opts.output.output === undefined;
-  const planned = planOutputs({ ...opts.output, json: f.globals.json && !tableOnly, validate: opts.report.validate }, side);
-  const output = resolveRequestedColumns(planned[0] as OutputPlan, request);
+  const planned = planOutputs(opts.output, f.globals.json && !tableOnly, opts.report.validate, side);
+  const first = planned[0] as OutputPlan;
+  const output = resolveRequestedColumns(first, request);
   const others = planned.slice(1).map((plan) => resolveRequestedColumns(plan, request));
   // the table's columns are the tabular formats' (the requested ones by default), whatever -o's
-  // format: -o x.ndjson keeps every field in its file, not in the table
-  const tableCsv = loading && resolveRequestedColumns({ ...planned[0] as OutputPlan, format: 'csv' }, request).csv;
+  // format: -o x.ndjson keeps every field in its file, not in the table (a CSV output's are them)
+  const tableCsv = loading && (first.format === 'csv' ? output : resolveRequestedColumns({ ...first, format: 'csv' }, request)).csv;
   const load = loading && tableCsv ? { ...loading, columns: { columns: tableCsv.columns, schema: tableCsv.schema } } : undefined;
   for (const plan of [output, ...others]) {
     refuseBinaryOnTerminal(plan, f.stdout);
@@ -125,8 +126,11 @@ export function prepareRun(opts: RunOptions, f: EngineDeps, check: WriteCheck = 
  * with --json). The CSV options (--delimiter, --bom, --excel) apply to the CSV outputs among them,
  * and are refused when none is CSV; --columns applies to every output.
  */
-function planOutputs(options: OutputOptions & { validate: boolean }, side: Side): OutputPlan[] {
-  const { more = [], ...one } = options;
+function planOutputs(options: OutputOptions, json: boolean, validate: boolean, side: Side): OutputPlan[] {
+  const more = options.more ?? [];
+  // (the options planOutput reads, in an object of one shape: a copy of the parsed options, whose
+  // shapes vary from job to job, was a fifth of prepareRun's time for a job file's jobs)
+  const one = { output: options.output, format: options.format, columns: options.columns, delimiter: options.delimiter, bom: options.bom, excel: options.excel, columnCase: options.columnCase, json, validate };
   const fields = columnNames([side]);
   if (more.length === 0) return [planOutput(one, PLACEHOLDERS, fields)];
   if (options.format !== undefined) {

@@ -1,7 +1,7 @@
 // The targets a job file's jobs claim (`jobs run|list|plan|validate`, src/commands/jobs.ts): two jobs
 // whose state, output or table is one target, however spelled, are refused before any request.
 
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { Secrets } from '../api/redact.js';
 import type { Context } from '../context.js';
 import type { Job } from '../engine/job.js';
@@ -11,7 +11,7 @@ import { TABLE_STATE } from '../engine/stores/targets.js';
 import { isStatePath } from '../engine/stores/kinds.js';
 import { databaseIdentity, tableIdentity } from '../load/engines.js';
 import { scopeOf } from '../load/load.js';
-import { realTarget } from '../paths.js';
+import { realTarget, resolveIn } from '../paths.js';
 import { JobFileError, type FileJob, type JobFile } from './file.js';
 
 /** What the claims read of the process: the folder, the host's file system, the environment. */
@@ -87,7 +87,7 @@ export class SharedTargets {
   private takeFiles(index: number, kind: ClaimKind, folder: string, names: readonly string[], shown: (name: string) => string): void {
     const f = this.f;
     const fold = f.host.platform === 'darwin' || f.host.platform === 'win32';
-    const absolute = resolve(f.cwd, folder);
+    const absolute = resolveIn(f.cwd, folder);
     let real = this.realFolders.get(absolute);
     if (real === undefined) this.realFolders.set(absolute, real = flat(fold ? realTarget(absolute, f.cwd).toLowerCase() : realTarget(absolute, f.cwd)));
     const held = this.files.get(real);

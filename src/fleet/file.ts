@@ -4,6 +4,7 @@
 // Nothing here sends a request; the profiles are checked by the command (it has the token store).
 
 import { dirname, isAbsolute, resolve } from 'node:path';
+import { resolveIn } from '../paths.js';
 import { CliError, EXIT, UsageError } from '../errors.js';
 import { didYouMean } from '../suggest.js';
 import { TABLE_STATE } from '../engine/stores/targets.js';
@@ -129,7 +130,7 @@ const URL_LIKE = /^[a-z][a-z0-9+.-]*:\/\//i;
 function inFolder(place: KeyPlace | undefined, value: string, folder: string): string {
   if (place === 'load') return loadInFolder(value, folder);
   if (place === undefined || value === '-' || URL_LIKE.test(value) || isAbsolute(value) || (place === 'state' && value === TABLE_STATE)) return value;
-  return resolve(folder, value);
+  return resolveIn(folder, value);
 }
 
 interface Entry {
@@ -217,6 +218,8 @@ class Reader {
   /** the words of a value every job shares, and its values (paths made absolute), by flag and
    * text: found once, not for each of 20,000 jobs (commonKey) */
   private readonly common = new Map<string, { words: string[]; values: readonly string[] }>();
+  /** the same, by the entry of defaults it is: found without making its text's key for each job */
+  private readonly commonDefaults = new Map<Entry, { words: string[]; values: readonly string[] }>();
 
   constructor(private readonly source: Source) {
     this.file = source.file;
@@ -354,19 +357,23 @@ class Reader {
   expand(merged: Merged, side: string, name: string, profile: string, placed = false) {
     const fill = (text: string) => text.replaceAll('{job}', name).replaceAll('{profile}', profile);
     const words = [side];
-    const keys = new Map<string, At>();
-    const keyWords = new Map<string, string[]>();
+    // (the maps of places and words only when asked: a job listed needs neither, and 20,000 jobs'
+    // maps were garbage to collect)
+    const keys = placed ? new Map<string, At>() : NO_KEYS;
+    const keyWords = placed ? new Map<string, string[]>() : NO_WORDS;
     const found: Found = {};
+    let loadWords: string[] | undefined;
     for (const [key, { entry, invert, flag }] of merged) {
       // (a place is made only for the map of places, or for an error: 20,000 jobs' places were a
       // fifth of the file's memory)
       if (placed) keys.set(key, this.at(entry));
       if (!flag) continue;
       const mine = flag.value ? this.valueWords(key, entry, flag, fill, found) : this.switchWords(entry, flag, invert);
-      keyWords.set(key, mine);
-      words.push(...mine);
+      if (placed) keyWords.set(key, mine);
+      if (key === 'load') loadWords = mine;
+      for (const word of mine) words.push(word);
     }
-    const loads = keyWords.has('load') ? (keyWords.get('load') ?? []).length > 0 : Boolean(this.source.env.REPORTING_LOAD?.trim());
+    const loads = loadWords ? loadWords.length > 0 : Boolean(this.source.env.REPORTING_LOAD?.trim());
     // (made to its size: 20,000 jobs' words are a good part of the file's memory)
     return { words: words.slice(), keys, keyWords, state: found.state, output: found.output, ...(found.more ? { more: found.more } : {}), loads };
   }
@@ -381,15 +388,16 @@ class Reader {
   /** a value's words (each item of a list): `--name=value`, `{job}` and `{profile}` filled */
   valueWords(key: string, entry: Entry, flag: RunFlagInfo, fill: (text: string) => string, found: Found): string[] {
     if (isList(entry.value) && !flag.many) this.fail(this.at(entry), `${entry.key} takes one value, not a list`);
-    const common = commonKey(flag.name, entry.value);
-    const known = common === undefined ? undefined : this.common.get(common);
+    const ofDefaults = this.commonDefaults.get(entry);
+    const common = ofDefaults ? undefined : commonKey(flag.name, entry.value);
+    const known = ofDefaults ?? (common === undefined ? undefined : this.common.get(common));
     if (known) {
       for (const value of known.values) foundValue(key, value, found);
       return known.words;
     }
     let personal = false;
     const values: string[] = [];
-    const mine = this.items(entry).map(({ text, at: itemAt }) => {
+    const word = (text: string | number | boolean | null, itemAt: () => At) => {
       if (text === null || typeof text === 'boolean') return this.fail(itemAt(), `${entry.key} wants a value${text === null ? '' : `, not ${text}`}`);
       const filled = fill(String(text));
       if (filled !== String(text)) personal = true;
@@ -397,12 +405,15 @@ class Reader {
       values.push(value);
       foundValue(key, value, found);
       return `--${flag.name}=${value}`;
-    });
+    };
+    // (one value read as items reads it, without a list of one item made for it)
+    const mine = isList(entry.value) ? this.items(entry).map(({ text, at: itemAt }) => word(text, itemAt)) : [word(this.scalarText(entry), () => this.at(entry))];
     if (personal) return mine;
     const words = this.same(mine);
     if (common !== undefined) {
       if (this.common.size >= COMMON_KEPT) this.common.clear();
       this.common.set(common, { words, values });
+      if (this.defaults.includes(entry)) this.commonDefaults.set(entry, { words, values });
     }
     return words;
   }
@@ -414,6 +425,10 @@ function foundValue(key: string, value: string, found: Found): void {
   if (key === 'output' && found.output === undefined) found.output = value;
   else if (key === 'output') (found.more ??= []).push(value);
 }
+
+/** (the maps expand leaves empty for a job whose places and words are not asked: never filled) */
+const NO_KEYS = new Map<string, At>();
+const NO_WORDS = new Map<string, string[]>();
 
 /** A value's words are every job's when it holds no `{job}`, `{profile}` or `${VAR}`: named by
  * the flag and the value's text (each item's), else undefined (a value made for each job, or one

@@ -4,9 +4,9 @@
 
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { kindOf, listedAbsent, realTarget, refuseSharedPaths, runFiles, withSettledPaths, withSettledPathsAsync } from '../../src/paths.js';
+import { kindOf, listedAbsent, realTarget, refuseSharedPaths, resolveIn, runFiles, withSettledPaths, withSettledPathsAsync } from '../../src/paths.js';
 import { readStateText } from '../../src/engine/stores/file.js';
 import { UsageError } from '../../src/errors.js';
 
@@ -94,5 +94,15 @@ describe('a settled pass ends with itself', () => {
     writeFileSync(later, 'a\n');
     expect(kindOf(later)?.isFile()).toBe(true);
     expect(listedAbsent(later)).toBe(false);
+  });
+});
+
+describe('resolveIn (a job file\'s paths from its folder)', () => {
+  it('names the path resolve() names, whatever its spelling', () => {
+    const folders = ['/', '/srv/jobs', '/srv/jobs/', '/srv//jobs', '/srv/./jobs', '/srv/x/../jobs', 'relative/jobs', ''];
+    const paths = ['state/job-1.json', 'out/{job}/{since}.csv', 'x', '.x', '..x', 'a/..b/c', './x', '../x', 'a/./b', 'a/../b', 'a//b', 'a/', 'a/.', 'a/..', '.', '..', '', '/abs/x.csv', '/abs//x', '/abs/../x', '/', 'a\\b'];
+    for (const folder of folders) {
+      for (const path of paths) expect(resolveIn(folder, path), `${folder} + ${path}`).toBe(resolve(folder, path));
+    }
   });
 });
