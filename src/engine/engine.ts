@@ -202,7 +202,8 @@ class PlannedRun {
         // next one's submit
         let early: Promise<void> | undefined;
         const soon = this.previous.has(`${window.since}-${window.until}`) ? undefined : () => {
-          early = this.recorder.submitting(window);
+          // (told from the holder's task: nothing of this window's may throw there)
+          early = Promise.resolve().then(() => this.recorder.submitting(window));
           early.catch(() => undefined);
         };
         const release = await gate?.acquire(ctx.signal, soon);
