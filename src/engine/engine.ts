@@ -206,7 +206,12 @@ class PlannedRun {
           early = Promise.resolve().then(() => this.recorder.submitting(window));
           early.catch(() => undefined);
         };
-        const release = await gate?.acquire(ctx.signal, soon);
+        const release = await gate?.acquire(ctx.signal, soon).catch(async (error: unknown) => {
+          // stopped while it waited (Ctrl-C, a pod's SIGTERM): nothing was submitted, so the
+          // intent recorded early goes, and the next run gives no warning for this window
+          if (early) await early.then(() => this.recorder.notSubmitting(window)).catch(() => undefined);
+          throw error;
+        });
         try {
           if (!release) return await fetchWindow(window, ctx, this.fetchDeps());
           const deps = this.fetchDeps();

@@ -53,6 +53,11 @@ export class Recorder {
     await this.state?.submitting(window);
   }
 
+  /** The intent recorded for a submit that was not made after all (the run stopped first). */
+  async notSubmitting(window: Window): Promise<void> {
+    await this.state?.update(window, { submitting: null }, true);
+  }
+
   async submitted(window: Window, reportId: string): Promise<void> {
     this.knows(window, reportId);
     await this.state?.submitted(window, reportId);
