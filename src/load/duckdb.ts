@@ -6,9 +6,10 @@
 // spelling of its path (a symlink, `sub/..`), by its real path (realFilePath).
 
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { randomUUID } from 'node:crypto';
 import { existsSync, linkSync, rmSync, statSync } from 'node:fs';
-import { basename, dirname, isAbsolute, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
+import { cleanStaleTemps, tempPathFor } from '../fs/atomic.js';
+import type { Host } from '../host.js';
 import { UsageError } from '../errors.js';
 import { CliError, EXIT } from '../errors.js';
 import { boundYoungGeneration, DUCKDB_YOUNG_GENERATION } from '../io/young-generation.js';
@@ -195,7 +196,7 @@ export const DUCKDB: LoadEngine = {
   connect: async (target, deps) => {
     const unbound = boundYoungGeneration(DUCKDB_YOUNG_GENERATION);
     try {
-      return await openDuckDb(isAbsolute(target.location) ? target.location : `${deps.cwd}/${target.location}`, target.shown, deps.waitMs, deps.sleep, deps.signal, deps.now);
+      return await openDuckDb(isAbsolute(target.location) ? target.location : `${deps.cwd}/${target.location}`, target.shown, deps.waitMs, deps.sleep, deps.signal, deps.now, deps.host);
     } finally {
       unbound();
     }
@@ -211,9 +212,13 @@ export const DUCKDB: LoadEngine = {
 };
 
 /** `path`: absolute, as written (`..` not collapsed: realFilePath resolves it); `now`: the clock
- * the wait for a held file is measured by, `sleep` its waits (POLICY.duckdbLock) */
-export async function openDuckDb(path: string, shown: string, waitMs: number, sleep: Sleep, signal: AbortSignal, now: () => number = Date.now): Promise<LoadConnection> {
+ * the wait for a held file is measured by, `sleep` its waits (POLICY.duckdbLock); `host`: this
+ * process, whose pid names the drafts of a new file (createWhole) */
+export async function openDuckDb(path: string, shown: string, waitMs: number, sleep: Sleep, signal: AbortSignal, now: () => number = Date.now, host?: Pick<Host, 'pid' | 'isAlive'>): Promise<LoadConnection> {
   const duckdb = await loadDuckDb();
+  // the drafts of this file left by a process killed while it created it (createWhole): each a whole
+  // empty database, which nothing else would ever remove
+  if (host) cleanStaleTemps(realFilePath(path), host);
   const deadline = now() + waitMs;
   let instance: DuckDBInstance | undefined;
   let file = realFilePath(path);
@@ -227,7 +232,7 @@ export async function openDuckDb(path: string, shown: string, waitMs: number, sl
       // each opened the file (by two spellings of its path) would each write it, and one's rows
       // would be lost. Its real path again: a run of this process may have created it meanwhile
       file = realFilePath(path);
-      if (!existsSync(file)) await createWhole(duckdb, file);
+      if (!existsSync(file)) await createWhole(duckdb, file, host?.pid);
       instance = await duckdb.DuckDBInstance.fromCache(file, DUCKDB_OPTIONS);
       break;
     } catch (error) {
@@ -265,10 +270,12 @@ export async function openDuckDb(path: string, shown: string, waitMs: number, sl
  * of 8 processes, `test/reliability/duckdb-concurrent.test.ts`) and with it the rows committed
  * into it. It is created beside, under another name, and linked into place: a link fails where the
  * file exists, so the first one made is the one every process opens. Where the file system has no
- * links, DuckDB creates it as before.
+ * links, DuckDB creates it as before. The draft is named as the tool's temporary files are, with
+ * the pid of its process (`pid`), so that the next load of the file removes it if this process is
+ * killed before it does (openDuckDb, cleanStaleTemps).
  */
-async function createWhole(duckdb: DuckDb, file: string): Promise<void> {
-  const draft = `${dirname(file)}/.${basename(file)}.${randomUUID()}.creating`;
+async function createWhole(duckdb: DuckDb, file: string, pid: number | undefined): Promise<void> {
+  const draft = tempPathFor(file, pid);
   try {
     (await duckdb.DuckDBInstance.create(draft, DUCKDB_OPTIONS)).closeSync();
     linkSync(draft, file);

@@ -3,6 +3,7 @@
 // the metadata columns), the scope's canonical form, the comparison of a table with the export
 // (schema drift), and the per-window replace rule's statements.
 
+import type { Host } from '../host.js';
 import { CliError, EXIT, UsageError } from '../errors.js';
 import type { RowLayout } from '../export/typed.js';
 import { LOAD_METADATA, createTable, fieldType, sqlType, type Column, type ColumnType, type Dialect } from '../report/schema.js';
@@ -97,6 +98,10 @@ export interface ConnectDeps {
   sleep(ms: number, signal: AbortSignal): Promise<void>;
   /** the process, named to another run that finds a state's lock held (Postgres's application_name) */
   holder?: { pid: number; host: string };
+  /** this process, to name the drafts of a new DuckDB file by its pid and remove those of a
+   * process no longer alive (fs/atomic.ts cleanStaleTemps); without it, drafts are never taken for
+   * stale ones */
+  host?: Pick<Host, 'pid' | 'isAlive'>;
 }
 
 /** Who holds a state key: the process (from the session's application_name) and since when. */
