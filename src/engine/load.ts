@@ -39,7 +39,7 @@ export function tableSpecOf(job: Job, load: LoadPlan, f: EngineDeps, period: Win
   const { target } = load;
   const csv = load.columns;
   return {
-    connect: () => connectTo(target, { cwd: f.cwd, env: f.env, waitMs: job.wait.maxWaitMs, sleep: f.sleep, signal: f.signal, now: () => f.now() }),
+    connect: () => connectTo(target, { cwd: f.cwd, env: f.env, waitMs: job.wait.maxWaitMs, sleep: f.sleep, signal: f.signal, now: () => f.now(), host: f.host }),
     table: load.table,
     // named as the files' columns are (--column-case)
     columns: casedColumns(exportedColumns(csv.schema, csv.columns, timeDimensionOf(job.request.breakdowns)), job.output.csv.columnCase),

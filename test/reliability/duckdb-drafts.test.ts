@@ -11,6 +11,8 @@ import { describe, expect, it } from 'vitest';
 import { DUCKDB } from '../../src/load/duckdb.js';
 import { tempPathFor } from '../../src/fs/atomic.js';
 import { duckdbRows } from '../helpers/duckdb.js';
+import { runCli } from '../helpers/cli.js';
+import { sandboxEnv, withSandbox } from '../helpers/http.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const signal = new AbortController().signal;
@@ -67,5 +69,17 @@ describe('DuckDB: the drafts of a new file', () => {
     expect(drafts.length).toBeGreaterThan(0);
     for (const name of drafts) expect(name).toMatch(new RegExp(`^\\.w\\.duckdb\\.reporting-tmp-${ME}-[0-9a-f]{8}(\\.wal)?$`));
     expect(readdirSync(dir).sort()).toEqual(['w.duckdb']);
+  });
+
+  it('`run --load duckdb:` removes the draft a killed run left (the CLI, end to end)', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const file = join(dir, 'w.duckdb');
+      const dead = await leftDraft(file, DEAD);
+      const result = await runCli(['run', 'buyer', '--since', '2026-11-02', '--until', '2026-11-02', '--breakdowns', 'DAILY', '--load', `duckdb:${file}`, '--poll-interval', '20ms', '-q'], { env: sandboxEnv(sandbox, dir), cwd: dir });
+      expect(result.code, result.stderr).toBe(0);
+      expect(existsSync(dead)).toBe(false);
+      expect(existsSync(`${dead}.wal`)).toBe(false);
+      expect(readdirSync(dir).filter((name) => name.startsWith('.w.duckdb'))).toEqual([]);
+    });
   });
 });

@@ -67,7 +67,7 @@ export function databaseOf(target: LoadTarget, deps: Pick<StoreDeps, 'cwd' | 'en
     now: deps.now,
     sleep: deps.sleep,
     signal: deps.signal,
-    connect: (waitMs) => connectTo(target, { cwd: deps.cwd, env: deps.env, waitMs, sleep: deps.sleep ?? sleepFor, signal, now: deps.now, holder: { pid: deps.host.pid, host: hostname() } }),
+    connect: (waitMs) => connectTo(target, { cwd: deps.cwd, env: deps.env, waitMs, sleep: deps.sleep ?? sleepFor, signal, now: deps.now, holder: { pid: deps.host.pid, host: hostname() }, host: deps.host }),
   };
 }
 
