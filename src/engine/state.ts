@@ -216,7 +216,7 @@ export class RunState {
     const planned = period && { since: parisIso(period.since), until: parisIso(period.until), sinceUnix: period.since, untilUnix: period.until, at: instant(this.now()) };
     if (!missing.length && !planned) return this.exists();
     const change = { ...(missing.length ? { add: missing.map((window): [number, number] => [window.since, window.until]) } : {}), ...(planned ? { planned } : {}) };
-    return withNext ? this.change(change, true, true) : this.change(change);
+    return withNext && this.store.deferrable ? this.change(change, true, true) : this.change(change);
   }
 
   /** The intent, recorded before the submit: if the run dies before its answer is recorded, the

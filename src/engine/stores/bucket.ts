@@ -63,6 +63,7 @@ export function leaseMsOf(env: Readonly<Record<string, string | undefined>>): nu
 }
 
 export class BucketStore implements StateStore {
+  readonly deferrable = true;
   readonly name: string;
   private readonly url: ObjectUrl;
   private readonly lockUrl: ObjectUrl;

@@ -26,6 +26,7 @@ export function readStateText(path: string): StoredState | undefined {
 }
 
 export class FileStore implements StateStore {
+  readonly deferrable = true;
   /** a symbolic link is followed: the file it names is read, locked and replaced; the link stays */
   readonly name: string;
 

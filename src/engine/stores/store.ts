@@ -70,6 +70,10 @@ export interface LockView {
 export interface StateStore {
   /** the state as messages name it: a real path, or s3://BUCKET/KEY */
   readonly name: string;
+  /** a change may wait to be written with the next one (RunState.pending's `withNext`): not in a
+   * table, whose run's loads write the same rows in their own transactions (a change written late
+   * would conflict with one of them) */
+  readonly deferrable?: boolean;
   /** the document, or undefined when there is none yet */
   read(): Promise<StoredState | undefined>;
   /** takes the lock for a run, waiting up to `waitMs` for one held by another run to be released
