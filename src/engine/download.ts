@@ -49,7 +49,6 @@ export async function saveReport(
   }).finally(() => reporter.stop());
   await receiver.sink.commit();
   return { ...result, path: receiver.sink.path, elapsedMs: ctx.now() - started };
-  return { ...result, elapsedMs: ctx.now() - started };
 }
 
 /** What opening or checking an output needs of the command (a file, an object, stdout). */
