@@ -6,7 +6,7 @@
 // only when a command runs (src/cli/program.ts), never for --help.
 
 import { ReportingClient } from './api/client.js';
-import { Http } from './api/http.js';
+import { Connections, Http } from './api/http.js';
 import { Secrets } from './api/redact.js';
 import { environmentLogin, environmentSecrets, environmentToken, profileVariable, resolveBaseUrl, resolveToken, unknownProfile, type BaseUrlSource } from './auth/resolve.js';
 import { calendarFrom, movedWarning, offsetText, type Calendar } from './clock.js';
@@ -66,14 +66,23 @@ export interface Factory extends Context {
   close(): Promise<void>;
 }
 
-/** `shared`: the secrets of the factory a job's factory is made from (forProfile). A fleet's jobs
- * share one set: the environment's secrets are every profile's, so each job's own copy of them
- * (and its own pattern of them) cost 3,000 jobs of 1,000 profiles 3 million strings. */
-export function createFactory(ctx: Context, globals: GlobalFlags, shared?: Secrets): Factory {
+/** What a job's factory shares with the factory it is made from (forProfile). */
+interface Shared {
+  /** A fleet's jobs share one set: the environment's secrets are every profile's, so each job's own
+   * copy of them (and its own pattern of them) cost 3,000 jobs of 1,000 profiles 3 million strings. */
+  secrets: Secrets;
+  /** the process's keep-alive agent, closed by the first factory */
+  connections: Connections;
+}
+
+/** The command's factory; `shared`: what a job's factory takes of the fleet's (forProfile). */
+export function createFactory(ctx: Context, globals: GlobalFlags, shared?: Shared): Factory {
   const profileName = globals.profile.trim() || 'default';
   // an unparsable REPORTING_NOW stops the command here, before it does anything (exit 2)
   const calendar = calendarFrom(ctx.env.REPORTING_NOW, ctx.now);
-  const secrets = shared ?? environmentSecretsOf(ctx);
+  const secrets = shared?.secrets ?? environmentSecretsOf(ctx);
+  // one keep-alive agent for the process: a fleet's jobs reuse each other's sockets
+  const connections = shared?.connections ?? new Connections(globals.timeoutMs);
   let store: TokenStore | undefined;
   let profileRead: { profile: Profile | undefined } | undefined;
   let baseUrlFound: ReturnType<Factory['baseUrl']> | undefined;
@@ -115,7 +124,7 @@ export function createFactory(ctx: Context, globals: GlobalFlags, shared?: Secre
       baseUrlFound ??= resolveBaseUrl(globals.baseUrl, ctx.env, factory.profile(), profileName, creating ? undefined : () => unknown(factory));
       return baseUrlFound;
     },
-    http: (baseUrl) => httpOf(ctx, globals, baseUrl, trace, secrets),
+    http: (baseUrl) => httpOf(ctx, globals, baseUrl, trace, secrets, connections),
     client() {
       client ??= clientOf(factory);
       return client;
@@ -132,9 +141,11 @@ export function createFactory(ctx: Context, globals: GlobalFlags, shared?: Secre
         email: source === 'login' ? email : undefined,
       }));
     },
-    forProfile: (profile, stderr) => createFactory({ ...ctx, ...(stderr ? { stderr } : {}) }, { ...globals, profile, json: false }, secrets),
+    forProfile: (profile, stderr) => createFactory({ ...ctx, ...(stderr ? { stderr } : {}) }, { ...globals, profile, json: false }, { secrets, connections }),
     async close() {
       await client?.close();
+      // a job's factory leaves the shared connections to the one it was made from
+      if (!shared) await connections.close();
     },
   };
   return factory;
@@ -182,7 +193,7 @@ function traceOf(ctx: Context, globals: GlobalFlags): Factory['trace'] {
   return (line) => { ctx.stderr.write(`${safeText(line)}\n`); };
 }
 
-function httpOf(ctx: Context, globals: GlobalFlags, baseUrl: string, trace: Factory['trace'], secrets: Secrets): Http {
+function httpOf(ctx: Context, globals: GlobalFlags, baseUrl: string, trace: Factory['trace'], secrets: Secrets, connections: Connections): Http {
   const http = new Http({
     baseUrl,
     timeoutMs: globals.timeoutMs,
@@ -191,6 +202,7 @@ function httpOf(ctx: Context, globals: GlobalFlags, baseUrl: string, trace: Fact
     userAgent: `reporting/${ctx.version} (node ${ctx.host.nodeVersion})`,
     signal: ctx.signal,
     dispatcher: ctx.dispatcher,
+    connections,
     trace,
     now: ctx.now,
     random: ctx.random,

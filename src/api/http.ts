@@ -22,6 +22,8 @@ export interface HttpConfig {
   userAgent: string;
   signal: AbortSignal;
   dispatcher?: Dispatcher;
+  /** the process's shared keep-alive agent (a fleet's jobs share it); without it, the client makes its own */
+  connections?: Connections;
   trace?: (line: string) => void;
   now?: () => number;
   random?: () => number;
@@ -95,12 +97,33 @@ export function loopbackOnly(connect: buildConnector.connector): buildConnector.
   };
 }
 
+/** The keep-alive agent the clients of one process share, made at the first request (undici is
+ * loaded then: a command that sends none, `jobs validate`, `schema`, does not pay its 20 MB and
+ * 0.1 s). A fleet's jobs reuse each other's sockets: a job's first submit, on the hand-off's path,
+ * finds one open instead of connecting. */
+export class Connections {
+  private agent?: Promise<Dispatcher>;
+
+  constructor(private readonly timeoutMs: number) {}
+
+  dispatcher(): Promise<Dispatcher> {
+    this.agent ??= loadUndici().then(({ Agent, buildConnector: connector }) =>
+      new Agent({ connect: loopbackOnly(connector({ timeout: this.timeoutMs })), keepAliveTimeout: 10_000 }));
+    return this.agent;
+  }
+
+  async close(): Promise<void> {
+    if (this.agent) await (await this.agent).close().catch(() => undefined);
+  }
+}
+
 export class Http {
-  /** the dispatcher given, or made at the first request (undici is loaded then: a command that
-   * sends none, `jobs validate`, `schema`, does not pay its 20 MB and 0.1 s) */
+  /** the dispatcher given, or the connections' agent */
   private dispatcher?: Promise<Dispatcher>;
+  /** the connections given, or this client's own (closed with it) */
+  private readonly connections: Connections;
+  private readonly ownsConnections: boolean;
   readonly secrets: Secrets;
-  private readonly ownsDispatcher: boolean;
   private readonly now: () => number;
   private readonly random: () => number;
   private readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
@@ -110,8 +133,9 @@ export class Http {
   onRetry?: HttpHooks['onRetry'];
 
   constructor(readonly config: HttpConfig) {
-    this.ownsDispatcher = config.dispatcher === undefined;
     if (config.dispatcher) this.dispatcher = Promise.resolve(config.dispatcher);
+    this.ownsConnections = config.connections === undefined;
+    this.connections = config.connections ?? new Connections(config.timeoutMs);
     this.secrets = config.secrets ?? new Secrets();
     this.now = config.now ?? Date.now;
     this.random = config.random ?? Math.random;
@@ -119,12 +143,11 @@ export class Http {
   }
 
   async close(): Promise<void> {
-    if (this.ownsDispatcher && this.dispatcher) await (await this.dispatcher).close().catch(() => undefined);
+    if (this.ownsConnections) await this.connections.close();
   }
 
   private dispatcherOf(): Promise<Dispatcher> {
-    this.dispatcher ??= loadUndici().then(({ Agent, buildConnector: connector }) =>
-      new Agent({ connect: loopbackOnly(connector({ timeout: this.config.timeoutMs })), keepAliveTimeout: 10_000 }));
+    this.dispatcher ??= this.connections.dispatcher();
     return this.dispatcher;
   }
 
