@@ -27,6 +27,8 @@ export type FileKind = Pick<Stats, 'isFile' | 'isDirectory' | 'isFIFO' | 'isSock
 let settled: Settled | undefined;
 
 interface Settled {
+  /** whether folders are listed (a pass over many paths), or only the answers kept (one check's) */
+  lists: boolean;
   /** each folder's entries, read once, by its real path (null: it cannot be listed) */
   listings: Map<string, Map<string, Dirent> | null>;
   /** the real path found for each path that is there */
@@ -46,7 +48,7 @@ interface Settled {
   tools: Map<PathUse, { cwd: string; real: string } | undefined>;
 }
 
-const settle = (): Settled => ({ listings: new Map(), real: new Map(), absent: new Set(), writable: new Set(), probed: new Set(), files: new Map(), targets: new Map(), toolUses: new Map(), tools: new Map() });
+const settle = (lists: boolean): Settled => ({ lists, listings: new Map(), real: new Map(), absent: new Set(), writable: new Set(), probed: new Set(), files: new Map(), targets: new Map(), toolUses: new Map(), tools: new Map() });
 const ABSENT_KEPT = 4096;
 
 /**
@@ -78,9 +80,9 @@ export async function withSettledPathsAsync<T>(pass: () => Promise<T>): Promise<
 /** Starts a pass, unless one runs (a pass within it is the outer one's); answers how to end it.
  * Only the pass that made the answers forgets them: two waiting passes that overlap, the first
  * ending first, must not put the first's back when the second ends (they would answer for ever). */
-function enter(): () => void {
+function enter(lists = true): () => void {
   if (settled) return () => {};
-  const mine = settle();
+  const mine = settle(lists);
   settled = mine;
   return () => {
     if (settled === mine) settled = undefined;
@@ -92,7 +94,7 @@ function enter(): () => void {
  * cannot be listed, or no pass runs). */
 function entryOf(path: string): Dirent | null | undefined {
   // (a listing's names are compared as written: not on file systems that fold case)
-  if (!settled || FOLDS_CASE) return undefined;
+  if (!settled?.lists || FOLDS_CASE) return undefined;
   const parent = parentOf(path);
   if (parent === path) return undefined;
   const folder = realOf(parent);
@@ -132,6 +134,8 @@ function realOf(path: string): string | null {
   const entry = entryOf(path);
   let real: string | null = null;
   if (entry === null) real = null;
+  // (a check that lists no folder: what is in a folder found not there is not there either)
+  else if (settled && !settled.lists && parentOf(path) !== path && settled.absent.has(parentOf(path))) real = null;
   else if (entry && !entry.isSymbolicLink()) real = joinNormal(realOf(parentOf(path)) as string, [entry.name]);
   else {
     try {
@@ -304,6 +308,17 @@ function realFileNow(path: string, hops = 0): string {
  * owns). Case-insensitive file systems (macOS, Windows) fold case.
  */
 export function refuseSharedPaths(uses: readonly PathUse[], cwd: string, platform: NodeJS.Platform): void {
+  // the answers kept for this check (its uses share folders: the tool's five files sit in one,
+  // often not made yet, which each of them walked up again: 45 realpaths a job of a fleet)
+  const leave = enter(false);
+  try {
+    refuseShared(uses, cwd, platform);
+  } finally {
+    leave();
+  }
+}
+
+function refuseShared(uses: readonly PathUse[], cwd: string, platform: NodeJS.Platform): void {
   const folds = platform === 'darwin' || platform === 'win32';
   const seen: { use: PathUse; real: string; inside: string }[] = [];
   for (const use of uses) {

@@ -63,6 +63,24 @@ describe('a settled pass answers as the file system does', () => {
     expect(withSettledPaths(() => [clashes(dir), clashes(dir), clashes(join(dir, 'real'))])).toEqual([outside, outside, clashes(join(dir, 'real'))]);
   });
 
+  it("one check keeps its answers (a configuration folder not made yet): a link into it is still the tool's file", () => {
+    // the check walks the missing folder up once for its five files; a path under a folder found
+    // not there is not there either, but a link into it is still followed
+    const config = join(dir, 'not-yet', 'reporting');
+    symlinkSync(join(config, 'config.json'), join(dir, 'into-store.csv'));
+    const check = (state: string, output: string) => errorOf(() => refuseSharedPaths(runFiles(state, [output], config), dir, 'linux'));
+    expect(check('s.json', 'into-store.csv')).toMatch(/refusing to write over the token store .*: -o names it/);
+    expect(check('s.json', 'real/../not-yet/reporting/journal/a.csv')).toMatch(/refusing to write over the journal .*: -o names it/);
+    expect(check('not-yet/reporting/config.json.lock', 'a.csv')).toMatch(/refusing to write over the token store's lock file .*: --state names it/);
+    expect(check('not-yet/s.json', 'not-yet/reporting-2/a.csv')).toBeUndefined();
+    expect(withSettledPaths(() => check('s.json', 'into-store.csv'))).toMatch(/token store/);
+    // nothing kept from one check to the next: the folder made (a link elsewhere), a path there is the journal's
+    mkdirSync(join(dir, 'elsewhere', 'reporting'), { recursive: true });
+    symlinkSync(join(dir, 'elsewhere'), join(dir, 'not-yet'));
+    expect(check('s.json', 'elsewhere/reporting/journal/a.csv')).toMatch(/refusing to write over the journal .*: -o names it/);
+    expect(check('s.json', 'real/a.csv')).toBeUndefined();
+  });
+
   it('a state not there: known from the listings in a pass; a path under a file is still an error', () => {
     const missing = [join(dir, 'real', 'none.json'), join(dir, 'gone', 'deeper', 's.json')];
     expect(missing.map(listedAbsent)).toEqual([false, false]);
