@@ -75,6 +75,9 @@ interface DownloadJob<R extends Receiver> {
   progress?: Progress;
   /** told before a new attempt */
   onRetry?: (attempt: number, reason: string) => void;
+  /** told the moment the whole body is in (before the promise chain back to the caller: a fleet's
+   * budget slot goes on from here) */
+  taken?: () => void;
 }
 
 /** Downloads a ready report into a receiver, retrying broken downloads from the start into a new
@@ -96,6 +99,7 @@ export async function downloadInto<R extends Receiver>(client: ReportingClient, 
     try {
       const answer = await answering;
       const result = await receiver.take(stallGuarded(answer.body, client.http.config.timeoutMs), options.progress);
+      options.taken?.();
       return { receiver, result };
     } catch (error) {
       await receiver.abort();

@@ -11,7 +11,7 @@ import { openScratchSink } from '../export/sink.js';
 import type { Host } from '../host.js';
 import { collectGarbage } from '../gc.js';
 import type { Expectation, PollOptions } from '../report/poll.js';
-import { waitUntilReady } from '../report/poll.js';
+import { firstReadyMs, waitUntilReady } from '../report/poll.js';
 import { requestParams } from '../report/request.js';
 import { summaryMismatch, setsTimeZone } from '../report/summary.js';
 import { describeWindow, type Window } from '../report/windows.js';
@@ -54,6 +54,14 @@ export const MAX_DOWNLOADS = 2;
  * the garbage of a large scan for later, and later is when the next scan adds its own (measured in
  * the same section: 157 MiB without, 142-145 MiB with, for 1,000,000 rows). Small windows skip it. */
 export const GC_AFTER_BYTES = 8 << 20;
+
+/** A submit answered within this was sent once: its readiness is counted from when it went out. */
+const SUBMIT_SENT_MS = 1_000;
+
+/** How long before a report is expected ready the budget's next window is told (fleet/budget.ts
+ * readying): time to write its intent, a state write with fsync, 10-50 ms in a fleet of 300 jobs
+ * (npm run bench:fleet), before the slot is free. */
+export const INTENT_LEAD_MS = 100;
 
 export interface FetchDeps {
   job: Job;
@@ -98,8 +106,13 @@ export async function fetchWindow(window: Window, ctx: TaskContext, deps: FetchD
   const { reportId, resumed } = await startReport(window, previous, deps.attemptOf(window), {
     submit: async () => {
       await deps.intend(window);
+      const sent = deps.now();
       const id = await client.submit(job.side, requestParams({ ...job.request, since: window.since, until: window.until }));
-      submittedAt = deps.now();
+      // the server's work starts as the request arrives: counted from when it went out, not from
+      // its answer (which comes 10-100 ms later in a busy fleet, and by as much varies); a submit
+      // retried (a 429, a lost connection) from its answer
+      const answered = deps.now();
+      submittedAt = answered - sent > SUBMIT_SENT_MS ? answered : sent;
       return id;
     },
     status: (id) => client.status(id),
@@ -114,6 +127,17 @@ export async function fetchWindow(window: Window, ctx: TaskContext, deps: FetchD
   const started = deps.now();
   let polls = 0;
   const expected = resumed ? undefined : deps.expected?.(window);
+  // the budget's next window is told a little before this report is expected ready (its intent,
+  // a state write with fsync, is then written by the time the slot is free), and at the latest
+  // when it is ready
+  let told = false;
+  const tell = () => {
+    if (told) return;
+    told = true;
+    deps.ready?.();
+  };
+  const readyFrom = expected && deps.ready ? firstReadyMs(expected) : undefined;
+  const early = readyFrom === undefined || submittedAt === undefined ? undefined : setTimeout(tell, Math.max(0, submittedAt + readyFrom - INTENT_LEAD_MS - deps.now()));
   await waitUntilReady(client, reportId, {
     ...deps.poll,
     ...(expected ? { expected, ...(submittedAt === undefined ? {} : { submittedAt }) } : {}),
@@ -123,9 +147,9 @@ export async function fetchWindow(window: Window, ctx: TaskContext, deps: FetchD
       polls = count;
       deps.emit({ event: 'polled', window, reportId, status: status.status, polls: count, durationMs: elapsed });
     },
-  });
+  }).finally(() => clearTimeout(early));
   deps.emit({ event: 'ready', window, reportId, polls, durationMs: deps.now() - started });
-  deps.ready?.();
+  tell();
   return download(window, ctx, reportId, client, deps);
 }
 
@@ -156,8 +180,11 @@ async function download(window: Window, ctx: TaskContext, reportId: string, clie
     open,
     progress: (rows, bytes) => deps.progress(window, rows, bytes),
     onRetry: (again, reason) => deps.emit({ event: 'retried', window, reportId, attempt: again + 1, message: reason }),
+    taken: () => {
+      release();
+      deps.downloaded?.();
+    },
   }).finally(release);
-  deps.downloaded?.();
   const mismatch = summaryMismatch(window, deps.job.request.breakdowns, result.summary);
   if (mismatch && setsTimeZone(deps.job.request.extra)) deps.emit({ event: 'warning', window, reportId, message: `${mismatch} (--param sets the time zone)` });
   else if (mismatch) {

@@ -101,7 +101,9 @@ export class Starts {
       ended = true;
       clearTimeout(timer);
       const next = this.waiting.shift();
-      if (next) next();
+      // (the next job's start, milliseconds of CPU, waits for what is queued now: the submit of
+      // the window that just got its slot goes out first)
+      if (next) setImmediate(next);
       else this.free++;
     };
     const timer = setTimeout(end, this.patienceMs);

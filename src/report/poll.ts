@@ -194,6 +194,13 @@ export function aimMs(cells: readonly Cell[], first: number, made: number, lastM
   return Math.round(Math.max(cells.at(-1)!.byMs, lastMs) + OVERDUE_FIRST_MS * 2 ** Math.max(0, past));
 }
 
+/** When reports of a kind begin to be ready, counted from the submission: the readiness seen's
+ * lowest aim (quantile 0.05), or undefined before one was seen. */
+export function firstReadyMs(expected: Expectation): number | undefined {
+  const cells = expected.cells();
+  return cells.length ? quantileMs(cells, AIM_QUANTILES[0]).atMs : undefined;
+}
+
 /** The wait after poll `n` (0-based): 1 s, 2 s, 4 s, then 7.5 s, each with ±5% jitter. */
 export function pollDelayMs(n: number, random: () => number = Math.random, intervalMs?: number, firstMs = FIRST_POLL_MS): number {
   if (intervalMs !== undefined) return intervalMs;

@@ -54,4 +54,45 @@ describe('jobs run: the intent of a window waiting for the budget', () => {
       });
     }, 90_000);
   }
+
+  it('is recorded a little before the slot\'s report is expected ready, once reports of its kind were seen', async () => {
+    // the sandbox's clock moves only when the test says: the first report is ready when the test
+    // moves it, after about a second; the second is never ready until the end, yet the third
+    // window, expecting it ready after about as long as the first took, records its intent
+    let at = Date.now();
+    let clock = () => at;
+    await withSandbox({ now: () => clock(), accounts: 3 }, async (sandbox, dir) => {
+      writeFileSync(join(dir, 'reporting.yaml'), [
+        'version: 1', 'concurrency: 1', 'defaults:', '  since: 2026-11-01', '  until: 2026-11-01', '  chunk: day',
+        '  state: state/{job}.json', '  output: out/{job}/{since}.csv', 'jobs:',
+        ...['first', 'second', 'third'].flatMap((name) => [`  - name: ${name}`, '    side: buyer', `    profile: ${name}`, '    breakdowns: DAILY']), '',
+      ].join('\n'));
+      const env = {
+        REPORTING_CONFIG_DIR: join(dir, '.config'), REPORTING_BASE_URL: sandbox.baseUrl,
+        ...Object.fromEntries(['FIRST', 'SECOND', 'THIRD'].map((name, i) => [`REPORTING_TOKEN_${name}`, sandbox.accounts[i]?.token as string])),
+      };
+      const child = startCli(['jobs', 'run'], { env, cwd: dir });
+      const done = collect(child, { timeoutMs: 60_000 });
+      try {
+        await until(() => typeof stateOf(dir, 'first')?.windows[0]?.reportId === 'string', 'the first report submitted');
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        at += 60_000;
+        await until(() => typeof stateOf(dir, 'second')?.windows[0]?.reportId === 'string', 'the second report submitted');
+        const second = Date.now();
+        // the second report stays in progress: only the expectation can tell the third window
+        await until(() => typeof stateOf(dir, 'third')?.windows[0]?.submitting === 'string', 'the third window\'s intent recorded', 10_000);
+        expect(Date.now() - second, 'told about when the second report was expected ready, not at once').toBeGreaterThan(400);
+        expect(sandbox.stats().submitted, 'the third report not submitted yet').toBe(2);
+        expect(stateOf(dir, 'second')?.windows[0]?.status).not.toBe('done');
+      } finally {
+        // the clock runs again, a minute on: every report is ready
+        const offset = at + 60_000 - Date.now();
+        clock = () => Date.now() + offset;
+      }
+      const result = await done;
+      expect(result.code, result.stderr).toBe(0);
+      expect(sandbox.stats().submitted).toBe(3);
+      expect(stateOf(dir, 'third')?.windows[0]).toMatchObject({ status: 'done', submitting: null });
+    });
+  }, 90_000);
 });
