@@ -446,8 +446,9 @@ async function runOne(fileJob: FileJob, opts: RunOptions, file: JobFile, { budge
   let exitCode: number = EXIT.ok;
   let error: string | undefined;
   try {
-    // (its folders were probed by the file's check, once a folder: `look` probes none again)
-    const prepared: Job = prepareRun(opts, deps, 'look');
+    // (its folders were probed by the file's check, once a folder: `look` probes none again; and its
+    // paths checked against each other's: its run checks them again, each window's, as it starts)
+    const prepared: Job = prepareRun(opts, deps, 'look', { shared: false });
     await runJob({ ...prepared, argv: ['run', ...commandWords(fileJob)], gate: startedAt(budget.gateFor(fileJob.profile, turn.end), turn), readiness, observe: (event) => { tally.observe(event); metrics?.observe(event); } }, deps);
   } catch (caught) {
     refusedBeforeStart = caught instanceof LockedError || caught instanceof UsageError;

@@ -54,7 +54,9 @@ export async function runJob(job: Job, f: EngineDeps): Promise<void> {
     // the uploads a killed run left in flight (recorded in the state, wherever it is): aborted
     if (state.uploads.length) await state.uploadsEnded(await abortRecordedUploads(state.uploads, objectsConfig(f, where.configDir)));
     if (start.upToDate) return await nothingToFetch(job, f, where.startedAt);
-    await runPlanned(job, f, { ...where, since, state, lookbackFrom: start.lookbackFrom, tableGone: job.load !== undefined && databaseGone(job.load.target, f.cwd) });
+    // (precheck checked the windows from the request's since: planRun checks them again only
+    // when the state starts the run elsewhere)
+    await runPlanned(job, f, { ...where, since, prechecked: job.request.since, state, lookbackFrom: start.lookbackFrom, tableGone: job.load !== undefined && databaseGone(job.load.target, f.cwd) });
   } finally {
     await state.close();
   }

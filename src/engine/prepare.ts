@@ -55,8 +55,10 @@ export async function checkOutputs(job: Job, f: EngineDeps): Promise<void> {
 }
 
 /** The run's Job, every flag checked before the first request (`jobs` checks all its jobs so).
- * `check`: how -o's place is checked (`look`: creating nothing, for `jobs list|plan|validate`). */
-export function prepareRun(opts: RunOptions, f: EngineDeps, check: WriteCheck = 'probe'): Job {
+ * `check`: how -o's place is checked (`look`: creating nothing, for `jobs list|plan|validate`);
+ * `shared: false`: no path is checked against the run's others (a job of `jobs run`, whose file's
+ * check did so a moment before, and whose run checks each window's files again, engine.ts precheck). */
+export function prepareRun(opts: RunOptions, f: EngineDeps, check: WriteCheck = 'probe', { shared = true } = {}): Job {
   const { side } = opts;
   const typed = opts.jobs ?? DEFAULT_JOB_FLAGS;
   // --log-format, else REPORTING_LOG_FORMAT, else text
@@ -84,7 +86,7 @@ export function prepareRun(opts: RunOptions, f: EngineDeps, check: WriteCheck = 
   if (flags.state && isDatabaseUrl(flags.state)) {
     throw new UsageError(`--state ${flags.state.replace(/:[^@/:]*@/, ':***@')}: a run keeps its state in its --load database with --state table`, 'give --load DATABASE --state table (the state of `state show DATABASE`)').about('--state');
   }
-  refuseSharedPaths(runFiles(flags.state && isStatePath(flags.state) ? flags.state : undefined, known(template), configDir(f.env, f.host.platform), more.map(known)), f.cwd, f.host.platform);
+  if (shared) refuseSharedPaths(runFiles(flags.state && isStatePath(flags.state) ? flags.state : undefined, known(template), configDir(f.env, f.host.platform), more.map(known)), f.cwd, f.host.platform);
   // a state file that cannot be made (its folder a file) is found as -o's would be, not by its lock
   if (flags.state && isStatePath(flags.state)) checkWritableTarget(flags.state, f.cwd, flags.state, check, '--state');
   const loading = loadPlanOf(opts.load, side, f);
