@@ -44,11 +44,20 @@ export interface Expectation {
   cells(): readonly Cell[];
   /** a report was still in progress when asked at `lowerMs` (0: never asked), ready at `upperMs` */
   observe(lowerMs: number, upperMs: number): void;
-  /** a new wait's phase in [0, 1): 0 for the kind's first, then spread by the golden ratio, so that
-   * the waits of a kind not yet seen poll at times that interleave rather than coincide */
+  /** a new wait's phase in [0, 1): 0 for the process's first, then spread by the golden ratio (over
+   * every kind), so that the waits of kinds not yet seen poll at times that interleave rather than coincide */
   phase(): number;
-  /** `listener` is called once, when the kind's first report is seen ready; returns how to stop */
-  onFirst(listener: () => void): () => void;
+  /** `listener` is called when the kind's first report is seen ready (`own`), and, while the kind
+   * is not seen yet, when another kind's first is (which was still in progress at `fromMs` after
+   * its submission); returns how to stop */
+  onFirst(listener: (sighting: Sighting) => void): () => void;
+}
+
+/** The first report of a kind seen ready: of the listener's own kind, or of another, which had
+ * been in progress `fromMs` from its submission. */
+export interface Sighting {
+  own: boolean;
+  fromMs: number;
 }
 
 /** A span of the readiness seen, (fromMs, byMs], and the share of reports ready in it. */
@@ -86,30 +95,44 @@ const GOLDEN = (Math.sqrt(5) - 1) / 2;
  * their spread. A wrong estimate costs a few polls, never a later notice than the backoff's.
  *
  * Before any report of a kind was seen, its waits poll on the backoff scaled by 2^phase (phases
- * spread by the golden ratio), so that together they ask at interleaving times; the first report
- * seen ready wakes the others, which ask at once if they are past it, or aim then.
+ * spread by the golden ratio over every kind's waits), so that together they ask at interleaving
+ * times; the first report seen ready wakes the others, which ask at once if they are past it, or
+ * aim then. It also wakes the waits of the kinds not seen yet: each asks once, within a few ms, if
+ * it has run as long as that report had when still in progress (a fleet's first reports, of a few
+ * kinds submitted together, end together), and rests on otherwise.
  */
 export class Readiness {
   private readonly kinds = new Map<string, KindReadiness>();
+  private waits = 0;
 
   of(name: string): Expectation {
-    let kind = this.kinds.get(name);
-    if (!kind) this.kinds.set(name, (kind = new KindReadiness()));
-    const mine = kind;
+    let mine = this.kinds.get(name);
+    if (!mine) {
+      const made: KindReadiness = new KindReadiness((lowerMs) => this.sighted(made, lowerMs));
+      this.kinds.set(name, (mine = made));
+    }
+    const kind = mine;
     return {
-      cells: () => mine.cells,
-      observe: (lowerMs, upperMs) => mine.observe(lowerMs, upperMs),
-      phase: () => mine.phase(),
-      onFirst: (listener) => mine.listen(listener),
+      cells: () => kind.cells,
+      observe: (lowerMs, upperMs) => kind.observe(lowerMs, upperMs),
+      phase: () => (this.waits++ * GOLDEN) % 1,
+      onFirst: (listener) => kind.listen(listener),
     };
+  }
+
+  /** A kind's first report seen ready: the waits of the kinds not seen yet are told too (reports
+   * submitted together often end together: each asks once if it has run as long). */
+  private sighted(kind: KindReadiness, fromMs: number): void {
+    for (const other of this.kinds.values()) if (other !== kind && other.cells.length === 0) other.tell({ own: false, fromMs });
   }
 }
 
 class KindReadiness {
   private readonly seen: [number, number][] = [];
   cells: Cell[] = [];
-  private waits = 0;
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new Set<(sighting: Sighting) => void>();
+
+  constructor(private readonly onFirstSeen: (lowerMs: number) => void) {}
 
   observe(lowerMs: number, upperMs: number): void {
     if (!(upperMs > lowerMs) || lowerMs < 0) return;
@@ -118,16 +141,18 @@ class KindReadiness {
     if (this.seen.length > READINESS_KEPT) this.seen.shift();
     this.cells = readinessCells(this.seen);
     if (!first) return;
+    this.tell({ own: true, fromMs: lowerMs });
+    this.onFirstSeen(lowerMs);
+  }
+
+  /** Each listener told once (a wait listens again if it goes on sleeping). */
+  tell(sighting: Sighting): void {
     const listeners = [...this.listeners];
     this.listeners.clear();
-    for (const listener of listeners) listener();
+    for (const listener of listeners) listener(sighting);
   }
 
-  phase(): number {
-    return (this.waits++ * GOLDEN) % 1;
-  }
-
-  listen(listener: () => void): () => void {
+  listen(listener: (sighting: Sighting) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -350,12 +375,17 @@ class Pace {
     return cells?.length ? aimMs(cells, this.first, this.made, this.answered, this.draw) : undefined;
   }
 
+  /** A woken wait's rest before it asks: drawn over a few ms, so that the woken do not ask at once. */
+  private spread(): number {
+    return Math.max(1, Math.round((this.options.random ?? Math.random)() * WOKEN_SPREAD_MS));
+  }
+
   private delay(woken: boolean): number {
     const { options } = this;
     const aim = this.aim();
     const fromSubmit = this.fromSubmit();
     // woken past the first report seen: this one is likely ready, ask now (drawn over a few ms)
-    if (woken && aim !== undefined && fromSubmit >= aim) return Math.max(1, Math.round((options.random ?? Math.random)() * WOKEN_SPREAD_MS));
+    if (woken && aim !== undefined && fromSubmit >= aim) return this.spread();
     const firstMs = (options.firstMs ?? POLICY.poll.firstMs) * this.scale;
     const backoff = pollDelayMs(this.polls - 1, options.random, options.intervalMs, firstMs);
     return aim === undefined ? backoff : Math.max(1, Math.min(backoff, Math.ceil(aim - fromSubmit)));
@@ -367,9 +397,9 @@ class Pace {
     if (!expected || signal.aborted || this.seen()) return options.sleep(ms, signal);
     const wake = new AbortController();
     const unfollow = follow(signal, wake);
-    let woken = false;
-    const stop = expected.onFirst(() => {
-      woken = true;
+    let woken: Sighting | undefined;
+    const stop = expected.onFirst((sighting) => {
+      woken = sighting;
       wake.abort();
     });
     const at = options.now();
@@ -382,7 +412,10 @@ class Pace {
       stop();
     }
     const left = Math.max(0, ms - (options.now() - at));
-    return options.sleep(Math.min(left, this.delay(true)), signal);
+    if (woken.own) return options.sleep(Math.min(left, this.delay(true)), signal);
+    // another kind's first report seen: this one asks soon (drawn over a few ms) if it has run at
+    // least as long as that one had when still in progress, else rests on, listening
+    return this.rest(this.fromSubmit() >= woken.fromMs ? Math.min(left, this.spread()) : left);
   }
 }
 

@@ -205,6 +205,33 @@ describe('waitUntilReady with an expectation', () => {
     expect(asked.b.at(-1)).toBe(3760);
   });
 
+  it('a wait of a kind not seen yet is woken when another kind\'s first report is seen ready, and asks soon if it has run as long', async () => {
+    const clock = new FakeClock();
+    const readiness = new Readiness();
+    const asked: Record<'a' | 'b' | 'late', number[]> = { a: [], b: [], late: [] };
+    const submitted: Record<'a' | 'b' | 'late', number> = { a: 0, b: 0, late: 2100 };
+    const client = {
+      status: async (id: string) => {
+        asked[id as 'a' | 'b' | 'late'].push(clock.now);
+        return { status: clock.now - submitted[id as 'a' | 'b' | 'late'] >= 3000 ? 'ready' : 'progress', message: null, report_id: id };
+      },
+    } as unknown as ReportingClient;
+    const options = (kind: string): PollOptions => ({
+      maxWaitMs: 600_000, signal: new AbortController().signal, now: () => clock.now, random: () => 0.5,
+      sleep: (ms, signal) => clock.sleep(ms, signal), firstMs: 250, expected: readiness.of(kind),
+    });
+    const late = clock.sleep(2100, new AbortController().signal).then(() => waitUntilReady(client, 'late', options('c')));
+    const all = Promise.all([waitUntilReady(client, 'a', options('a')), waitUntilReady(client, 'b', options('b')), late]);
+    await clock.runUntil(all);
+    // a (the first phase) finds its report ready at 3.75 s; b (another kind, phase 0.618) asks
+    // 10 ms later, not at 5.756 s
+    expect(asked.a).toEqual([0, 250, 750, 1750, 3750]);
+    expect(asked.b.slice(0, 4)).toEqual([0, 384, 1151, 2686]);
+    expect(asked.b.at(-1)).toBe(3760);
+    // submitted at 2.1 s, it had run 1.65 s when a was seen (a was still in progress at 1.75 s): not asked then
+    expect(asked.late.filter((at) => at > 3750 && at < 3800)).toEqual([]);
+  });
+
   it('Ctrl-C while a wait sleeps on its backoff ends it, and leaves no listener on the signal', async () => {
     const clock = new FakeClock();
     const stop = new AbortController();
