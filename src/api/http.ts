@@ -97,6 +97,11 @@ export function loopbackOnly(connect: buildConnector.connector): buildConnector.
   };
 }
 
+/** How long a socket is kept idle (a server that says less, in its Keep-Alive header, is believed):
+ * a fleet's next submit finds one of the sockets its jobs left, and one kept longer than a server
+ * keeps it would meet the server closing it as the request goes out. */
+const KEEP_ALIVE_MS = 4_000;
+
 /** The keep-alive agent the clients of one process share, made at the first request (undici is
  * loaded then: a command that sends none, `jobs validate`, `schema`, does not pay its 20 MB and
  * 0.1 s). A fleet's jobs reuse each other's sockets: a job's first submit, on the hand-off's path,
@@ -108,7 +113,7 @@ export class Connections {
 
   dispatcher(): Promise<Dispatcher> {
     this.agent ??= loadUndici().then(({ Agent, buildConnector: connector }) =>
-      new Agent({ connect: loopbackOnly(connector({ timeout: this.timeoutMs })), keepAliveTimeout: 10_000 }));
+      new Agent({ connect: loopbackOnly(connector({ timeout: this.timeoutMs })), keepAliveTimeout: KEEP_ALIVE_MS }));
     return this.agent;
   }
 

@@ -393,7 +393,9 @@ async function runJobs(jobs: readonly FileJob[], optionsOf: (job: FileJob) => Ru
     outcome.catch(() => undefined);
     running.push(outcome);
   }
-  const outcomes = await Promise.all(running);
+  // (every job ends before the run does, even one failing outside its own errors: they share connections)
+  const settled = await Promise.allSettled(running);
+  const outcomes = settled.map((one) => { if (one.status === 'rejected') throw one.reason; return one.value; });
   // every job's run, also when some failed (a failed write of it fails the run)
   if (metricsFile) {
     await writeMetricsFile(metricsFile, runs).catch((error: unknown) => {
@@ -479,7 +481,7 @@ function startedAt(gate: Gate, turn: Turn): Gate {
         turn.end();
       }
     },
-    readying: () => gate.readying?.(),
+    readying: () => gate.readying?.() === true,
   };
 }
 

@@ -219,7 +219,7 @@ class PlannedRun {
           const deps = this.fetchDeps();
           // the slot goes on when the body is here (release may be called twice: once is enough)
           return await fetchWindow(window, ctx, {
-            ...deps, downloaded: release, ready: () => gate?.readying?.(),
+            ...deps, downloaded: release, ready: () => gate?.readying?.() === true,
             intend: (w) => {
               const recorded = early;
               early = undefined;

@@ -93,8 +93,9 @@ export interface FetchDeps {
   /** the report's body is all here: the budget's slot can go to the next window now, before the
    * spool is put in place */
   downloaded?(): void;
-  /** the report is ready, its download about to begin: the budget's slot goes on soon */
-  ready?(): void;
+  /** the report is ready, or about to be: the budget's slot goes on soon; whether a waiting window
+   * was told */
+  ready?(): boolean;
 }
 
 export async function fetchWindow(window: Window, ctx: TaskContext, deps: FetchDeps): Promise<Fetched> {
@@ -132,9 +133,8 @@ export async function fetchWindow(window: Window, ctx: TaskContext, deps: FetchD
   // when it is ready
   let told = false;
   const tell = () => {
-    if (told) return;
-    told = true;
-    deps.ready?.();
+    // (told once; a tell that found no window waiting is tried again when the report is ready)
+    if (!told) told = deps.ready?.() === true;
   };
   const readyFrom = expected && deps.ready ? firstReadyMs(expected) : undefined;
   const early = readyFrom === undefined || submittedAt === undefined ? undefined : setTimeout(tell, Math.max(0, submittedAt + readyFrom - INTENT_LEAD_MS - deps.now()));
@@ -217,12 +217,13 @@ export class Slots {
    * A holder will release its slot soon (its report is ready, its download begins): the first
    * waiter not told yet is told (its `soon`), so that it can get ready to use the slot meanwhile.
    */
-  announce(): void {
+  announce(): boolean {
     const next = this.waiting.find((waiter) => waiter.soon);
     const soon = next?.soon;
-    if (!next || !soon) return;
+    if (!next || !soon) return false;
     next.soon = undefined;
     soon();
+    return true;
   }
 
   /** A slot (`soon`: told when a holder announces that its slot is about to be freed, while this

@@ -86,9 +86,11 @@ export interface Job {
 export interface Gate {
   /** `soon`: told while the acquire waits, when a holder's slot is about to be freed (see readying) */
   acquire(signal: AbortSignal, soon?: () => void): Promise<() => void>;
-  /** A holder's report is ready, its download begins: its slot goes on soon, and a task waiting
-   * for one can record its intent to submit meanwhile, off the path from one report to the next. */
-  readying?(): void;
+  /** A holder's report is about to be ready (expected within 100 ms, engine/fetch.ts INTENT_LEAD_MS),
+   * or is ready: its slot goes on soon, and a task waiting for one can record its intent to submit
+   * meanwhile, off the path from one report to the next. Answers whether a waiting task was told
+   * (none waits: the holder tells again when its report is ready). */
+  readying?(): boolean;
 }
 
 /**

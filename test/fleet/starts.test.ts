@@ -78,11 +78,12 @@ describe('Budget.gateFor: readying', () => {
     await tick();
     expect(told).toEqual([]);
     // the holder's report is ready: the next in line may record its intent while the download runs
-    first.readying?.();
+    expect(first.readying?.()).toBe(true);
     expect(told).toEqual(['second']);
-    first.readying?.();
+    expect(first.readying?.()).toBe(true);
     expect(told).toEqual(['second', 'third']);
-    first.readying?.();
+    // no one left to tell: said so (the holder tells again when its report is ready)
+    expect(first.readying?.()).toBe(false);
     expect(told).toEqual(['second', 'third']);
     release();
     const releaseSecond = await second;
