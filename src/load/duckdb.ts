@@ -216,12 +216,12 @@ export const DUCKDB: LoadEngine = {
  * process, whose pid names the drafts of a new file (createWhole) */
 export async function openDuckDb(path: string, shown: string, waitMs: number, sleep: Sleep, signal: AbortSignal, now: () => number = Date.now, host?: Pick<Host, 'pid' | 'isAlive'>): Promise<LoadConnection> {
   const duckdb = await loadDuckDb();
+  let file = realFilePath(path);
   // the drafts of this file left by a process killed while it created it (createWhole): each a whole
   // empty database, which nothing else would ever remove
-  if (host) cleanStaleTemps(realFilePath(path), host);
+  if (host) cleanStaleTemps(file, host);
   const deadline = now() + waitMs;
   let instance: DuckDBInstance | undefined;
-  let file = realFilePath(path);
   let recovered = false;
   /** until when a file another process is creating is waited for */
   let createdBy: number | undefined;
