@@ -106,18 +106,19 @@ export class Readiness {
   private waits = 0;
 
   of(name: string): Expectation {
-    let mine = this.kinds.get(name);
-    if (!mine) {
-      const made: KindReadiness = new KindReadiness((lowerMs) => this.sighted(made, lowerMs));
-      this.kinds.set(name, (mine = made));
-    }
-    const kind = mine;
+    const kind = this.kinds.get(name) ?? this.add(name);
     return {
       cells: () => kind.cells,
       observe: (lowerMs, upperMs) => kind.observe(lowerMs, upperMs),
       phase: () => (this.waits++ * GOLDEN) % 1,
       onFirst: (listener) => kind.listen(listener),
     };
+  }
+
+  private add(name: string): KindReadiness {
+    const kind: KindReadiness = new KindReadiness((lowerMs) => this.sighted(kind, lowerMs));
+    this.kinds.set(name, kind);
+    return kind;
   }
 
   /** A kind's first report seen ready: the waits of the kinds not seen yet are told too (reports
