@@ -100,6 +100,12 @@ export const outputPaths = (targets: readonly string[]): string[] => targets.fil
 /** The target as the state records it and the closing line names it: a file's absolute path. */
 export const describeOutput = (target: string, cwd: string): string => kindOf(target).describe(target, cwd);
 
+/** Two outputs as a state records them (absolute paths or URLs; null: stdout) are one target: the
+ * same text, or the same file however spelled (a symbolic link on the way, `..`): a job file read
+ * through a link to its folder names its outputs through that link. */
+export const sameOutput = (a: string | null, b: string | null): boolean =>
+  a === b || (a !== null && b !== null && kindOf(a) === kindOf(b) && kindOf(a).identity(a, '/') === kindOf(b).identity(b, '/'));
+
 /** An output recorded done is still there. */
 export const outputExists = (target: string): boolean => kindOf(target).exists(target);
 

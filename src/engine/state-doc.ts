@@ -4,6 +4,7 @@
 
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
+import { sameOutput } from '../destinations/sinks.js';
 import { SIDES, metricsWithField } from '../report/catalog.js';
 import { storedReportId } from '../api/schemas.js';
 import type { ReportRequest } from '../report/request.js';
@@ -212,9 +213,12 @@ export function requestDifferences(stored: StateRequest, wanted: StateRequest): 
   keyed('--param', stored.params, wanted.params);
   scalar('the format', stored.format, wanted.format);
   // -o repeated: the same outputs, in the same order (one -o records none)
-  const outputs = (request: StateRequest) => (request.outputs ?? [request.output]).map((output) => output ?? '(stdout)').join(', ');
-  if (!stored.outputs && !wanted.outputs) scalar('the output', stored.output, wanted.output);
-  else if (outputs(stored) !== outputs(wanted)) differences.push(`the outputs are ${outputs(wanted)} here, ${outputs(stored)} in the state file`);
+  const each = (request: StateRequest) => request.outputs ?? [request.output];
+  const outputs = (request: StateRequest) => each(request).map((output) => output ?? '(stdout)').join(', ');
+  const same = each(stored).length === each(wanted).length && each(stored).every((output, i) => sameOutput(output, each(wanted)[i] ?? null));
+  if (!stored.outputs && !wanted.outputs) {
+    if (!same) scalar('the output', stored.output, wanted.output);
+  } else if (!same) differences.push(`the outputs are ${outputs(wanted)} here, ${outputs(stored)} in the state file`);
   // the requested columns follow from the metrics and breakdowns: another list of them is another
   // set of columns already said
   const derived = carried(stored.metrics).join(',') !== carried(wanted.metrics).join(',') || stored.breakdowns.join(',') !== wanted.breakdowns.join(',');
