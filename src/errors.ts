@@ -96,6 +96,9 @@ export class ReportError extends CliError {
 export class ReportFailedError extends ReportError {}
 
 export class InterruptedError extends CliError {
+  /** true when the call it stopped never went out: nothing of it reached the server */
+  unsent = false;
+
   constructor(readonly signal: string, hint?: string) {
     super(`interrupted (${signal})`, signal === 'SIGTERM' ? 143 : EXIT.interrupted, hint);
   }

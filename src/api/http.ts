@@ -201,7 +201,8 @@ export class Http {
     const stop = call.signal ? AbortSignal.any([this.config.signal, call.signal]) : this.config.signal;
 
     for (let attempt = 0; ; attempt++) {
-      this.throwIfStopped(call);
+      // stopped before its first attempt: the call never went out (a submit's intent is taken back)
+      this.throwIfStopped(call, attempt === 0);
       const started = this.now();
       this.trace(`> ${call.method} ${url.pathname}${body !== undefined ? ` ${body}` : ''}${call.token ? ' (Authorization: ***)' : ''}`);
       const deadline = new AbortController();
@@ -215,6 +216,7 @@ export class Http {
       let cut = false;
       try {
         const [{ request }, dispatcher] = await Promise.all([loadUndici(), this.dispatcherOf()]);
+        this.throwIfStopped(call, attempt === 0);
         const response = await request(url, {
           method: call.method,
           headers,
@@ -232,6 +234,7 @@ export class Http {
         }
         ({ text, cut } = await readCapped(answer.body, ERROR_BODY_CAP_BYTES).catch(() => ({ text: '', cut: false })));
       } catch (error) {
+        if (error instanceof InterruptedError && error.unsent) throw error;
         this.throwIfStopped(call);
         if (error instanceof CliError) throw error;
         const network = this.networkFailure(error, call, url, started);
@@ -329,8 +332,8 @@ export class Http {
   }
 
   /** Ctrl-C is an interruption; a call's own signal (a --max-wait) ends with the error it holds. */
-  private throwIfStopped(call: Call): void {
-    if (this.config.signal.aborted) throw new InterruptedError(String(this.config.signal.reason));
+  private throwIfStopped(call: Call, unsent = false): void {
+    if (this.config.signal.aborted) throw Object.assign(new InterruptedError(String(this.config.signal.reason)), { unsent });
     if (call.signal?.aborted) {
       const reason: unknown = call.signal.reason;
       throw reason instanceof Error ? reason : new InterruptedError(String(reason));

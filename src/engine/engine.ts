@@ -289,6 +289,7 @@ class PlannedRun {
         return previous;
       },
       intend: (window) => this.recorder.submitting(window),
+      unsent: (window) => this.recorder.notSubmitting(window),
       submitted: (window, id) => this.recorder.submitted(window, id),
       resumeHint: report ? (id) => `pick it up later with: ${pickUpCommand(job, plan, f, id)}` : defaultResumeHint,
       into: plan.shape === 'windows'

@@ -77,6 +77,8 @@ export interface FetchDeps {
   previousOf(window: Window): Previous | undefined;
   /** a submit is about to be made: recorded before it (the state file) */
   intend(window: Window): Promise<void>;
+  /** the submit recorded by `intend` never went out (the run was stopped first): its record goes */
+  unsent(window: Window): Promise<void>;
   /** a report ID is known: recorded (state, journal) before any wait */
   submitted(window: Window, reportId: string): Promise<void>;
   resumeHint(reportId: string): string;
@@ -108,7 +110,12 @@ export async function fetchWindow(window: Window, ctx: TaskContext, deps: FetchD
     submit: async () => {
       await deps.intend(window);
       const sent = deps.now();
-      const id = await client.submit(job.side, requestParams({ ...job.request, since: window.since, until: window.until }));
+      const id = await client.submit(job.side, requestParams({ ...job.request, since: window.since, until: window.until })).catch(async (error: unknown) => {
+        // stopped as its intent was written (a Ctrl-C as the slot came): nothing went out, and the
+        // next run must not warn of a report of unknown ID
+        if (error instanceof InterruptedError && error.unsent) await deps.unsent(window).catch(() => undefined);
+        throw error;
+      });
       // the server's work starts as the request arrives: counted from when it went out, not from
       // its answer (which comes 10-100 ms later in a busy fleet, and by as much varies); a submit
       // retried (a 429, a lost connection) from its answer
