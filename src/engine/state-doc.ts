@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
 import { sameOutput } from '../destinations/sinks.js';
+import { sameLoad } from '../load/engines.js';
 import { SIDES, metricsWithField } from '../report/catalog.js';
 import { storedReportId } from '../api/schemas.js';
 import type { ReportRequest } from '../report/request.js';
@@ -226,7 +227,7 @@ export function requestDifferences(stored: StateRequest, wanted: StateRequest): 
   if ((stored.load ?? null) !== null || (wanted.load ?? null) !== null) {
     const a = stored.load ? `${stored.load.table} in ${stored.load.target}` : null;
     const b = wanted.load ? `${wanted.load.table} in ${wanted.load.target}` : null;
-    if (a !== b) differences.push(`--load is ${b ?? '(none)'} here, ${a ?? '(none)'} in the state file`);
+    if (a !== b && !(stored.load && wanted.load && sameLoad(stored.load, wanted.load))) differences.push(`--load is ${b ?? '(none)'} here, ${a ?? '(none)'} in the state file`);
   }
   // windows of another size would overlap the ones recorded (a week's file and a day's)
   if (stored.chunk !== undefined && wanted.chunk !== undefined && stored.chunk !== wanted.chunk) {

@@ -35,6 +35,21 @@ export const databaseIdentity = (target: LoadTarget, cwd: string, platform: Node
 /** A table as its engine names it (the default schema no part of it). */
 export const tableIdentity = (parts: readonly string[], target: Pick<LoadTarget, 'engine'>) => engineOf(target).tableIdentity(parts);
 
+/** Two `--load`s as a state records them (the target as shown, the table's parts joined by dots)
+ * name one table of one database, however spelled: a link or `..` on the way to a DuckDB file,
+ * `localhost` for 127.0.0.1, `main.` before a DuckDB table. (A case-insensitive file system's
+ * two cases of one name stay two: the check is on the state's side of caution.) */
+export function sameLoad(a: { target: string; table: string }, b: { target: string; table: string }): boolean {
+  if (a.target === b.target && a.table === b.table) return true;
+  try {
+    const [x, y] = [parseLoadTarget(a.target, '/'), parseLoadTarget(b.target, '/')];
+    return x.engine === y.engine && databaseIdentity(x, '/', 'linux') === databaseIdentity(y, '/', 'linux')
+      && tableIdentity(a.table.split('.'), x) === tableIdentity(b.table.split('.'), y);
+  } catch {
+    return false;
+  }
+}
+
 /** The database was removed since it was loaded (a DuckDB file): every window is a fresh load. */
 export const databaseGone = (target: LoadTarget, cwd: string) => engineOf(target).gone(target, cwd);
 

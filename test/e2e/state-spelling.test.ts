@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
+import { duckdbRows } from '../helpers/duckdb.js';
 import { sandboxEnv, withSandbox } from '../helpers/http.js';
 
 const FILE = ['version: 1', 'concurrency: 2', 'defaults:', '  since: 2026-11-01', '  until: 2026-11-03', '  chunk: day',
@@ -63,6 +64,32 @@ describe('a state and its outputs reached by another spelling', () => {
       expect(other.code).toBe(2);
       expect(other.stderr).toMatch(/was written for another request: the output is .*other-\{since\}\.csv here/);
       expect(existsSync(join(dir, 'data', 'other-2026-11-01.csv'))).toBe(false);
+    });
+  }, 120_000);
+
+  it('run --load duckdb: through a link and `..` loads into the same table: nothing fetched again; another database is refused', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      const env = sandboxEnv(sandbox, dir);
+      mkdirSync(join(dir, 'db', 'sub'), { recursive: true });
+      symlinkSync(join(dir, 'db'), join(dir, 'dblink'));
+      const run = (database: string, table = 'buyer_report') => runCli(['run', 'buyer', '--since', '2026-11-01', '--until', '2026-11-02', '--chunk', 'day', '--state', 's.json', '--load', `duckdb:${database}`, '--table', table, '-q'], { env, cwd: dir });
+      const first = await run('db/r.duckdb');
+      expect(first.code, first.stderr).toBe(0);
+      expect(sandbox.stats().submitted).toBe(2);
+      const count = () => duckdbRows(join(dir, 'db', 'r.duckdb'), 'select count(*) from buyer_report');
+      const loaded = await count();
+      for (const [database, table] of [['dblink/r.duckdb', 'buyer_report'], ['db/sub/../r.duckdb', 'main.BUYER_REPORT'], [join(dir, 'dblink', 'sub', '..', 'r.duckdb'), 'buyer_report']] as const) {
+        for (let round = 0; round < 2; round++) {
+          const again = await run(database, table);
+          expect(again.code, again.stderr).toBe(0);
+          expect(sandbox.stats().submitted, `${database} ${table}: nothing fetched again`).toBe(2);
+        }
+      }
+      expect(await count(), 'no row loaded twice').toEqual(loaded);
+      const other = await run('db/other.duckdb');
+      expect(other.code).toBe(2);
+      expect(other.stderr).toMatch(/was written for another request: --load is buyer_report in duckdb:.*other\.duckdb here/);
+      expect(existsSync(join(dir, 'db', 'other.duckdb'))).toBe(false);
     });
   }, 120_000);
 });

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { scopeOf } from '../../src/load/load.js';
 import { withoutPassword } from '../../src/load/target.js';
-import { parseLoadTarget, tableName } from '../../src/load/engines.js';
+import { parseLoadTarget, sameLoad, tableName } from '../../src/load/engines.js';
 import { retryCommand } from '../../src/engine/outcome.js';
 
 describe('--load TARGET', () => {
@@ -46,5 +46,16 @@ describe('--load TARGET', () => {
     expect(a).toBe(b);
     expect(a).toBe('base=https://api;side=buyer;breakdowns=COUNTRY,DAILY;filters=country=FR&os=android,ios;account=default');
     expect(scopeOf({ side: 'seller', breakdowns: [], filters: {} }, 'https://api', 'env')).toBe('base=https://api;side=seller;breakdowns=-;filters=-;account=env');
+  });
+
+  it('a state\'s --load compared as a database and a table, not as text', () => {
+    const load = (target: string, table: string) => ({ target, table });
+    expect(sameLoad(load('postgresql://u@localhost/ana', 'public.buyer'), load('postgresql://u@127.0.0.1:5432/ana', 'public.buyer'))).toBe(true);
+    expect(sameLoad(load('postgresql://u@localhost/ana', 'public.buyer'), load('postgresql://u@localhost:5433/ana', 'public.buyer'))).toBe(false);
+    expect(sameLoad(load('postgresql://u@localhost/ana', 'public.buyer'), load('postgresql://u@localhost/other', 'public.buyer'))).toBe(false);
+    expect(sameLoad(load('duckdb:/data/w.duckdb', 'buyer_report'), load('duckdb:/data/x/../w.duckdb', 'main.Buyer_Report'))).toBe(true);
+    expect(sameLoad(load('duckdb:/data/w.duckdb', 'buyer_report'), load('duckdb:/data/w.duckdb', 'seller_report'))).toBe(false);
+    expect(sameLoad(load('duckdb:/data/w.duckdb', 'buyer_report'), load('postgresql://u@localhost/ana', 'buyer_report'))).toBe(false);
+    expect(sameLoad(load('mysql://h/db', 't'), load('mysql://h/db/', 't')), 'a target not understood is compared as text').toBe(false);
   });
 });
