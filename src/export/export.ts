@@ -70,7 +70,7 @@ async function makeWriter(format: Format, csv: CsvOptions, sink: Sink, bytesOk =
 /** The writer of a format, fed rows whose keys are the columns' names. */
 async function namedWriter(format: Format, csv: CsvOptions, sink: Sink, bytesOk: boolean, jsonRows: boolean): Promise<RowWriter> {
   if (format === 'csv') return new CsvWriter(csv, sink.rewrite !== undefined, bytesOk);
-  if (format === 'ndjson') return new NdjsonWriter(csv);
+  if (format === 'ndjson') return new NdjsonWriter(csv, bytesOk);
   // JSON with --columns: written from the rows (the body is copied as received otherwise)
   if (format === 'json' && (csv.columns || jsonRows)) return new JsonRowsWriter(csv, bytesOk);
   // loaded only when asked for: the Parquet and XLSX libraries stay out of every other run

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ReportScanner } from '../../src/export/scanner.js';
 import { RowSelector } from '../../src/export/select.js';
-import { CsvWriter, type CsvOptions } from '../../src/export/writers.js';
+import { CsvWriter, NdjsonWriter, type CsvOptions } from '../../src/export/writers.js';
 
 function csvOf(body: Buffer, cuts: number[], bytes: boolean, options: Partial<CsvOptions> = {}): Buffer {
   const writer = new CsvWriter({ delimiter: ',', bom: false, excel: false, ...options }, true, bytes);
@@ -82,6 +82,37 @@ describe('bytes mode', () => {
         expect(bytes.summary).toEqual({ tz: 'Europe/Paris', note: 'Météo' });
       }
     }), { numRuns: 500 });
+  });
+
+  it('NDJSON of the rows as sent (download, every field): the same bytes as decoding would, each line JSON.parse-able', () => {
+    const ndjsonOf = (body: Buffer, cuts: number[], bytes: boolean) => {
+      const writer = new NdjsonWriter({}, bytes);
+      const scanner = new ReportScanner(writer, undefined, bytes);
+      const out: Buffer[] = [];
+      const take = (text: string | Buffer) => out.push(Buffer.isBuffer(text) ? text : Buffer.from(text));
+      let at = 0;
+      for (const cut of [...cuts.filter((c) => c < body.length).sort((a, b) => a - b), body.length]) {
+        scanner.push(body.subarray(at, cut));
+        take(writer.take());
+        at = cut;
+      }
+      scanner.end();
+      take(writer.finish());
+      return Buffer.concat(out);
+    };
+    fc.assert(fc.property(fc.array(row, { maxLength: 6 }), fc.boolean(), fc.boolean(), fc.array(fc.nat({ max: 400 }), { maxLength: 6 }), fc.boolean(), (rows, escape, bom, cuts, spaced) => {
+      // a server that puts whitespace (line breaks too) between tokens: each line is still one row
+      const spacedBody = () => Buffer.from(`{ "data" : [\n${rows.map((r) => `  { "name" :\n ${JSON.stringify(r.name)} ,\r\n "city":${JSON.stringify(r.city)},\t"n" : ${r.n} , "v":${r.v} }`).join(' ,\n')}\n] }`);
+      const body = spaced ? spacedBody() : bodyOf(rows, escape, bom);
+      const expected = ndjsonOf(body, cuts, false);
+      expect(ndjsonOf(body, cuts, true).equals(expected)).toBe(true);
+      const lines = expected.toString('utf8').split('\n').filter((line) => line !== '');
+      expect(lines.map((line) => JSON.parse(line) as unknown)).toEqual(rows.map((r) => ({ ...r, v: JSON.parse(r.v) as unknown })));
+    }), { numRuns: 1000 });
+    // bytes that are not UTF-8: U+FFFD in both modes
+    const body = Buffer.concat([Buffer.from('{"data":[{"a":"x'), Buffer.from([0xff, 0xc3]), Buffer.from('y","b":"é"}]}')]);
+    for (let cut = 0; cut <= body.length; cut++) expect(ndjsonOf(body, [cut], true).equals(ndjsonOf(body, [cut], false))).toBe(true);
+    expect(ndjsonOf(body, [], true).toString()).toBe('{"a":"x\uFFFD\uFFFDy","b":"é"}\n'.replace(/\\uFFFD/g, '\uFFFD'));
   });
 
   it('bytes that are not UTF-8 become U+FFFD, as the decoder makes them, wherever the chunks are cut', () => {

@@ -188,7 +188,7 @@ describe('hostile row shapes', () => {
     const scanner = new ReportScanner(writer);
     scanner.push(body);
     scanner.end();
-    const lines = writer.finish().trim().split('\n');
+    const lines = String(writer.finish()).trim().split('\n');
     expect(lines.map((line) => JSON.parse(line))).toEqual(JSON.parse(body).data);
     expect(lines[0]).toBe('{"a":"last","b":"x"}');
   });
