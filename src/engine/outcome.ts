@@ -95,8 +95,10 @@ export function interrupted(signal: string, plan: RunPlan, outcome: PoolOutcome,
     return new InterruptedError(signal);
   }
   const still = interruptedHint(outcome);
-  // no report left in progress (every window was being delivered): the next run's words alone
-  return new InterruptedError(signal, still ? `${again}${still}` : again.replace(/; or $/, '') || undefined);
+  if (still) return new InterruptedError(signal, `${again}${still}`);
+  // no report left in progress (none submitted yet, or every one being delivered): nothing to
+  // resume, and the next run fetches what is left
+  return new InterruptedError(signal, again ? again.replace(/ within the hour/, '').replace(/resumes (it|them); or $/, 'fetches what is left') : undefined);
 }
 
 export function mergedFailure(failure: WindowFailureReport): CliError {

@@ -58,7 +58,7 @@ export class LockedError extends CliError {
       EXIT.usage,
       hint ?? (!holder ? `if no such run is going, delete ${file}.lock`
         : holder.host !== hostname() ? `if no such run is going, delete ${file}.lock (a lock of another host is taken over once untouched for 5 minutes)`
-          : 'let it finish, or do not start runs on one state file at the same time (Kubernetes: concurrencyPolicy: Forbid)'),
+          : 'let it finish (--lock-wait 2m waits for it), or do not start runs on one state file at the same time (Kubernetes: concurrencyPolicy: Forbid)'),
     );
   }
 }

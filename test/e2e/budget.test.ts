@@ -51,6 +51,9 @@ describe('jobs run: the intent of a window waiting for the budget', () => {
         expect(sandbox.stats().submitted).toBe(1);
         const second = stateOf(dir, 'second')?.windows[0];
         expect(second, 'the second window stays planned').toMatchObject({ status: 'pending', reportId: null, submitting: null });
+        // the job with a report in progress says it is resumed; the one with none, that the rest is fetched
+        expect(result.stderr).toMatch(/^first: hint: .*the next run with this --state resumes them/m);
+        expect(result.stderr).toMatch(/^second: hint: the next run with this --state fetches what is left$/m);
       });
     }, 90_000);
   }
