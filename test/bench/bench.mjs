@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // npm run bench: start-up, conversion at 100k / 1M / 3M rows in five formats (with jq as the
 // yardstick when it is installed; Parquet and XLSX side by side with CSV), and polling. Prints one table and writes test/bench/RESULTS.md.
-// Its parts `formats` (Parquet and XLSX against CSV, formats.mjs) and `load` (--load DuckDB and
+// Sections it does not write are kept. Its parts `formats` (Parquet and XLSX against CSV, formats.mjs) and `load` (--load DuckDB and
 // Postgres against CSV, load.mjs) each replace their own section of RESULTS.md, with every target
 // of issue 32 beside the load average:
 //
@@ -199,13 +199,14 @@ try {
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
-// the measurements behind the choice of libraries are not re-run here: keep that section as it is
+// every section this run does not write (the choice of libraries, the parts' sections, the
+// measurements kept by hand) stays as it is, in its place after this run's own
+const OWN = ['## Start-up (median', '## Conversion (', '## Polling ('];
 const resultsFile = join(root, 'test', 'bench', 'RESULTS.md');
 let kept = '';
 try {
   const previous = readFileSync(resultsFile, 'utf8');
-  const at = previous.indexOf('\n## Library choice');
-  if (at >= 0) kept = previous.slice(at);
+  kept = previous.split(/\n(?=## )/).slice(1).filter((section) => !OWN.some((own) => section.startsWith(own))).map((section) => `\n${section}`).join('');
 } catch {
   // first run
 }

@@ -126,8 +126,11 @@ export function writeSection(title, section) {
   const path = join(root, 'test', 'bench', 'RESULTS.md');
   const previous = readFileSync(path, 'utf8');
   const start = previous.indexOf(title);
-  const next = start >= 0 ? previous.indexOf('\n## ', start + 1) : -1;
-  const text = `${section.join('\n')}\n`;
+  // the section's figures are replaced; its subsections (### ..., the history written by hand) stay
+  const section2 = start >= 0 ? previous.indexOf('\n## ', start + 1) : -1;
+  const subsection = start >= 0 ? previous.indexOf('\n### ', start + 1) : -1;
+  const next = subsection >= 0 && (section2 < 0 || subsection < section2) ? subsection : section2;
+  const text = `${section.join('\n')}\n${next >= 0 && next === subsection ? '\n' : ''}`;
   const updated = start < 0 ? `${previous.trimEnd()}\n\n${text}` : `${previous.slice(0, start)}${text}${next >= 0 ? previous.slice(next + 1) : ''}`;
   writeFileSync(path, updated);
   console.log('Written to test/bench/RESULTS.md');
