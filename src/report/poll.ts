@@ -89,10 +89,12 @@ const GOLDEN = (Math.sqrt(5) - 1) / 2;
  * learned from the waits of one process. Each wait that ends says its report became ready in
  * (its last `progress` answer, its `ready` one]. From the kind's last 32 such intervals, Turnbull's
  * estimate (the maximum-likelihood distribution of interval-censored times) says how the readiness
- * is spread; a wait aims at a quantile drawn in its lower half, then asks again after 50 ms, 100
- * ms..., never later than the backoff would. Reports that take the same time have their intervals
- * overlap in one span, which each wait's aim splits; reports whose times vary are aimed at across
- * their spread. A wrong estimate costs a few polls, never a later notice than the backoff's.
+ * is spread; a wait looks once early (EARLY_LOOK_SHARE), aims at a quantile drawn in its lower
+ * half, then asks again after 50 ms, 100 ms..., never later than the backoff would. Reports that
+ * take the same time have their intervals overlap in one span, which each wait's aim splits;
+ * reports whose times vary are aimed at across their spread. A slower estimate than the truth
+ * costs a few polls; a report faster than those seen is noticed at the early look or the aim, no
+ * later than its kind's usual time (the backoff's polls before them are not made).
  *
  * Before any report of a kind was seen, its waits poll on the backoff scaled by 2^phase (phases
  * spread by the golden ratio over every kind's waits), so that together they ask at interleaving
@@ -269,6 +271,8 @@ export async function waitUntilReady(client: ReportingClient, id: string, option
   const signal = either.signal;
   const pace = new Pace(options, signal);
   try {
+    const first = pace.firstRest();
+    if (first > 0) await pace.rest(first);
     for (let polls = 1; ; polls++) {
       const asked = pace.fromSubmit();
       const status = await client.status(id, deadline.signal);
@@ -319,7 +323,14 @@ function follow(signal: AbortSignal, controller: AbortController): () => void {
  * readiness where it varies. */
 const AIM_QUANTILES = [0.05, 0.5] as const;
 
-/** One wait's pace: the backoff, bounded by its aims in the readiness seen of its kind. */
+/** Before its first aim, a wait of a kind seen asks once, at this share of the earliest time a
+ * report of the kind was seen ready: a report much faster than those seen is noticed there, and
+ * the polls the backoff would make before (at once, 0.25 s, 0.5 s, 1 s... of a report that takes
+ * 3 s: three of its five) are not made. */
+const EARLY_LOOK_SHARE = 0.5;
+
+/** One wait's pace: the backoff, bounded by its aims in the readiness seen of its kind; before
+ * the first aim, one early look. */
 class Pace {
   /** the expectation bounds the backoff, not a fixed --poll-interval */
   private readonly expected: Expectation | undefined;
@@ -371,6 +382,19 @@ class Pace {
     return (this.expected?.cells().length ?? 0) > 0;
   }
 
+  /** When a wait of a kind seen looks early (EARLY_LOOK_SHARE), counted from the submission. */
+  private earlyLook(): number {
+    const cells = this.expected?.cells();
+    return cells?.length ? Math.round(EARLY_LOOK_SHARE * (cells[0] as Cell).fromMs) : 0;
+  }
+
+  /** The rest before the first ask: none before any report of the kind was seen (the backoff asks
+   * at once); after, until the early look or the aim, whichever comes first. */
+  firstRest(): number {
+    const aim = this.aim();
+    return aim === undefined ? 0 : Math.max(0, Math.min(this.earlyLook(), aim) - this.fromSubmit());
+  }
+
   private aim(): number | undefined {
     const cells = this.expected?.cells();
     return cells?.length ? aimMs(cells, this.first, this.made, this.answered, this.draw) : undefined;
@@ -389,7 +413,11 @@ class Pace {
     if (woken && aim !== undefined && fromSubmit >= aim) return this.spread();
     const firstMs = (options.firstMs ?? POLICY.poll.firstMs) * this.scale;
     const backoff = pollDelayMs(this.polls - 1, options.random, options.intervalMs, firstMs);
-    return aim === undefined ? backoff : Math.max(1, Math.min(backoff, Math.ceil(aim - fromSubmit)));
+    if (aim === undefined) return backoff;
+    const toAim = Math.max(1, Math.ceil(aim - fromSubmit));
+    // before its first aim: the early look, if not made yet, then the aim
+    if (this.made === 0) return Math.max(1, Math.min(toAim, this.earlyLook() - fromSubmit > 0 ? Math.ceil(this.earlyLook() - fromSubmit) : toAim));
+    return Math.min(backoff, toAim);
   }
 
   /** Sleeps `ms`; before any report of the kind was seen, less when the first is seen meanwhile. */

@@ -117,13 +117,14 @@ describe('waitUntilReady with an expectation', () => {
     expect(asked[1]).toBe(Math.round(250 * scale));
   });
 
-  it('with one: polled at its quantile, then a fifth of the reports later; noticed at 3.1 s, not 3.75 s', async () => {
+  it('with one: one early look at half the earliest readiness seen, then its quantile, then a fifth of the reports later; noticed at 3.1 s in 4 polls, not 3.75 s in 5', async () => {
     const readiness = new Readiness();
     readiness.of('k').observe(1750, 3750);
     const { client, options, now, asked } = fakeReport(3000);
     await waitUntilReady(client, 'r2', options({ firstMs: 250, expected: readiness.of('k') }));
-    // the quantile drawn: 0.05 + 0.45 x 0.5 = 0.275 of (1750, 3750] is 2300; then 2700, 3100
-    expect(asked).toEqual([0, 250, 750, 1750, 2300, 2700, 3100]);
+    // the early look at 1750 / 2 (not the backoff's 0, 250, 750, 1750); the quantile drawn:
+    // 0.05 + 0.45 x 0.5 = 0.275 of (1750, 3750] is 2300; then 2700, 3100
+    expect(asked).toEqual([875, 2300, 2700, 3100]);
     expect(now()).toBe(3100);
     // the wait told its interval (2700, 3100]: the weight goes there
     expect(only(readiness.of('k').cells())).toEqual([[2700, 3100, 1]]);
@@ -135,7 +136,7 @@ describe('waitUntilReady with an expectation', () => {
     const submitted = fakeReport(3000);
     submitted.advance(200);
     await waitUntilReady(submitted.client, 'r5', submitted.options({ firstMs: 250, expected: readiness.of('k'), submittedAt: 0 }));
-    expect(submitted.asked).toEqual([200, 450, 950, 1950, 2955, 2995, 3035]);
+    expect(submitted.asked).toEqual([1450, 2955, 2995, 3035]);
     // without it, the expected time is counted from the wait's start: 200 ms later
     const fresh = new Readiness();
     fresh.of('k').observe(2900, 3100);
@@ -145,13 +146,27 @@ describe('waitUntilReady with an expectation', () => {
     expect(unknown.asked.at(-1)).toBe(3155);
   });
 
+  it('a report much faster than those seen is noticed at the early look; one seen at once is asked at once', async () => {
+    const readiness = new Readiness();
+    readiness.of('k').observe(2900, 3100);
+    const fast = fakeReport(300);
+    await waitUntilReady(fast.client, 'r8', fast.options({ firstMs: 250, expected: readiness.of('k') }));
+    expect(fast.asked).toEqual([1450]);
+    // a kind whose reports were seen ready at once (a cell from 0): no rest before the first ask
+    const instant = new Readiness();
+    instant.of('i').observe(0, 40);
+    const now = fakeReport(10);
+    await waitUntilReady(now.client, 'r9', now.options({ firstMs: 250, expected: instant.of('i') }));
+    expect(now.asked[0]).toBe(0);
+  });
+
   it('a report much slower than expected goes back to the backoff after a few polls', async () => {
     const readiness = new Readiness();
     readiness.of('k').observe(900, 1100);
     const { client, options, asked } = fakeReport(60_000);
     await waitUntilReady(client, 'r3', options({ expected: readiness.of('k') }));
-    // aimed at 955 ms, then 40 ms on thrice, then past the cell +50, +100... doubling, then the 7.5 s cap
-    expect(asked.slice(0, 12)).toEqual([0, 955, 995, 1035, 1075, 1150, 1250, 1450, 1850, 2650, 4250, 7450]);
+    // an early look at 450 ms, aimed at 955 ms, then 40 ms on thrice, then past the cell +50, +100... doubling, then the 7.5 s cap
+    expect(asked.slice(0, 12)).toEqual([450, 955, 995, 1035, 1075, 1150, 1250, 1450, 1850, 2650, 4250, 7450]);
     expect(asked.length).toBeLessThanOrEqual(20);
   });
 
@@ -172,7 +187,7 @@ describe('waitUntilReady with an expectation', () => {
     const pauses = polls.slice(1).map((poll, i) => poll.asked - polls[i]!.answered);
     expect(Math.min(...pauses)).toBeGreaterThanOrEqual(20);
     // aimed at 955 ms, a fifth of the reports on (at least 20 ms after each answer), then 50 ms, 100 ms... after the answer
-    expect(polls.map((poll) => poll.asked).slice(0, 9)).toEqual([0, 955, 1075, 1195, 1315, 1465, 1665, 1965, 2465]);
+    expect(polls.map((poll) => poll.asked).slice(0, 9)).toEqual([450, 955, 1075, 1195, 1315, 1465, 1665, 1965, 2465]);
   });
 
   it('a fixed --poll-interval is kept: the expectation does not move it', async () => {
