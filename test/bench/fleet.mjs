@@ -36,6 +36,8 @@ const RUNS = Number(option('runs', '3'));
 const SHAPE = option('shape', 'windows');
 const CONCURRENCY = Number(option('concurrency', '30'));
 const WORK_MS = Number(option('work-ms', '3000'));
+// another build's CLI (alternated A/B runs): --bin /path/to/bin/reporting.js
+const CLI = option('bin', BIN);
 const TARGETS = { 300: { ratio: 1.08, mb: 200 }, 3000: { ratio: 1.10, mb: 250 } };
 
 const { startSandbox } = await import(join(root, 'dist', 'sandbox', 'server.js'));
@@ -137,7 +139,7 @@ try {
         };
         const loadBefore = loadavg()[0];
         const startedAt = Date.now();
-        const result = await measure(process.execPath, [BIN, 'jobs', 'run', '-q', '--json', '-f', join(dir, 'reporting.yaml')], { env, cwd: dir });
+        const result = await measure(process.execPath, [CLI, 'jobs', 'run', '-q', '--json', '-f', join(dir, 'reporting.yaml')], { env, cwd: dir });
         const endedAt = Date.now();
         const outcome = JSON.parse(result.stdout);
         const ok = outcome.jobs.filter((job) => job.exitCode === 0).length;
