@@ -415,9 +415,10 @@ class Pace {
     const backoff = pollDelayMs(this.polls - 1, options.random, options.intervalMs, firstMs);
     if (aim === undefined) return backoff;
     const toAim = Math.max(1, Math.ceil(aim - fromSubmit));
+    if (this.made > 0) return Math.min(backoff, toAim);
     // before its first aim: the early look, if not made yet, then the aim
-    if (this.made === 0) return Math.max(1, Math.min(toAim, this.earlyLook() - fromSubmit > 0 ? Math.ceil(this.earlyLook() - fromSubmit) : toAim));
-    return Math.min(backoff, toAim);
+    const toEarlyLook = Math.ceil(this.earlyLook() - fromSubmit);
+    return toEarlyLook > 0 ? Math.min(toAim, toEarlyLook) : toAim;
   }
 
   /** Sleeps `ms`; before any report of the kind was seen, less when the first is seen meanwhile. */
