@@ -17,6 +17,9 @@ import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 /** The bound on the new space, both semi-spaces, unless a holder asks for less. */
 const YOUNG_GENERATION_BYTES = 16 * 1024 * 1024;
 
+/** The bound while rows go into another database than DuckDB (`run --load postgres://`). */
+export const LOAD_YOUNG_GENERATION = YOUNG_GENERATION_BYTES;
+
 /** The bound while DuckDB shares the process (`run --load duckdb:`): a few megabytes live in the new
  * space while a window loads, and each megabyte of it counts against the load's 200 MB (with a bound
  * of 16 MiB, Node 24 peaked at 186-190 MiB at 1M rows; test/bench/RESULTS.md, "Loading near CSV"). */
