@@ -12,7 +12,7 @@ import type { EngineDeps } from '../engine/deps.js';
 import { Budget, Starts, type Turn } from '../fleet/budget.js';
 import { Readiness } from '../report/poll.js';
 import { JobFileError, JOB_FILE, keyOfFlag, missingJobFile, readJobFile, type At, type FileJob, type JobFile, type RunFlagInfo } from '../fleet/file.js';
-import { labelledOutput } from '../fleet/labelled.js';
+import { labelledOutput, writeJobError } from '../fleet/labelled.js';
 import { boundOldGeneration, boundYoungGeneration } from '../io/young-generation.js';
 import { selectJobs, shardFrom } from '../fleet/select.js';
 import type { Shard } from '../fleet/shard.js';
@@ -372,6 +372,9 @@ class Tally {
   }
 }
 
+/** After Ctrl-C, up to this many jobs not finished are named, each with its retry command. */
+const NAMED_JOBS = 5;
+
 async function runJobs(jobs: readonly FileJob[], optionsOf: (job: FileJob) => RunOptions, file: JobFile, format: LogFormat, f: Factory, metricsFile?: string): Promise<void> {
   const concurrency = file.concurrency ?? DEFAULT_CONCURRENCY;
   const budget = new Budget(concurrency, Math.min(file.perProfile ?? concurrency, concurrency));
@@ -419,10 +422,13 @@ async function runJobs(jobs: readonly FileJob[], optionsOf: (job: FileJob) => Ru
     f.stderr.write(`${table(['JOB', 'RESULT', 'FETCHED', 'SKIPPED', 'FAILED', 'ROWS', 'FILES', 'TIME'], rows, f.stderr.isTTY ? f.stderr.columns : undefined)}\n`);
   }
   if (failed.length === 0) return;
-  if (!f.globals.json && !json) for (const outcome of failed) f.stderr.write(`retry: ${outcome.retry}\n`);
+  // stopped (Ctrl-C, SIGTERM) with many jobs left: the same command again, not a retry line a job
+  const many = f.signal.aborted && failed.length > NAMED_JOBS;
+  if (!f.globals.json && !json && !many) for (const outcome of failed) f.stderr.write(`retry: ${outcome.retry}\n`);
   if (f.signal.aborted) {
     // Ctrl-C (or SIGTERM): the run's exit code; each job said above which of its reports go on
-    throw logged(json, new InterruptedError(String(f.signal.reason ?? 'SIGINT'), `${failed.length} of ${outcomes.length} job${outcomes.length === 1 ? '' : 's'} did not finish (${failed.map((o) => o.job).join(', ')}); ${failed.length === 1 ? `run it again with: ${failed[0]?.retry}` : 'the retry commands above run only those'}`));
+    const names = `${failed.slice(0, NAMED_JOBS).map((o) => o.job).join(', ')}${many ? `, and ${failed.length - NAMED_JOBS} more` : ''}`;
+    throw logged(json, new InterruptedError(String(f.signal.reason ?? 'SIGINT'), `${failed.length} of ${outcomes.length} job${outcomes.length === 1 ? '' : 's'} did not finish (${names}); ${failed.length === 1 ? `run it again with: ${failed[0]?.retry}` : many ? 'run the same command again (a job with a state goes on from where it stopped)' : 'the retry commands above run only those'}`));
   }
   const codes = new Set(failed.map((outcome) => outcome.exitCode));
   const code = codes.size === 1 ? [...codes][0] as number : EXIT.report;
@@ -456,7 +462,7 @@ async function runOne(fileJob: FileJob, opts: RunOptions, file: JobFile, { budge
     refusedBeforeStart = caught instanceof LockedError || caught instanceof UsageError;
     exitCode = caught instanceof CliError ? caught.exitCode : EXIT.internal;
     error = f.secrets.redact(caught instanceof Error ? caught.message : String(caught));
-    writeJobError(stderr, caught, jf, opts);
+    writeJobError(stderr, caught, { json: opts.jobs?.logFormat === 'json', at: jf.calendar.now(), redact: (text) => jf.secrets.redact(text) });
   } finally {
     await jf.close();
     stderr.flush();
@@ -483,17 +489,4 @@ function startedAt(gate: Gate, turn: Turn): Gate {
     },
     readying: () => gate.readying?.() === true,
   };
-}
-
-/** A job's error, as `run` would print it, on the job's own lines (a JSON line with JSON logs). */
-function writeJobError(stderr: ReturnType<typeof labelledOutput>, error: unknown, f: Factory, opts: RunOptions): void {
-  const message = error instanceof Error ? error.message : String(error);
-  const hint = error instanceof CliError ? error.hint : undefined;
-  const exitCode = error instanceof CliError ? error.exitCode : EXIT.internal;
-  if (opts.jobs?.logFormat === 'json') {
-    stderr.write(`${jsonLine({ v: 1, ts: new Date(f.calendar.now()).toISOString(), event: 'error', message: f.secrets.redact(message), ...(hint ? { hint: f.secrets.redact(hint) } : {}), exitCode })}\n`);
-    return;
-  }
-  stderr.write(`error: ${safeText(f.secrets.redact(message.replace(/\s*\n\s*/g, ' ')))}\n`);
-  if (hint) stderr.write(`hint: ${safeText(f.secrets.redact(hint))}\n`);
 }

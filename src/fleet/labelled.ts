@@ -3,7 +3,8 @@
 // written whole (a job's partial line waits for its end), so jobs' lines never interleave.
 
 import type { Output } from '../context.js';
-import { jsonLine } from '../io/safe-text.js';
+import { CliError, EXIT } from '../errors.js';
+import { jsonLine, safeText } from '../io/safe-text.js';
 
 export function labelledOutput(target: Output, job: string, profile: string, redact: (text: string) => string = (text) => text): Output & { flush(): void } {
   let pending = '';
@@ -43,4 +44,17 @@ export function labelledOutput(target: Output, job: string, profile: string, red
     },
   };
   return output;
+}
+
+/** A job's error, as `run` would print it, on the job's own lines (a JSON line with JSON logs). */
+export function writeJobError(stderr: Output, error: unknown, how: { json: boolean; at: number; redact: (text: string) => string }): void {
+  const message = error instanceof Error ? error.message : String(error);
+  const hint = error instanceof CliError ? error.hint : undefined;
+  const exitCode = error instanceof CliError ? error.exitCode : EXIT.internal;
+  if (how.json) {
+    stderr.write(`${jsonLine({ v: 1, ts: new Date(how.at).toISOString(), event: 'error', message: how.redact(message), ...(hint ? { hint: how.redact(hint) } : {}), exitCode })}\n`);
+    return;
+  }
+  stderr.write(`error: ${safeText(how.redact(message.replace(/\s*\n\s*/g, ' ')))}\n`);
+  if (hint) stderr.write(`hint: ${safeText(how.redact(hint))}\n`);
 }

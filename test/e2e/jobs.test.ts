@@ -10,7 +10,7 @@ import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/server.js';
 import { collect, runCli, startCli } from '../helpers/cli.js';
-import { withSandbox } from '../helpers/http.js';
+import { sandboxEnv, withSandbox } from '../helpers/http.js';
 import { MOTO, startMoto } from '../helpers/moto.js';
 import { POSTGRES_AVAILABLE, startCluster } from '../helpers/postgres.js';
 import { until } from '../helpers/wait.js';
@@ -311,6 +311,32 @@ jobs:
 });
 
 describe('Ctrl-C during jobs run', () => {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    it(`with many jobs left (${signal}): one hint to run the same command again, five named, not a retry line a job`, async () => {
+      // the clock stands still while the run waits, then runs on (reports ready after 1 s)
+      let standing: number | undefined = Date.now();
+      await withSandbox({ now: () => standing ?? Date.now() }, async (sandbox, dir) => {
+        writeFileSync(join(dir, 'reporting.yaml'), ['version: 1', 'concurrency: 2', 'defaults:', '  since: 2026-11-01', '  until: 2026-11-01', '  chunk: day',
+          '  poll-interval: 20ms', '  state: state/{job}.json', '  output: out/{job}/{since}.csv', 'jobs:',
+          ...Array.from({ length: 8 }, (_, i) => [`  - name: j${i + 1}`, '    side: buyer', '    breakdowns: DAILY']).flat(), ''].join('\n'));
+        const child = startCli(['jobs', 'run'], { env: sandboxEnv(sandbox, dir), cwd: dir });
+        const done = collect(child);
+        await until(() => sandbox.stats().submitted === 2, 'two reports submitted');
+        child.kill(signal);
+        const result = await done;
+        expect(result.code).toBe(signal === 'SIGINT' ? 130 : 143);
+        expect(result.stderr).not.toMatch(/^retry:/m);
+        expect(result.stderr).toMatch(new RegExp(`^error: interrupted \\(${signal}\\)\nhint: 8 of 8 jobs did not finish \\(j1, j2, j3, j4, j5, and 3 more\\); run the same command again \\(a job with a state goes on from where it stopped\\)\n$`, 'm'));
+        // the same command again: the two reports in progress resumed, six submitted, every job done
+        standing = undefined;
+        const again = await runCli(['jobs', 'run', '-q', '--json'], { env: sandboxEnv(sandbox, dir), cwd: dir });
+        expect(again.code, again.stderr).toBe(0);
+        expect((JSON.parse(again.stdout) as { jobs: { fetched: number }[] }).jobs.map((job) => job.fetched)).toEqual(Array(8).fill(1));
+        expect(sandbox.stats().submitted, 'the two in progress resumed, not submitted again').toBe(8);
+      });
+    }, 60_000);
+  }
+
   it('exit 130; each running job lists its reports in progress, as run does; nothing half-written', async () => {
     // reports stay in progress until the clock moves: the run is interrupted while they wait
     const at = Date.now();
