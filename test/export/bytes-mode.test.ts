@@ -13,6 +13,11 @@ import { CsvWriter, NdjsonWriter, type CsvOptions } from '../../src/export/write
 function csvOf(body: Buffer, cuts: number[], bytes: boolean, options: Partial<CsvOptions> = {}): Buffer {
   const writer = new CsvWriter({ delimiter: ',', bom: false, excel: false, ...options }, true, bytes);
   expect(writer.byteRows).toBe(bytes && !options.excel && (options.delimiter ?? ',').charCodeAt(0) < 0x80);
+  return written(writer, body, cuts);
+}
+
+/** The body scanned into `writer` in pieces cut at `cuts`, and what the writer wrote, as bytes. */
+function written(writer: CsvWriter | NdjsonWriter, body: Buffer, cuts: number[]): Buffer {
   const scanner = new ReportScanner(writer, undefined, writer.byteRows);
   const out: Buffer[] = [];
   const take = (text: string | Buffer) => out.push(Buffer.isBuffer(text) ? text : Buffer.from(text));
@@ -85,21 +90,7 @@ describe('bytes mode', () => {
   });
 
   it('NDJSON of the rows as sent (download, every field): the same bytes as decoding would, each line JSON.parse-able', () => {
-    const ndjsonOf = (body: Buffer, cuts: number[], bytes: boolean) => {
-      const writer = new NdjsonWriter({}, bytes);
-      const scanner = new ReportScanner(writer, undefined, bytes);
-      const out: Buffer[] = [];
-      const take = (text: string | Buffer) => out.push(Buffer.isBuffer(text) ? text : Buffer.from(text));
-      let at = 0;
-      for (const cut of [...cuts.filter((c) => c < body.length).sort((a, b) => a - b), body.length]) {
-        scanner.push(body.subarray(at, cut));
-        take(writer.take());
-        at = cut;
-      }
-      scanner.end();
-      take(writer.finish());
-      return Buffer.concat(out);
-    };
+    const ndjsonOf = (body: Buffer, cuts: number[], bytes: boolean) => written(new NdjsonWriter({}, bytes), body, cuts);
     fc.assert(fc.property(fc.array(row, { maxLength: 6 }), fc.boolean(), fc.boolean(), fc.array(fc.nat({ max: 400 }), { maxLength: 6 }), fc.boolean(), (rows, escape, bom, cuts, spaced) => {
       // a server that puts whitespace (line breaks too) between tokens: each line is still one row
       const spacedBody = () => Buffer.from(`{ "data" : [\n${rows.map((r) => `  { "name" :\n ${JSON.stringify(r.name)} ,\r\n "city":${JSON.stringify(r.city)},\t"n" : ${r.n} , "v":${r.v} }`).join(' ,\n')}\n] }`);
