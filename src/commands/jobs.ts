@@ -428,7 +428,7 @@ async function runJobs(jobs: readonly FileJob[], optionsOf: (job: FileJob) => Ru
   if (f.signal.aborted) {
     // Ctrl-C (or SIGTERM): the run's exit code; each job said above which of its reports go on
     const names = `${failed.slice(0, NAMED_JOBS).map((o) => o.job).join(', ')}${many ? `, and ${failed.length - NAMED_JOBS} more` : ''}`;
-    throw logged(json, new InterruptedError(String(f.signal.reason ?? 'SIGINT'), `${failed.length} of ${outcomes.length} job${outcomes.length === 1 ? '' : 's'} did not finish (${names}); ${failed.length === 1 ? `run it again with: ${failed[0]?.retry}` : many ? 'run the same command again (a job with a state goes on from where it stopped)' : 'the retry commands above run only those'}`));
+    throw logged(json, new InterruptedError(String(f.signal.reason ?? 'SIGINT'), `${failed.length} of ${outcomes.length} job${outcomes.length === 1 ? '' : 's'} did not finish (${names}); ${failed.length === 1 ? `run it again with: ${failed[0]?.retry}` : many ? 'run the same command again (a job with a state goes on from where it stopped; one without starts over)' : 'the retry commands above run only those'}`));
   }
   const codes = new Set(failed.map((outcome) => outcome.exitCode));
   const code = codes.size === 1 ? [...codes][0] as number : EXIT.report;

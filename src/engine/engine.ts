@@ -7,6 +7,7 @@ import { createReadStream } from 'node:fs';
 import type { ReportingClient } from '../api/client.js';
 import { configDir } from '../auth/store.js';
 import { databaseGone } from '../load/engines.js';
+import { LockedError } from '../fs/lock.js';
 import { chooseDestination, type Committed, type Destination } from '../destinations/index.js';
 import { abortRecordedUploads, type ObjectStoreConfig } from '../destinations/objects.js';
 import { describeOutput, type RecordedObject, type UploadLedger } from '../destinations/sinks.js';
@@ -45,7 +46,12 @@ export async function runJob(job: Job, f: EngineDeps): Promise<void> {
   f.client().requireCredentials();
   if (!job.flags.state) return runPlanned(job, f, { ...where, since: job.request.since, prechecked: job.request.since });
   const output = recordedOutput(job, f);
-  const state = await RunState.open(jobStateStore({ ...job, flags: { ...job.flags, state: job.flags.state } }, f), stateRequestOfJob(job, f, output, chunk), { now: f.calendar.now, fullRefresh: job.flags.fullRefresh, lockWaitMs: job.flags.lockWaitMs });
+  const state = await RunState.open(jobStateStore({ ...job, flags: { ...job.flags, state: job.flags.state } }, f), stateRequestOfJob(job, f, output, chunk), { now: f.calendar.now, fullRefresh: job.flags.fullRefresh, lockWaitMs: job.flags.lockWaitMs })
+    .catch((error: unknown) => {
+      // held by another run, and no wait asked for: run and jobs run can wait (state forget cannot)
+      if (!(error instanceof LockedError) || job.flags.lockWaitMs || error.hint?.includes('--lock-wait')) throw error;
+      throw new LockedError(error.file, error.holder, `${error.hint ? `${error.hint}; ` : ''}--lock-wait 2m waits for it`, error.what);
+    });
   try {
     const start = state.start(job.flags.sinceAuto ? 'auto' : job.request.since, job.request.until, job.flags.lookbackDays, job.flags.startAt);
     // a start inside a recorded window (the lookback's days, a --since in mid-week) starts at that

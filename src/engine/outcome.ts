@@ -97,8 +97,8 @@ export function interrupted(signal: string, plan: RunPlan, outcome: PoolOutcome,
   const still = interruptedHint(outcome);
   if (still) return new InterruptedError(signal, `${again}${still}`);
   // no report left in progress (none submitted yet, or every one being delivered): nothing to
-  // resume, and the next run fetches what is left
-  return new InterruptedError(signal, again ? again.replace(/ within the hour/, '').replace(/resumes (it|them); or $/, 'fetches what is left') : undefined);
+  // resume; with a state, the next run fetches what is left (without one, it starts over)
+  return new InterruptedError(signal, again.includes('--state') ? again.replace(/resumes (it|them); or $/, 'fetches what is left') : undefined);
 }
 
 export function mergedFailure(failure: WindowFailureReport): CliError {

@@ -51,14 +51,14 @@ export type Holder = z.infer<typeof holderSchema>;
  */
 export class LockedError extends CliError {
   /** `what`: what the run shares with the other (a state in a database is no file) */
-  constructor(readonly file: string, readonly holder: Holder | undefined, hint?: string, what = 'state file') {
+  constructor(readonly file: string, readonly holder: Holder | undefined, hint?: string, readonly what = 'state file') {
     const who = holder ? `by process ${holder.pid}${holder.host === hostname() ? '' : ` on ${holder.host}`} since ${holder.since}` : 'by another process';
     super(
       `${file} is in use ${who}: another run with this ${what} is still going`,
       EXIT.usage,
       hint ?? (!holder ? `if no such run is going, delete ${file}.lock`
         : holder.host !== hostname() ? `if no such run is going, delete ${file}.lock (a lock of another host is taken over once untouched for 5 minutes)`
-          : 'let it finish (--lock-wait 2m waits for it), or do not start runs on one state file at the same time (Kubernetes: concurrencyPolicy: Forbid)'),
+          : 'let it finish, or do not start runs on one state file at the same time (Kubernetes: concurrencyPolicy: Forbid)'),
     );
   }
 }

@@ -36,7 +36,8 @@ export const databaseIdentity = (target: LoadTarget, cwd: string, platform: Node
 export const tableIdentity = (parts: readonly string[], target: Pick<LoadTarget, 'engine'>) => engineOf(target).tableIdentity(parts);
 
 /** Two `--load`s as a state records them (the target as shown, the table's parts joined by dots)
- * name one table of one database, however spelled: a link or `..` on the way to a DuckDB file,
+ * name one table of one database, however spelled: a link on the way to a DuckDB file, `..` (as
+ * the shown target has it: resolved as text),
  * `localhost` for 127.0.0.1, `main.` before a DuckDB table. (A case-insensitive file system's
  * two cases of one name stay two: the check is on the state's side of caution.) */
 export function sameLoad(a: { target: string; table: string }, b: { target: string; table: string }): boolean {

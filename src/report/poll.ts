@@ -12,7 +12,8 @@ import { shellCommand } from '../io/shell.js';
 // Doubling from 1 s to a 7.5 s cap, with ±5% jitter (POLICY.poll, src/retry.ts): a report is noticed
 // at most 7.9 s after it becomes ready, and a 60 s report waited for alone takes at most 12 status
 // requests (11 sleeps cover >= 63.6 s). Reports of a kind already seen are asked more often around
-// the time the others became ready (Readiness, below).
+// the time the others became ready, and not before half the earliest of them (Readiness, below):
+// one ready before that is noticed there.
 const FIRST_POLL_MS = POLICY.poll.firstMs;
 
 export interface PollOptions {
@@ -271,7 +272,8 @@ export async function waitUntilReady(client: ReportingClient, id: string, option
   const signal = either.signal;
   const pace = new Pace(options, signal);
   try {
-    const first = pace.firstRest();
+    // (never past --max-wait: a kind seen late in another job's longer wait cannot skip this one's asks)
+    const first = Math.min(pace.firstRest(), Math.max(0, options.maxWaitMs - (options.now() - started)));
     if (first > 0) await pace.rest(first);
     for (let polls = 1; ; polls++) {
       const asked = pace.fromSubmit();
@@ -416,9 +418,10 @@ class Pace {
     if (aim === undefined) return backoff;
     const toAim = Math.max(1, Math.ceil(aim - fromSubmit));
     if (this.made > 0) return Math.min(backoff, toAim);
-    // before its first aim: the early look, if not made yet, then the aim
+    // before its first aim: the early look, if not made yet, then the aim, asking at least as often
+    // as the backoff's longest wait (7.5 s) once past the early look
     const toEarlyLook = Math.ceil(this.earlyLook() - fromSubmit);
-    return toEarlyLook > 0 ? Math.min(toAim, toEarlyLook) : toAim;
+    return toEarlyLook > 0 ? Math.min(toAim, toEarlyLook) : Math.min(toAim, POLICY.poll.capMs);
   }
 
   /** Sleeps `ms`; before any report of the kind was seen, less when the first is seen meanwhile. */

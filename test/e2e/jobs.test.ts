@@ -326,7 +326,7 @@ describe('Ctrl-C during jobs run', () => {
         const result = await done;
         expect(result.code).toBe(signal === 'SIGINT' ? 130 : 143);
         expect(result.stderr).not.toMatch(/^retry:/m);
-        expect(result.stderr).toMatch(new RegExp(`^error: interrupted \\(${signal}\\)\nhint: 8 of 8 jobs did not finish \\(j1, j2, j3, j4, j5, and 3 more\\); run the same command again \\(a job with a state goes on from where it stopped\\)\n$`, 'm'));
+        expect(result.stderr).toMatch(new RegExp(`^error: interrupted \\(${signal}\\)\nhint: 8 of 8 jobs did not finish \\(j1, j2, j3, j4, j5, and 3 more\\); run the same command again \\(a job with a state goes on from where it stopped; one without starts over\\)\n$`, 'm'));
         // the same command again: the two reports in progress resumed, six submitted, every job done
         standing = undefined;
         const again = await runCli(['jobs', 'run', '-q', '--json'], { env: sandboxEnv(sandbox, dir), cwd: dir });

@@ -239,7 +239,7 @@ describe('--state: stale report IDs and one run at a time', () => {
       const concurrent = await runCli(args, { env: env(sandbox, dir) });
       expect(concurrent.code).toBe(2);
       expect(concurrent.stderr).toMatch(/^error: .*nightly\.state\.json is in use by process \d+ since .*another run with this state file is still going/m);
-      expect(concurrent.stderr).toMatch(/^hint: let it finish \(--lock-wait 2m waits for it\)/m);
+      expect(concurrent.stderr).toMatch(/^hint: let it finish, .*; --lock-wait 2m waits for it$/m);
       expect(concurrent.stderr).not.toMatch(/\n\s+at /);
 
       first.kill('SIGKILL');

@@ -160,6 +160,30 @@ describe('waitUntilReady with an expectation', () => {
     expect(now.asked[0]).toBe(0);
   });
 
+  it('the early look is never past --max-wait, and past it the aim is neared at least every 7.5 s', async () => {
+    // (each wait tells what it saw: each case has its own readiness)
+    const seenAt70Minutes = () => {
+      const readiness = new Readiness();
+      readiness.of('k').observe(70 * 60_000, 71 * 60_000);
+      return readiness;
+    };
+    let readiness = seenAt70Minutes();
+    // another job's kind seen ready at 70 min; this wait gives up at 30 min: asked before it does
+    const short = fakeReport(20 * 60_000);
+    await waitUntilReady(short.client, 'r10', short.options({ expected: readiness.of('k'), maxWaitMs: 30 * 60_000 }));
+    expect(short.asked).toEqual([30 * 60_000]);
+    readiness = seenAt70Minutes();
+    const never = fakeReport(60 * 60_000);
+    await expect(waitUntilReady(never.client, 'r12', never.options({ expected: readiness.of('k'), maxWaitMs: 30 * 60_000 }))).rejects.toThrow(/not ready within 30m/);
+    expect(never.asked[0]).toBe(30 * 60_000);
+    // one ready at 40 min: after the early look at 35 min, asked every 7.5 s, not at the aim (~70 min)
+    readiness = seenAt70Minutes();
+    const later = fakeReport(40 * 60_000);
+    await waitUntilReady(later.client, 'r11', later.options({ expected: readiness.of('k'), maxWaitMs: 2 * 3_600_000 }));
+    expect(later.asked[0]).toBe(35 * 60_000);
+    expect(later.asked.at(-1)).toBeLessThanOrEqual(40 * 60_000 + 7_500);
+  });
+
   it('a report much slower than expected goes back to the backoff after a few polls', async () => {
     const readiness = new Readiness();
     readiness.of('k').observe(900, 1100);

@@ -124,7 +124,7 @@ export class TableStore implements StateStore {
         if (await connection.tryLockState(key)) return;
         const holder = await connection.stateHolder(key);
         throw new LockedError(this.name, holder && { ...holder, nonce: '' }, holder
-          ? `let it finish (--lock-wait 2m waits for it), or do not start runs on one state at the same time; the database frees the lock when that session ends (a killed process's too)`
+          ? `let it finish, or do not start runs on one state at the same time; the database frees the lock when that session ends (a killed process's too)`
           : 'another run of this process holds it', 'state');
       }, Math.max(0, waitMs - (deps.now() - started)), deps);
     } catch (error) {
