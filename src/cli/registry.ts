@@ -25,7 +25,7 @@ import { SIDES, type Side } from '../report/catalog.js';
 import { COLUMN_CASES, type ColumnCase } from '../report/column-case.js';
 import { SCHEMA_FORMATS, type SchemaFormat } from '../report/schema.js';
 import { BOUNDS } from '../duration.js';
-import { DUCKDB_YOUNG_GENERATION, LOAD_YOUNG_GENERATION } from '../io/young-generation.js';
+import { loadYoungGeneration } from '../io/young-generation.js';
 import { EXIT_CODES_HELP } from './exit.js';
 import { UsageError } from '../errors.js';
 import { MALFORMED, REPORT_STATUSES, parseBodyFault, parseErrorFault, type BodyFault, type ErrorFault, type Malformed } from '../sandbox/faults.js';
@@ -256,9 +256,8 @@ ${examples(
       argv: (command.parent as unknown as { rawArgs: string[] }).rawArgs.slice(2),
     }),
     load: () => import('../commands/run.js'),
-    // a load into DuckDB: from here on, as the DuckDB connection will (load/duckdb.ts); into another
-    // database, the general bound (Node 24, Postgres, 1M rows: 298 MiB unbounded, 136 MiB bounded)
-    youngGeneration: (opts, env) => ((opts.load?.load ?? env.REPORTING_LOAD ?? '').trim() === '' ? undefined : /^\s*duckdb:/i.test(opts.load?.load ?? env.REPORTING_LOAD ?? '') ? DUCKDB_YOUNG_GENERATION : LOAD_YOUNG_GENERATION),
+    // a load: from here on, as the DuckDB connection will (load/duckdb.ts)
+    youngGeneration: (opts, env) => loadYoungGeneration(opts.load?.load ?? env.REPORTING_LOAD),
   }),
   {
     name: 'jobs',

@@ -49,7 +49,7 @@ export async function runJob(job: Job, f: EngineDeps): Promise<void> {
   const state = await RunState.open(jobStateStore({ ...job, flags: { ...job.flags, state: job.flags.state } }, f), stateRequestOfJob(job, f, output, chunk), { now: f.calendar.now, fullRefresh: job.flags.fullRefresh, lockWaitMs: job.flags.lockWaitMs })
     .catch((error: unknown) => {
       // held by another run, and no wait asked for: run and jobs run can wait (state forget cannot)
-      if (!(error instanceof LockedError) || job.flags.lockWaitMs || error.hint?.includes('--lock-wait')) throw error;
+      if (!(error instanceof LockedError) || job.flags.lockWaitMs) throw error;
       throw new LockedError(error.file, error.holder, `${error.hint ? `${error.hint}; ` : ''}--lock-wait 2m waits for it`, error.what);
     });
   try {
@@ -362,7 +362,9 @@ class PlannedRun {
     if (outcome.aborted) {
       const again = this.where.state ? `the next run with this --state resumes ${plan.shape === 'report' ? 'it' : 'them'}; or `
         : job.flags.resume ? `the same command run again within the hour resumes ${plan.shape === 'report' ? 'it' : 'them'}; or ` : '';
-      throw interrupted(String(f.signal.reason ?? 'SIGINT'), plan, outcome, again, (id) => pickUpCommand(job, plan, f, id), (w) => this.downloading.has(w.since));
+      // (with nothing in progress, a state's next run fetches what is left; without one, it starts over)
+      const rest = this.where.state ? 'the next run with this --state fetches what is left' : undefined;
+      throw interrupted(String(f.signal.reason ?? 'SIGINT'), plan, outcome, again, rest, (id) => pickUpCommand(job, plan, f, id), (w) => this.downloading.has(w.since));
     }
     const first = outcome.failures[0];
     if (!first) return;

@@ -85,7 +85,9 @@ export function reportError(error: unknown, reportId: string | undefined, downlo
 }
 
 /** Ctrl-C: what goes on without the run, and how to come back to it. */
-export function interrupted(signal: string, plan: RunPlan, outcome: PoolOutcome, again: string, pickUp: (reportId: string) => string, downloading: (window: Window) => boolean): InterruptedError {
+/** `again`: how the next run resumes what is in progress ('' if it cannot); `rest`: what it does
+ * when nothing is (a state's next run fetches what is left) */
+export function interrupted(signal: string, plan: RunPlan, outcome: PoolOutcome, again: string, rest: string | undefined, pickUp: (reportId: string) => string, downloading: (window: Window) => boolean): InterruptedError {
   if (plan.shape === 'report') {
     const running = outcome.interrupted[0];
     const id = running?.reportId;
@@ -96,9 +98,8 @@ export function interrupted(signal: string, plan: RunPlan, outcome: PoolOutcome,
   }
   const still = interruptedHint(outcome);
   if (still) return new InterruptedError(signal, `${again}${still}`);
-  // no report left in progress (none submitted yet, or every one being delivered): nothing to
-  // resume; with a state, the next run fetches what is left (without one, it starts over)
-  return new InterruptedError(signal, again.includes('--state') ? again.replace(/resumes (it|them); or $/, 'fetches what is left') : undefined);
+  // no report left in progress (none submitted yet, or every one being delivered): nothing to resume
+  return new InterruptedError(signal, rest);
 }
 
 export function mergedFailure(failure: WindowFailureReport): CliError {

@@ -17,13 +17,16 @@ import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 /** The bound on the new space, both semi-spaces, unless a holder asks for less. */
 const YOUNG_GENERATION_BYTES = 16 * 1024 * 1024;
 
-/** The bound while rows go into another database than DuckDB (`run --load postgres://`). */
-export const LOAD_YOUNG_GENERATION = YOUNG_GENERATION_BYTES;
 
 /** The bound while DuckDB shares the process (`run --load duckdb:`): a few megabytes live in the new
  * space while a window loads, and each megabyte of it counts against the load's 200 MB (with a bound
  * of 16 MiB, Node 24 peaked at 186-190 MiB at 1M rows; test/bench/RESULTS.md, "Loading near CSV"). */
 export const DUCKDB_YOUNG_GENERATION = 8 * 1024 * 1024;
+
+/** The bound while `run --load TARGET` runs: DuckDB's, or the general one for another database
+ * (Postgres' COPY on Node 24, 1M rows: 298 MiB unbounded, 136 MiB bounded); none without a load. */
+export const loadYoungGeneration = (target: string | undefined): number | undefined =>
+  target === undefined || target.trim() === '' ? undefined : /^\s*duckdb:/i.test(target) ? DUCKDB_YOUNG_GENERATION : YOUNG_GENERATION_BYTES;
 
 /** How often the size is looked at: V8 grows the space after a scavenge, doubling it at most. */
 const EVERY_MS = 20;

@@ -251,7 +251,7 @@ const holderOf = (lease: Lease): Holder => ({ pid: lease.pid, host: lease.host, 
 class LeaseHeldError extends LockedError {
   constructor(url: string, lease: Lease | undefined, readonly expiry: number, ownLeaseMs: number) {
     super(url, lease && holderOf(lease),
-      `its lease runs until ${new Date(expiry).toISOString()} unless its run renews it: a killed run's lease frees itself ${formatDuration(lease?.leaseMs ?? ownLeaseMs)} after its last renewal (the holder's REPORTING_STATE_LEASE); --lock-wait 2m waits for it`);
+      `its lease runs until ${new Date(expiry).toISOString()} unless its run renews it: a killed run's lease frees itself ${formatDuration(lease?.leaseMs ?? ownLeaseMs)} after its last renewal (the holder's REPORTING_STATE_LEASE)`);
   }
 }
 
