@@ -360,8 +360,9 @@ class PlannedRun {
   private throwIfFailed(outcome: PoolOutcome): void {
     const { job, f, plan } = this;
     if (outcome.aborted) {
-      const again = this.where.state ? `the next run with this --state resumes ${plan.shape === 'report' ? 'it' : 'them'}; or `
-        : job.flags.resume ? `the same command run again within the hour resumes ${plan.shape === 'report' ? 'it' : 'them'}; or ` : '';
+      // (one report: or its pick-up command follows; windows: the list of those in progress follows)
+      const next = this.where.state ? 'the next run with this --state resumes' : job.flags.resume ? 'the same command run again within the hour resumes' : undefined;
+      const again = next === undefined ? '' : plan.shape === 'report' ? `${next} it; or ` : `${next} them (or \`reporting download ID --wait\` picks one up); `;
       // (with nothing in progress, a state's next run fetches what is left; without one, it starts over)
       const rest = this.where.state ? 'the next run with this --state fetches what is left' : undefined;
       throw interrupted(String(f.signal.reason ?? 'SIGINT'), plan, outcome, again, rest, (id) => pickUpCommand(job, plan, f, id), (w) => this.downloading.has(w.since));
