@@ -15,6 +15,7 @@ import { CliError, EXIT } from '../errors.js';
 import { boundYoungGeneration, DUCKDB_YOUNG_GENERATION } from '../io/young-generation.js';
 import { loadDuckDb, loadDuckDbBindings } from '../lazy.js';
 import type { Column } from '../report/schema.js';
+import { ATTACHED_AS, attach, detach } from './duckdb-attach.js';
 import { DuckDbChunkAppender } from './duckdb-chunks.js';
 import type { LoadConnection, LoadEngine, StateHolder, TableAppender } from './load.js';
 import { qualified } from './target.js';
@@ -33,8 +34,7 @@ const DUCKDB_OPTIONS = { memory_limit: '64MB', threads: '1' };
  * holds freed and trims the process's malloc heaps (glibc's malloc_trim, at most every 100 ms). Left
  * at its default (512 MiB: never, for a load), the memory DuckDB freed stayed in the process for up
  * to a second, and its COMMIT added 10-12 MiB on top: 1M rows peaked at 180-196 MiB, with it 167-168
- * on Node 20 (test/bench/RESULTS.md, "Loading near CSV"). Not in DUCKDB_OPTIONS: an instance's
- * options are its identity in DuckDB's cache of instances.
+ * on Node 20 (test/bench/RESULTS.md, "Loading near CSV").
  */
 const GIVE_BACK = "SET allocator_bulk_deallocation_flush_threshold = '0KB'";
 
@@ -233,7 +233,7 @@ export async function openDuckDb(path: string, shown: string, waitMs: number, sl
       // would be lost. Its real path again: a run of this process may have created it meanwhile
       file = realFilePath(path);
       if (!existsSync(file)) await createWhole(duckdb, file, host?.pid);
-      instance = await duckdb.DuckDBInstance.fromCache(file, DUCKDB_OPTIONS);
+      instance = await attach(duckdb, file, DUCKDB_OPTIONS);
       break;
     } catch (error) {
       const failure = duckDbFailure(error);
@@ -259,8 +259,14 @@ export async function openDuckDb(path: string, shown: string, waitMs: number, sl
       await sleep(delay, signal);
     }
   }
-  const connection = await instance.connect();
-  return new DuckDbConnection(duckdb, instance, connection, shown, SharedLimit.of(file));
+  try {
+    const connection = await instance.connect();
+    await connection.run(`USE ${ATTACHED_AS}`);
+    return new DuckDbConnection(duckdb, file, connection, shown, SharedLimit.of(file));
+  } catch (error) {
+    detach(file);
+    throw error;
+  }
 }
 
 /**
@@ -330,7 +336,7 @@ class DuckDbConnection implements LoadConnection {
   /** V8's young generation is bounded while DuckDB shares the process (io/young-generation.ts) */
   private readonly unbound = boundYoungGeneration(DUCKDB_YOUNG_GENERATION);
 
-  constructor(private readonly duckdb: DuckDb, private readonly instance: DuckDBInstance, private readonly connection: DuckDBConnection, private readonly shown: string, private readonly limit: SharedLimit) {
+  constructor(private readonly duckdb: DuckDb, private readonly file: string, private readonly connection: DuckDBConnection, private readonly shown: string, private readonly limit: SharedLimit) {
     limit.opened();
   }
 
@@ -437,7 +443,7 @@ class DuckDbConnection implements LoadConnection {
     }
     try {
       this.connection.closeSync();
-      this.instance.closeSync();
+      detach(this.file);
     } finally {
       this.unbound();
     }

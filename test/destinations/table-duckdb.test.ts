@@ -2,7 +2,6 @@
 // written into the chunk's vectors must come back exactly, across chunk edges, for every column
 // type; read back with DuckDB's own client.
 
-import { DuckDBInstance } from '@duckdb/node-api';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -121,17 +120,33 @@ describe('DuckDB: rows a data chunk at a time', () => {
     expect(await select(file, 'SELECT count(*) FROM t')).toEqual(['0']);
   });
 
+  it('70,000 rows of one window are stored in row groups of 30,720 rows (DuckDB\'s default of 122,880 took more memory as each was written), read back whole by DuckDB\'s own client', async () => {
+    const file = join(tempDir(), 'g.duckdb');
+    const signal = new AbortController().signal;
+    const destination = new TableDestination({
+      connect: () => openDuckDb(file, `duckdb:${file}`, 0, async () => undefined, signal),
+      table: ['t'], columns: COLUMNS, selected: true, scope: 's', onSchemaChange: 'fail', fullRefresh: false,
+      period: WINDOW, now: () => LOADED_AT, atExit: () => () => undefined,
+    });
+    const out = await destination.begin(WINDOW, WINDOW, 'r1');
+    await out.take(bodyOf(Array.from({ length: 70_000 }, (_, k) => rowOf(k))));
+    await out.commit();
+    await destination.finish();
+    expect(await select(file, "SELECT row_group_id, max(count) FROM pragma_storage_info('t') WHERE column_name = 'seq' GROUP BY 1 ORDER BY 1"))
+      .toEqual(['0|30720', '1|30720', '2|8560']);
+    expect(await select(file, 'SELECT count(*), count(DISTINCT seq), max(seq) FROM t')).toEqual(['70000|70000|69999']);
+  });
+
   it('a window whose rows DuckDB refuses as it commits (the appender\'s last flush) leaves none of them behind: the next window on the connection commits its own rows only', async () => {
     const file = join(tempDir(), 'u.duckdb');
     const signal = new AbortController().signal;
     const W2: Window = { since: WINDOW.until + 1, until: WINDOW.until + 86_400 };
     const columns: Column[] = [{ name: 'seq', type: 'int64', nullable: true, key: true }, { name: 'country', type: 'string', nullable: true, key: false }];
-    // a table the user made, with a unique key, holding a row of another scope (the process's one
-    // database of the file, as openDuckDb opens it)
-    const other = await DuckDBInstance.fromCache(file, { memory_limit: '64MB', threads: '1' });
-    const connection = await other.connect();
-    await connection.run('CREATE TABLE t (seq BIGINT UNIQUE, country VARCHAR, _report_id VARCHAR, _window_since TIMESTAMPTZ, _window_until TIMESTAMPTZ, _scope VARCHAR, _loaded_at TIMESTAMPTZ)');
-    await connection.run("INSERT INTO t VALUES (1, 'other', 'x', now(), now(), 'other', now())");
+    // a table the user made, with a unique key, holding a row of another scope (another connection
+    // to the process's one database of the file, as a second job's)
+    const connection = await openDuckDb(file, `duckdb:${file}`, 0, async () => undefined, signal);
+    await connection.execute('CREATE TABLE t (seq BIGINT UNIQUE, country VARCHAR, _report_id VARCHAR, _window_since TIMESTAMPTZ, _window_until TIMESTAMPTZ, _scope VARCHAR, _loaded_at TIMESTAMPTZ)');
+    await connection.execute("INSERT INTO t VALUES (1, 'other', 'x', now(), now(), 'other', now())");
     const destination = new TableDestination({
       connect: () => openDuckDb(file, `duckdb:${file}`, 0, async () => undefined, signal),
       table: ['t'], columns, selected: true, scope: 's', onSchemaChange: 'fail', fullRefresh: false,
@@ -144,7 +159,7 @@ describe('DuckDB: rows a data chunk at a time', () => {
       // (the error kept as text: an error object keeps its stack's frames, the appender among them)
       expect(await out.commit().then(() => '', (error: unknown) => String(error))).toMatch(/Duplicate key "seq: 1"/);
       // the other row goes (another job of the process), the next window loads on the same connection
-      await connection.run("DELETE FROM t WHERE _scope = 'other'");
+      await connection.execute("DELETE FROM t WHERE _scope = 'other'");
       out = await destination.begin(W2, W2, 'r2');
       // the failed window's appender is garbage: DuckDB flushes what it still holds when it is freed
       setFlagsFromString('--expose-gc');
@@ -158,7 +173,7 @@ describe('DuckDB: rows a data chunk at a time', () => {
       await destination.finish();
     } finally {
       await destination.abort();
-      connection.closeSync();
+      await connection.close();
     }
     expect(await select(file, 'SELECT seq, country, _report_id FROM t ORDER BY seq')).toEqual(['3|three|r2']);
   });
