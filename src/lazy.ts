@@ -1,5 +1,7 @@
 import { createRequire } from 'node:module';
 
+const requireCjs = createRequire(import.meta.url);
+
 // The optional heavy dependencies, loaded when first needed and nowhere else (the commands'
 // modules load at the registry, the Parquet and XLSX writers at the format table of
 // export/export.ts). Measured on this project's 2-core machine: importing `conf` takes 80-90 ms,
@@ -10,14 +12,43 @@ export const loadConf = async () => (await import('conf')).default;
 
 export const loadProgressBars = async () => (await import('cli-progress')).default;
 
-/** The HTTP client's library: 20 MB of RSS and 0.1 s to load, paid by the commands that send a
- * request, not by `jobs validate|list|plan`, `schema` or `completion`. */
-export const loadUndici = () => import('undici');
+/** What the HTTP client uses of undici: a keep-alive agent, its connector, and `request`. */
+export type Undici = Pick<typeof import('undici'), 'Agent' | 'buildConnector' | 'request'>;
+
+/**
+ * The HTTP client's library, loaded by the commands that send a request (not by `jobs
+ * validate|list|plan`, `schema` or `completion`): its agent, connector and `request` from their own
+ * modules. undici's index also loads fetch, WebSocket, its caches, mocks and proxy agents: 45-53 ms
+ * and 19.5 MiB of RSS on Node 20, against 19-23 ms and 11 MiB for these three (test/bench/RESULTS.md,
+ * "undici's parts"), paid by every command that sends a request, its peak RSS included. An undici
+ * whose files are laid out otherwise is loaded whole, as before.
+ */
+export const loadUndici = async (): Promise<Undici> => {
+  undiciParts ??= partsOfUndici();
+  return undiciParts ?? import('undici');
+};
+
+let undiciParts: Undici | null | undefined;
+
+function partsOfUndici(): Undici | null {
+  try {
+    const Agent = requireCjs('undici/lib/dispatcher/agent.js') as Undici['Agent'];
+    const buildConnector = requireCjs('undici/lib/core/connect.js') as Undici['buildConnector'];
+    const requestOf = requireCjs('undici/lib/api/api-request.js') as (this: unknown, options: object) => ReturnType<Undici['request']>;
+    if (typeof Agent !== 'function' || typeof buildConnector !== 'function' || typeof requestOf !== 'function') return null;
+    // undici's own `request(url, options)`: the URL split into origin and path, the call made on the dispatcher
+    const request = ((url: string | URL, options: { dispatcher: unknown }) => {
+      const parsed = new URL(url);
+      return requestOf.call(options.dispatcher, { ...options, origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` });
+    }) as Undici['request'];
+    return { Agent, buildConnector, request };
+  } catch {
+    return null;
+  }
+}
 
 // The database clients of `run --load`: only a run that loads pays for them (DuckDB's native
 // binding alone is tens of megabytes).
-
-const requireCjs = createRequire(import.meta.url);
 
 /**
  * @duckdb/node-api is required, not imported: it is 180 CommonJS modules that re-export each other,

@@ -102,10 +102,10 @@ export function loopbackOnly(connect: buildConnector.connector): buildConnector.
  * keeps it would meet the server closing it as the request goes out. */
 const KEEP_ALIVE_MS = 4_000;
 
-/** The keep-alive agent the clients of one process share, made at the first request (undici is
- * loaded then: a command that sends none, `jobs validate`, `schema`, does not pay its 20 MB and
- * 0.1 s). A fleet's jobs reuse each other's sockets: a job's first submit, on the hand-off's path,
- * finds one open instead of connecting. */
+/** The keep-alive agent the clients of one process share, made at the first request (undici's
+ * parts are loaded then, src/lazy.ts: a command that sends none, `jobs validate`, `schema`, does not
+ * pay for them). A fleet's jobs reuse each other's sockets: a job's first submit, on the hand-off's
+ * path, finds one open instead of connecting. */
 export class Connections {
   private agent?: Promise<Dispatcher>;
 
