@@ -43,8 +43,9 @@ export function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)}ms`;
   const seconds = ms / 1000;
   if (seconds < 60) return `${seconds < 10 ? seconds.toFixed(1) : Math.round(seconds)}s`;
-  const minutes = Math.floor(seconds / 60);
-  const rest = Math.round(seconds - minutes * 60);
+  // whole seconds first: 119.6 s is 2m, not 1m60s
+  const minutes = Math.floor(Math.round(seconds) / 60);
+  const rest = Math.round(seconds) - minutes * 60;
   if (minutes >= 60 && rest === 0 && minutes % 60 === 0) return `${minutes / 60}h`;
   return rest === 0 ? `${minutes}m` : `${minutes}m${String(rest).padStart(2, '0')}s`;
 }

@@ -12,7 +12,7 @@ import type { Window } from '../report/windows.js';
 import type { Job, LoadPlan } from './job.js';
 import type { RunState } from './state.js';
 import { databaseOf, stateStoreOf, storeDeps } from './stores/kinds.js';
-import type { StateStore } from './stores/store.js';
+import type { StateStore, StoreDeps } from './stores/store.js';
 import { TableStore } from './stores/table.js';
 
 const recordIn = (state: RunState, store: TableStore): NonNullable<TableSpec['recordWindow']> => async (connection, loaded) =>
@@ -23,8 +23,8 @@ const recordIn = (state: RunState, store: TableStore): NonNullable<TableSpec['re
 export const tableStateKey = (job: Job, load: LoadPlan, f: EngineDeps) => `${load.table.join('.')} ${scopeOf(job.request, f.baseUrl().url, accountOf(load, f))}`;
 
 /** The store of a job's --state: a file, an object, or (`table`) the --load database. */
-export function jobStateStore(job: Job & { flags: { state: string } }, f: EngineDeps): StateStore {
-  const deps = storeDeps(f);
+export function jobStateStore(job: Job & { flags: { state: string } }, f: EngineDeps, onLockWait?: StoreDeps['onLockWait']): StateStore {
+  const deps = { ...storeDeps(f), onLockWait };
   const table = job.load && { ...databaseOf(job.load.target, deps), key: tableStateKey(job, job.load, f) };
   return stateStoreOf(job.flags.state, { ...deps, ...(table ? { table } : {}) });
 }

@@ -31,6 +31,7 @@ interface LogLine {
   event: string;
   window: { since: string; until: string; sinceUnix: number; untilUnix: number };
   reportId?: string;
+  message?: string;
   source?: string;
   replaces?: string;
   file?: string;
@@ -93,13 +94,16 @@ describe('--lock-wait', () => {
       expect(sandbox.reports().map((r) => dayOf(r.since))).toEqual(['2026-11-01', '2026-11-02']);
       // Ctrl-C's SIGTERM while waiting: interrupted (143), not refused (2)
       writeFileSync(`${state}.lock`, JSON.stringify({ pid: process.pid, host: hostname(), nonce: 'held', since: new Date().toISOString() }));
-      const waiter = startCli([...args, '--lock-wait', '1m'], { env: env(sandbox, dir) });
+      const waiter = startCli([...args, '--lock-wait', '1m', '--log-format', 'json'], { env: env(sandbox, dir) });
       const waited = collect(waiter);
       await new Promise((resolve) => setTimeout(resolve, 700));
       waiter.kill('SIGTERM');
       const stopped = await waited;
       expect(stopped.code, stopped.stderr).toBe(143);
       expect(stopped.stderr).toContain('interrupted (SIGTERM)');
+      // the wait was said as it began (-q or not, a JSON log has every event)
+      const said = logLines(stopped.stderr).filter((line) => line.event === 'warning').map((line) => line.message);
+      expect(said).toEqual([expect.stringMatching(new RegExp(`is in use by process ${process.pid} since .*; waiting up to 1m for it \\(--lock-wait\\)$`))]);
       const without = await runCli([...args.filter((a) => a !== '--state' && a !== state), '--lock-wait', '5s'], { env: env(sandbox, dir) });
       expect(without.code).toBe(2);
       expect(without.stderr).toContain('--lock-wait needs --state FILE');
@@ -125,6 +129,9 @@ describe('jobs run --lock-wait (the Kubernetes recipe\'s command line)', () => {
       expect(waited.code, waited.stderr).toBe(2);
       expect(Date.now() - started).toBeGreaterThan(Math.max(2500, quick));
       expect(waited.stderr).toMatch(new RegExp(`is in use by process ${process.pid}.*\\(waited 3 s for it: --lock-wait\\)`));
+      // said as the wait began, not only at its end
+      expect(waited.stderr).toMatch(new RegExp(`warning: .*held\\.json is in use by process ${process.pid} since [^;]*; waiting up to 3\\.0s for it \\(--lock-wait\\)`));
+      expect(refused.stderr).not.toMatch(/waiting up to/);
       expect(sandbox.reports()).toEqual([]);
     });
   });

@@ -8,7 +8,7 @@ import { errors } from 'undici';
 import type { Socket } from 'node:net';
 import { checkBaseUrl, environmentLogin, environmentSecrets, isLoopbackAddress, profileVariable, resolveBaseUrl, resolveToken } from '../../src/auth/resolve.js';
 import { pollDelayMs } from '../../src/report/poll.js';
-import { parseDuration } from '../../src/duration.js';
+import { formatDuration, parseDuration } from '../../src/duration.js';
 import { UsageError } from '../../src/errors.js';
 
 describe('retry decisions', () => {
@@ -70,6 +70,13 @@ describe('polling', () => {
     expect(pollDelayMs(1, () => 0.5)).toBe(2000);
     expect(pollDelayMs(50, () => 0.5)).toBe(7500);
     expect(pollDelayMs(7, () => 0.5, 2500)).toBe(2500);
+  });
+});
+
+describe('durations as messages say them', () => {
+  it('rounds to whole seconds before splitting minutes: 119.6 s is 2m, never 1m60s', () => {
+    expect([450, 9_949, 59_400, 60_000, 90_000, 119_600, 119_987, 125_400, 3_600_000, 5_400_000].map(formatDuration))
+      .toEqual(['450ms', '9.9s', '59s', '1m', '1m30s', '2m', '2m', '2m05s', '1h', '90m']);
   });
 });
 

@@ -125,6 +125,8 @@ export interface StoreDeps {
   trace?: (line: string) => void;
   /** a wait for a lock is cut short by it (Ctrl-C) */
   signal?: AbortSignal;
+  /** --lock-wait: told once when a run starts waiting for a lock another holds (the holder, the wait) */
+  onLockWait?: (held: LockedError, waitMs: number) => void;
   /** `--state table`: the run's --load database and the state's key there */
   table?: TableStateDeps;
   /** `state show DATABASE --key KEY` */
@@ -133,7 +135,7 @@ export interface StoreDeps {
 
 /** Tries `take` until it does not throw LockedError, for at most `waitMs`, sleeping between tries
  * (POLICY.storeLock: 2 s, or until `retryAt` says the lock may be free: a lease's end). */
-export async function waitForStoreLock<T>(take: () => Promise<T>, waitMs: number, deps: { now: () => number; sleep?: Sleep; signal?: AbortSignal }, retryAt?: (error: LockedError) => number | undefined): Promise<T> {
+export async function waitForStoreLock<T>(take: () => Promise<T>, waitMs: number, deps: Pick<StoreDeps, 'now' | 'sleep' | 'signal' | 'onLockWait'>, retryAt?: (error: LockedError) => number | undefined): Promise<T> {
   const deadline = deps.now() + waitMs;
   const sleep = deps.sleep ?? sleepFor;
   for (let attempt = 0; ; attempt++) {
@@ -147,6 +149,7 @@ export async function waitForStoreLock<T>(take: () => Promise<T>, waitMs: number
         if (waitMs > 0) error.message = `${error.message} (waited ${Math.round(waitMs / 1000)} s for it: --lock-wait)`;
         throw error;
       }
+      if (attempt === 0) deps.onLockWait?.(error, left);
       const next = retryAt?.(error);
       const every = backoffDelay(POLICY.storeLock, attempt, Math.random);
       const pause = Math.max(STORE_LOCK_LEAST_MS, Math.min(left, every, next === undefined ? every : next - deps.now() + STORE_LOCK_LEAST_MS));
