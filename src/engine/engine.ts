@@ -376,7 +376,8 @@ class PlannedRun {
     if (outcome.aborted) {
       // (one report: or its pick-up command follows; windows: the list of those in progress follows)
       const next = this.where.state ? 'the next run with this --state resumes' : job.flags.resume ? 'the same command run again within the hour resumes' : undefined;
-      const again = next === undefined ? '' : plan.shape === 'report' ? `${next} it; or ` : `${next} them (or \`reporting download ID --wait\` picks one up); `;
+      const again = (reports: number) => next === undefined ? '' : plan.shape === 'report' ? `${next} it; or `
+        : reports === 1 ? `${next} it (or \`reporting download ID --wait\` picks it up); ` : `${next} them (or \`reporting download ID --wait\` picks one up); `;
       // (with nothing in progress, a state's next run fetches what is left; without one, it starts over)
       const rest = this.where.state ? 'the next run with this --state fetches what is left' : undefined;
       throw interrupted(String(f.signal.reason ?? 'SIGINT'), plan, outcome, again, rest, (id) => pickUpCommand(job, plan, f, id), (w) => this.downloading.has(w.since));

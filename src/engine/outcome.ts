@@ -87,17 +87,17 @@ export function reportError(error: unknown, reportId: string | undefined, downlo
 /** Ctrl-C: what goes on without the run, and how to come back to it. */
 /** `again`: how the next run resumes what is in progress ('' if it cannot); `rest`: what it does
  * when nothing is (a state's next run fetches what is left) */
-export function interrupted(signal: string, plan: RunPlan, outcome: PoolOutcome, again: string, rest: string | undefined, pickUp: (reportId: string) => string, downloading: (window: Window) => boolean): InterruptedError {
+export function interrupted(signal: string, plan: RunPlan, outcome: PoolOutcome, again: (reports: number) => string, rest: string | undefined, pickUp: (reportId: string) => string, downloading: (window: Window) => boolean): InterruptedError {
   if (plan.shape === 'report') {
     const running = outcome.interrupted[0];
     const id = running?.reportId;
     if (running && id) {
-      return new InterruptedError(signal, downloading(running.window) ? `report ${id} is ready; pick it up with: ${pickUp(id)}` : `report ${id} goes on without you: ${again}${pickUp(id)}`);
+      return new InterruptedError(signal, downloading(running.window) ? `report ${id} is ready; pick it up with: ${pickUp(id)}` : `report ${id} goes on without you: ${again(1)}${pickUp(id)}`);
     }
     return new InterruptedError(signal);
   }
   const still = interruptedHint(outcome);
-  if (still) return new InterruptedError(signal, `${again}${still}`);
+  if (still) return new InterruptedError(signal, `${again(outcome.interrupted.filter((entry) => entry.reportId).length)}${still}`);
   // no report left in progress (none submitted yet, or every one being delivered): nothing to resume
   return new InterruptedError(signal, rest);
 }

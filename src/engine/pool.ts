@@ -463,5 +463,5 @@ export function describeFailure(failure: WindowFailureReport): string {
 /** The run was interrupted: a hint naming the reports still in progress, for InterruptedError. */
 export function interruptedHint(outcome: PoolOutcome): string | undefined {
   const ids = outcome.interrupted.filter((entry) => entry.reportId).map((entry) => `${entry.reportId} (${describeWindow(entry.window)})`);
-  return ids.length > 0 ? `reports still in progress: ${ids.join(', ')}` : undefined;
+  return ids.length > 0 ? `report${ids.length === 1 ? '' : 's'} still in progress: ${ids.join(', ')}` : undefined;
 }

@@ -52,7 +52,7 @@ describe('jobs run: the intent of a window waiting for the budget', () => {
         const second = stateOf(dir, 'second')?.windows[0];
         expect(second, 'the second window stays planned').toMatchObject({ status: 'pending', reportId: null, submitting: null });
         // the job with a report in progress says it is resumed; the one with none, that the rest is fetched
-        expect(result.stderr).toMatch(/^first: hint: the next run with this --state resumes them \(or `reporting download ID --wait` picks one up\); reports still in progress: [0-9a-f]+ \(2026-11-01\)$/m);
+        expect(result.stderr).toMatch(/^first: hint: the next run with this --state resumes it \(or `reporting download ID --wait` picks it up\); report still in progress: [0-9a-f]+ \(2026-11-01\)$/m);
         expect(result.stderr).toMatch(/^second: hint: the next run with this --state fetches what is left$/m);
       });
     }, 90_000);
