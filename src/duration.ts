@@ -22,8 +22,8 @@ export const BOUNDS = {
   sandboxSpan: { min: 0, max: 366 * 86_400_000 },
   /** --lock-wait: how long a run waits for its state's lock (a killed pod's lease runs out meanwhile) */
   lockWait: { min: 0, max: 24 * 3_600_000 },
-  /** jobs status --max-lag */
-  maxLag: { min: 1000, max: 366 * 86_400_000 },
+  /** jobs status --max-lag: a lag of less than a minute is no schedule's (`--max-lag 36`, 36 s, meant hours) */
+  maxLag: { min: 60_000, max: 366 * 86_400_000 },
 } as const satisfies Record<string, DurationBounds>;
 
 /** `500ms`, `30s`, `5m`, `2h`, `3d` (24-hour days), or plain seconds (`12`, `1.5`), in milliseconds, within `bounds`. */
@@ -34,7 +34,10 @@ export function parseDuration(text: string, option: string, bounds?: DurationBou
   }
   const ms = Math.round(Number(match[1]) * (UNITS[match[2] ?? 's'] ?? 1000));
   if (bounds && !(ms >= bounds.min && ms <= bounds.max)) {
-    throw new UsageError(`${option} must be from ${formatDuration(bounds.min)} to ${formatDuration(bounds.max)}, not "${text}"`);
+    // too short, without a unit: the unit was likely forgotten (`--max-lag 36` for 36 hours)
+    const bare = match[2] === undefined && ms > 0 && ms < bounds.min ? match[1] : undefined;
+    throw new UsageError(`${option} must be from ${formatDuration(bounds.min)} to ${formatDuration(bounds.max)}, not "${text}"`,
+      bare === undefined ? undefined : `a number alone is seconds: give its unit, as in ${bare}m, ${bare}h or ${bare}d`);
   }
   return ms;
 }
@@ -46,6 +49,8 @@ export function formatDuration(ms: number): string {
   // whole seconds first: 119.6 s is 2m, not 1m60s
   const minutes = Math.floor(Math.round(seconds) / 60);
   const rest = Math.round(seconds) - minutes * 60;
+  // whole days from two of them (366d, not 8784h; 24h stays 24h)
+  if (rest === 0 && minutes >= 2880 && minutes % 1440 === 0) return `${minutes / 1440}d`;
   if (minutes >= 60 && rest === 0 && minutes % 60 === 0) return `${minutes / 60}h`;
   return rest === 0 ? `${minutes}m` : `${minutes}m${String(rest).padStart(2, '0')}s`;
 }

@@ -51,6 +51,12 @@ describe('jobs status', () => {
       expect(text.code).toBe(0);
       expect(text.stdout.trim().split('\n').map((line) => line.split('\t').slice(0, 5))).toEqual([['buyer', '2026-11-22 23:59', '6h 0m', '0', '0'], ['seller', 'none', 'never', '0', '3']]);
       expect(text.stdout + text.stderr).not.toContain(sandbox.token);
+
+      // a lag without its unit is seconds, which no schedule means: refused, the unit suggested
+      const bare = await runCli(['jobs', 'status', '--max-lag', '36'], { env, cwd: dir });
+      expect(bare.code).toBe(2);
+      expect(bare.stdout).toBe('');
+      expect(bare.stderr).toMatch(/^error: --max-lag must be from 1m to 366d, not "36"\nhint: a number alone is seconds: give its unit, as in 36m, 36h or 36d\n$/);
     });
   });
 
