@@ -43,12 +43,14 @@ export function parseDuration(text: string, option: string, bounds?: DurationBou
 }
 
 export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)}ms`;
-  const seconds = ms / 1000;
-  if (seconds < 60) return `${seconds < 10 ? seconds.toFixed(1) : Math.round(seconds)}s`;
-  // whole seconds first: 119.6 s is 2m, not 1m60s
-  const minutes = Math.floor(Math.round(seconds) / 60);
-  const rest = Math.round(seconds) - minutes * 60;
+  // each unit decided on the rounded value: 999.6 ms is 1.0s, 9.96 s 10s, 59.6 s 1m, 119.6 s 2m
+  if (Math.round(ms) < 1000) return `${Math.round(ms)}ms`;
+  const tenths = Math.round(ms / 100) / 10;
+  if (tenths < 10) return `${tenths.toFixed(1)}s`;
+  const whole = Math.round(ms / 1000);
+  if (whole < 60) return `${whole}s`;
+  const minutes = Math.floor(whole / 60);
+  const rest = whole - minutes * 60;
   // whole days from two of them (366d, not 8784h; 24h stays 24h)
   if (rest === 0 && minutes >= 2880 && minutes % 1440 === 0) return `${minutes / 1440}d`;
   if (minutes >= 60 && rest === 0 && minutes % 60 === 0) return `${minutes / 60}h`;

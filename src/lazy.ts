@@ -24,7 +24,7 @@ export type Undici = Pick<typeof import('undici'), 'Agent' | 'buildConnector' | 
  * whose files are laid out otherwise is loaded whole, as before.
  */
 export const loadUndici = async (): Promise<Undici> => {
-  undiciParts ??= partsOfUndici();
+  if (undiciParts === undefined) undiciParts = partsOfUndici();
   return undiciParts ?? import('undici');
 };
 

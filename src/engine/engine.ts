@@ -97,9 +97,10 @@ const toStdout = (job: Job): boolean => [job.given.output, ...job.given.more ?? 
 const lockWaitNote = (job: Job, f: EngineDeps) => (held: LockedError, waitMs: number) => {
   const json = job.flags.logFormat === 'json';
   if (f.globals.quiet && !json) return;
-  const message = `${held.message}; waiting up to ${formatDuration(job.flags.lockWaitMs ?? waitMs)} for it (--lock-wait)`;
+  // the wait first: a JSON message is cut at 300 characters, a long state's name with it
+  const message = `waiting up to ${formatDuration(job.flags.lockWaitMs ?? waitMs)} for the state's lock (--lock-wait): ${held.message}`;
   const period = { since: job.request.since, until: job.request.until };
-  f.stderr.write(`${json ? jsonLine(eventJson({ event: 'warning', window: period, message }, f.calendar.now(), f.secrets, f.calendar.moved?.at)) : `warning: ${safeText(message)}`}\n`);
+  f.stderr.write(`${json ? jsonLine(eventJson({ event: 'warning', window: period, message }, f.calendar.now(), f.secrets, f.calendar.moved?.at)) : `warning: ${safeText(f.secrets.redact(message))}`}\n`);
 };
 
 /** The request a state file records for this run: what the next run must match. */

@@ -22,8 +22,12 @@ export const ATTACHED_AS = 'reporting_load';
 const attached = new Map<string, { instance: Promise<DuckDBInstance>; users: number; made?: DuckDBInstance }>();
 
 /** The instance `file` is attached to, attached by the first of the process's connections; it is
- * held until detach. Set before the first await: two runs opening the file at once share it. */
-export async function attach(duckdb: DuckDb, file: string, options: Record<string, string>): Promise<DuckDBInstance> {
+ * held until detach. Set before the first await: two runs opening the file at once share it, and
+ * its recovery: `recover` is asked, once, whether a failed ATTACH is to be tried again (a WAL
+ * replayed apart), while the others wait for the same outcome. DuckDB spills beside the file
+ * (`FILE.tmp`, as when it opens the file itself), not into the working folder's `.tmp`, which an
+ * in-memory instance would share with every other. */
+export async function attach(duckdb: DuckDb, file: string, options: Record<string, string>, recover: (error: unknown) => Promise<boolean>): Promise<DuckDBInstance> {
   const held = attached.get(file);
   if (held) {
     held.users++;
@@ -34,11 +38,15 @@ export async function attach(duckdb: DuckDb, file: string, options: Record<strin
   }
   const entry: { instance: Promise<DuckDBInstance>; users: number; made?: DuckDBInstance } = { instance: Promise.resolve() as never, users: 1 };
   entry.instance = (async () => {
-    const made = await duckdb.DuckDBInstance.create(':memory:', options);
+    const made = await duckdb.DuckDBInstance.create(':memory:', { ...options, temp_directory: `${file}.tmp` });
     try {
       const connection = await made.connect();
       try {
-        await connection.run(`ATTACH '${file.replaceAll("'", "''")}' AS ${ATTACHED_AS} (ROW_GROUP_SIZE ${ROW_GROUP_ROWS})`);
+        const sql = `ATTACH '${file.replaceAll("'", "''")}' AS ${ATTACHED_AS} (ROW_GROUP_SIZE ${ROW_GROUP_ROWS})`;
+        await connection.run(sql).catch(async (error: unknown) => {
+          if (!(await recover(error))) throw error;
+          await connection.run(sql);
+        });
       } finally {
         connection.closeSync();
       }

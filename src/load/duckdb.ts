@@ -222,7 +222,6 @@ export async function openDuckDb(path: string, shown: string, waitMs: number, sl
   if (host) cleanStaleTemps(file, host);
   const deadline = now() + waitMs;
   let instance: DuckDBInstance | undefined;
-  let recovered = false;
   /** until when a file another process is creating is waited for */
   let createdBy: number | undefined;
   for (let attempt = 0; ; attempt++) {
@@ -233,17 +232,15 @@ export async function openDuckDb(path: string, shown: string, waitMs: number, sl
       // would be lost. Its real path again: a run of this process may have created it meanwhile
       file = realFilePath(path);
       if (!existsSync(file)) await createWhole(duckdb, file, host?.pid);
-      instance = await attach(duckdb, file, DUCKDB_OPTIONS);
+      // a WAL left beside the file (a process killed before its checkpoint) is replayed as the
+      // file opens, which a wide table's rows may need more than the opening memory_limit for:
+      // replayed once with DuckDB's own limit, as its other clients open the file, then attached
+      // again (within attach: the process's other runs on the file wait for it)
+      const at = file;
+      instance = await attach(duckdb, file, DUCKDB_OPTIONS, async (error) => duckDbFailure(error).kind === 'memory' && replayed(duckdb, at));
       break;
     } catch (error) {
       const failure = duckDbFailure(error);
-      if (!recovered && failure.kind === 'memory') {
-        // a WAL left beside the file (a process killed before its checkpoint) is replayed as the
-        // file opens, which a wide table's rows may need more than the opening memory_limit for:
-        // replayed once with DuckDB's own limit, as its other clients open the file, then opened
-        recovered = true;
-        if (await replayed(duckdb, file)) continue;
-      }
       const locked = failure.kind === 'locked';
       // a file being created is given a moment whatever --max-wait says: it is not held yet
       if (!locked && beingCreated(failure, file, now)) createdBy ??= now() + CREATION_GRACE_MS;
@@ -259,11 +256,13 @@ export async function openDuckDb(path: string, shown: string, waitMs: number, sl
       await sleep(delay, signal);
     }
   }
+  let connection: DuckDBConnection | undefined;
   try {
-    const connection = await instance.connect();
+    connection = await instance.connect();
     await connection.run(`USE ${ATTACHED_AS}`);
     return new DuckDbConnection(duckdb, file, connection, shown, SharedLimit.of(file));
   } catch (error) {
+    connection?.closeSync();
     detach(file);
     throw error;
   }
@@ -428,7 +427,12 @@ class DuckDbConnection implements LoadConnection {
     return new DuckDbChunkAppender(this.duckdb, await loadDuckDbBindings(), appender, columns, order, (error) => this.failed(error));
   }
 
+  /** closed once: a second close would let go of the file's instance under another connection */
+  private closed = false;
+
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
     for (const key of this.stateKeys) await this.unlockState(key);
     // a table held for creation is let go whatever ended the transaction
     this.held?.();
@@ -443,8 +447,8 @@ class DuckDbConnection implements LoadConnection {
     }
     try {
       this.connection.closeSync();
-      detach(this.file);
     } finally {
+      detach(this.file);
       this.unbound();
     }
   }

@@ -137,6 +137,19 @@ describe('DuckDB: rows a data chunk at a time', () => {
     expect(await select(file, 'SELECT count(*), count(DISTINCT seq), max(seq) FROM t')).toEqual(['70000|70000|69999']);
   });
 
+  it('two files loaded by one process spill each beside itself (FILE.tmp), never into a folder they share', async () => {
+    const dir = tempDir();
+    const signal = new AbortController().signal;
+    const files = [join(dir, 'a.duckdb'), join(dir, 'b.duckdb')];
+    const connections = await Promise.all(files.map((file) => openDuckDb(file, `duckdb:${file}`, 0, async () => undefined, signal)));
+    try {
+      const spills = await Promise.all(connections.map((connection) => connection.query("SELECT current_setting('temp_directory')")));
+      expect(spills.map((rows) => rows[0]?.[0])).toEqual(files.map((file) => `${file}.tmp`));
+    } finally {
+      for (const connection of connections) await connection.close();
+    }
+  });
+
   it('a window whose rows DuckDB refuses as it commits (the appender\'s last flush) leaves none of them behind: the next window on the connection commits its own rows only', async () => {
     const file = join(tempDir(), 'u.duckdb');
     const signal = new AbortController().signal;

@@ -141,6 +141,14 @@ describe.each(targets)('--state table in %s', (name, target, skip) => {
         expect(loser?.stderr.trim().split('\n').length).toBeLessThanOrEqual(3);
         expect((await agree(db)).done).toBe(4);
       }
+      if (name === 'duckdb') return;
+      // with --lock-wait the second waits for the key, saying so as it begins, then loads in turn
+      const waiting = [...args, '--full-refresh', '--lock-wait', '30s'];
+      const both = await Promise.all([runCli(waiting, { env, cwd: dir }), sleep(50).then(() => runCli(waiting, { env, cwd: dir }))]);
+      expect(both.map((r) => r.code), both.map((r) => r.stderr).join('\n')).toEqual([0, 0]);
+      const said = both.map((r) => r.stderr.match(/^warning: waiting up to 30s for the state's lock \(--lock-wait\): .* is in use by process \d+/gm) ?? []);
+      expect(said.flat(), both.map((r) => r.stderr).join('\n')).toHaveLength(1);
+      expect((await agree(db)).done).toBe(4);
     });
   }, 180_000);
 });

@@ -96,14 +96,17 @@ describe('--lock-wait', () => {
       writeFileSync(`${state}.lock`, JSON.stringify({ pid: process.pid, host: hostname(), nonce: 'held', since: new Date().toISOString() }));
       const waiter = startCli([...args, '--lock-wait', '1m', '--log-format', 'json'], { env: env(sandbox, dir) });
       const waited = collect(waiter);
-      await new Promise((resolve) => setTimeout(resolve, 700));
+      // stopped once it says it waits (a JSON log line), not on a timer
+      let heard = '';
+      waiter.stderr?.on('data', (chunk: Buffer) => { heard += chunk.toString(); });
+      await until(() => heard.includes('"event":"warning"'), 'the waiter saying it waits');
       waiter.kill('SIGTERM');
       const stopped = await waited;
       expect(stopped.code, stopped.stderr).toBe(143);
       expect(stopped.stderr).toContain('interrupted (SIGTERM)');
       // the wait was said as it began (-q or not, a JSON log has every event)
       const said = logLines(stopped.stderr).filter((line) => line.event === 'warning').map((line) => line.message);
-      expect(said).toEqual([expect.stringMatching(new RegExp(`is in use by process ${process.pid} since .*; waiting up to 1m for it \\(--lock-wait\\)$`))]);
+      expect(said).toEqual([expect.stringMatching(new RegExp(`^waiting up to 1m for the state's lock \\(--lock-wait\\): .*buyer\\.state\\.json is in use by process ${process.pid} since `))]);
       const without = await runCli([...args.filter((a) => a !== '--state' && a !== state), '--lock-wait', '5s'], { env: env(sandbox, dir) });
       expect(without.code).toBe(2);
       expect(without.stderr).toContain('--lock-wait needs --state FILE');
@@ -130,7 +133,7 @@ describe('jobs run --lock-wait (the Kubernetes recipe\'s command line)', () => {
       expect(Date.now() - started).toBeGreaterThan(Math.max(2500, quick));
       expect(waited.stderr).toMatch(new RegExp(`is in use by process ${process.pid}.*\\(waited 3 s for it: --lock-wait\\)`));
       // said as the wait began, not only at its end
-      expect(waited.stderr).toMatch(new RegExp(`warning: .*held\\.json is in use by process ${process.pid} since [^;]*; waiting up to 3\\.0s for it \\(--lock-wait\\)`));
+      expect(waited.stderr).toMatch(new RegExp(`warning: waiting up to 3\\.0s for the state's lock \\(--lock-wait\\): .*held\\.json is in use by process ${process.pid} since `));
       expect(refused.stderr).not.toMatch(/waiting up to/);
       expect(sandbox.reports()).toEqual([]);
     });

@@ -74,9 +74,9 @@ describe('polling', () => {
 });
 
 describe('durations as messages say them', () => {
-  it('rounds to whole seconds before splitting minutes: 119.6 s is 2m, never 1m60s', () => {
-    expect([450, 9_949, 59_400, 60_000, 90_000, 119_600, 119_987, 125_400, 3_600_000, 5_400_000, 86_400_000, 172_800_000, 366 * 86_400_000].map(formatDuration))
-      .toEqual(['450ms', '9.9s', '59s', '1m', '1m30s', '2m', '2m', '2m05s', '1h', '90m', '24h', '2d', '366d']);
+  it('decides each unit on the rounded value: 999.6 ms is 1.0s, 59.6 s 1m, 119.6 s 2m, never 1m60s', () => {
+    expect([450, 999.6, 9_949, 9_960, 59_400, 59_600, 60_000, 90_000, 119_600, 119_987, 125_400, 3_599_600, 3_600_000, 5_400_000, 86_400_000, 172_800_000, 366 * 86_400_000].map(formatDuration))
+      .toEqual(['450ms', '1.0s', '9.9s', '10s', '59s', '1m', '1m', '1m30s', '2m', '2m', '2m05s', '1h', '1h', '90m', '24h', '2d', '366d']);
   });
 });
 

@@ -58,7 +58,7 @@ export function stateStoreOf(target: string, deps: StoreDeps): StateStore {
 export const isStatePath = (target: string) => storeKindOf(target) === FILE_STORE;
 
 /** A database (as --load names it) as a table state's home, its key aside. */
-export function databaseOf(target: LoadTarget, deps: Pick<StoreDeps, 'cwd' | 'env' | 'host' | 'now' | 'sleep' | 'signal'>): Omit<TableStateDeps, 'key'> {
+export function databaseOf(target: LoadTarget, deps: Pick<StoreDeps, 'cwd' | 'env' | 'host' | 'now' | 'sleep' | 'signal' | 'onLockWait'>): Omit<TableStateDeps, 'key'> {
   const signal = deps.signal ?? new AbortController().signal;
   return {
     engine: target.engine,
@@ -67,6 +67,7 @@ export function databaseOf(target: LoadTarget, deps: Pick<StoreDeps, 'cwd' | 'en
     now: deps.now,
     sleep: deps.sleep,
     signal: deps.signal,
+    onLockWait: deps.onLockWait,
     connect: (waitMs) => connectTo(target, { cwd: deps.cwd, env: deps.env, waitMs, sleep: deps.sleep ?? sleepFor, signal, now: deps.now, holder: { pid: deps.host.pid, host: hostname() }, host: deps.host }),
   };
 }

@@ -103,6 +103,8 @@ export interface TableStateDeps {
   /** the waits for the lock (--lock-wait); unset: a timer */
   sleep?: Sleep;
   signal?: AbortSignal;
+  /** --lock-wait: told once when the run starts waiting for a key another run holds */
+  onLockWait?: StoreDeps['onLockWait'];
 }
 
 /** What a store needs from the run. */
