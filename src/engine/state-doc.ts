@@ -261,8 +261,9 @@ const columnsFlag = (columns: readonly string[] | null) => `--columns ${columns 
 export function checkRequest(path: string, stored: StateRequest, wanted: StateRequest, version: number): void {
   const differences = requestDifferences(stored, wanted);
   if (!differences.length) return;
-  const columns = (value: string[] | null | undefined) => (value ? value.join(',') : null);
-  const columnsDiffer = stored.columns !== undefined && wanted.columns !== undefined && columns(stored.columns) !== columns(wanted.columns);
+  // the columns named as a difference (another breakdown or metric is no matter of columns: the
+  // recorded columns would not make this request's rows)
+  const columnsDiffer = differences.some((difference) => difference.startsWith('--columns are '));
   if (!columnsDiffer) throw new UsageError(`the state file ${path} was written for another request: ${differences.join('; ')}`, REFRESH_HINT);
   // the columns: most often a file written with every field before the requested columns became
   // the tabular formats' default (version 1 always recorded every field)

@@ -719,6 +719,12 @@ describe('the state records what its files look like and where the numbers came 
       const named = await runCli([...base, '--columns', 'date,clicks'], { env: env(sandbox, dir) });
       expect(named.code).toBe(2);
       expect(named.stderr).toMatch(/^hint: add --columns date,country,displays,clicks to keep this file's shape, or --full-refresh to start it anew with --columns date,clicks$/m);
+      // another breakdown: no --columns would make this file's rows (a newcomer followed that hint
+      // into a second refusal)
+      const other = await runCli(base.map((arg) => (arg === 'DAILY,COUNTRY' ? 'DAILY' : arg)), { env: env(sandbox, dir) });
+      expect(other.code).toBe(2);
+      expect(other.stderr).toMatch(/^error: the state file .*s\.json was written for another request: breakdowns are DAILY here, DAILY,COUNTRY in the state file$/m);
+      expect(other.stderr).toMatch(/^hint: use another --state file for this request, or add --full-refresh to start this one over$/m);
     });
   });
 });
