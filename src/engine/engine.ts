@@ -32,7 +32,6 @@ import { Spool } from './spool.js';
 import { createView, type RunView } from './view.js';
 import type { LogEvent } from './events.js';
 import { eventJson } from './log.js';
-import { formatDuration } from '../duration.js';
 import { jsonLine, safeText } from '../io/safe-text.js';
 
 /** Runs `job`: with --state, against its state file (locked for the run). Its outputs are checked
@@ -49,7 +48,7 @@ export async function runJob(job: Job, f: EngineDeps): Promise<void> {
   f.client().requireCredentials();
   if (!job.flags.state) return runPlanned(job, f, { ...where, since: job.request.since, prechecked: job.request.since });
   const output = recordedOutput(job, f);
-  const state = await RunState.open(jobStateStore({ ...job, flags: { ...job.flags, state: job.flags.state } }, f, lockWaitNote(job, f)), stateRequestOfJob(job, f, output, chunk), { now: f.calendar.now, fullRefresh: job.flags.fullRefresh, lockWaitMs: job.flags.lockWaitMs })
+  const state = await RunState.open(jobStateStore({ ...job, flags: { ...job.flags, state: job.flags.state } }, f, waitNote(job, f)), stateRequestOfJob(job, f, output, chunk), { now: f.calendar.now, fullRefresh: job.flags.fullRefresh, lockWaitMs: job.flags.lockWaitMs })
     .catch((error: unknown) => {
       // held by another run, and no wait asked for: run and jobs run can wait (state forget cannot)
       if (!(error instanceof LockedError) || job.flags.lockWaitMs) throw error;
@@ -91,14 +90,12 @@ const recordedOutputs = (job: Job, f: EngineDeps): (string | null)[] | undefined
 /** Some output of the run is stdout (`-o -`, first or not). */
 const toStdout = (job: Job): boolean => [job.given.output, ...job.given.more ?? []].includes('-');
 
-/** --lock-wait met a lock another run holds: said once as the wait starts, as a `warning` (in text
- * not with -q; a JSON log has every event), so that a run waiting in silence is not taken for one
- * stuck. */
-const lockWaitNote = (job: Job, f: EngineDeps) => (held: LockedError, waitMs: number) => {
+/** --lock-wait met a lock another run holds (a state's, a DuckDB file's): said once as the wait
+ * starts, before the run's view exists, as a `warning` (in text not with -q; a JSON log has every
+ * event), so that a run waiting in silence is not taken for one stuck. */
+const waitNote = (job: Job, f: EngineDeps) => (message: string) => {
   const json = job.flags.logFormat === 'json';
   if (f.globals.quiet && !json) return;
-  // the wait first: a JSON message is cut at 300 characters, a long state's name with it
-  const message = `waiting up to ${formatDuration(job.flags.lockWaitMs ?? waitMs)} for the state's lock (--lock-wait): ${held.message}`;
   const period = { since: job.request.since, until: job.request.until };
   f.stderr.write(`${json ? jsonLine(eventJson({ event: 'warning', window: period, message }, f.calendar.now(), f.secrets, f.calendar.moved?.at)) : `warning: ${safeText(f.secrets.redact(message))}`}\n`);
 };

@@ -23,9 +23,9 @@ const recordIn = (state: RunState, store: TableStore): NonNullable<TableSpec['re
 export const tableStateKey = (job: Job, load: LoadPlan, f: EngineDeps) => `${load.table.join('.')} ${scopeOf(job.request, f.baseUrl().url, accountOf(load, f))}`;
 
 /** The store of a job's --state: a file, an object, or (`table`) the --load database. */
-export function jobStateStore(job: Job & { flags: { state: string } }, f: EngineDeps, onLockWait?: StoreDeps['onLockWait']): StateStore {
-  const deps = { ...storeDeps(f), onLockWait };
-  const table = job.load && { ...databaseOf(job.load.target, deps), key: tableStateKey(job, job.load, f) };
+export function jobStateStore(job: Job & { flags: { state: string } }, f: EngineDeps, onWait?: StoreDeps['onWait']): StateStore {
+  const deps = { ...storeDeps(f), onWait };
+  const table = job.load && { ...databaseOf(job.load.target, deps, '--lock-wait'), key: tableStateKey(job, job.load, f) };
   return stateStoreOf(job.flags.state, { ...deps, ...(table ? { table } : {}) });
 }
 
@@ -39,7 +39,7 @@ export function tableSpecOf(job: Job, load: LoadPlan, f: EngineDeps, period: Win
   const { target } = load;
   const csv = load.columns;
   return {
-    connect: () => connectTo(target, { cwd: f.cwd, env: f.env, waitMs: job.wait.maxWaitMs, sleep: f.sleep, signal: f.signal, now: () => f.now(), host: f.host }),
+    connect: () => connectTo(target, { cwd: f.cwd, env: f.env, waitMs: job.wait.maxWaitMs, sleep: f.sleep, signal: f.signal, now: () => f.now(), host: f.host, onWait: warn }),
     table: load.table,
     // named as the files' columns are (--column-case)
     columns: casedColumns(exportedColumns(csv.schema, csv.columns, timeDimensionOf(job.request.breakdowns)), job.output.csv.columnCase),

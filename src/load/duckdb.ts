@@ -9,7 +9,6 @@ import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { existsSync, linkSync, rmSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { cleanStaleTemps, tempPathFor } from '../fs/atomic.js';
-import type { Host } from '../host.js';
 import { UsageError } from '../errors.js';
 import { CliError, EXIT } from '../errors.js';
 import { boundYoungGeneration, DUCKDB_YOUNG_GENERATION } from '../io/young-generation.js';
@@ -17,10 +16,11 @@ import { loadDuckDb, loadDuckDbBindings } from '../lazy.js';
 import type { Column } from '../report/schema.js';
 import { ATTACHED_AS, attach, detach } from './duckdb-attach.js';
 import { DuckDbChunkAppender } from './duckdb-chunks.js';
-import type { LoadConnection, LoadEngine, StateHolder, TableAppender } from './load.js';
+import type { ConnectDeps, LoadConnection, LoadEngine, StateHolder, TableAppender } from './load.js';
 import { qualified } from './target.js';
 import { realFilePath } from '../paths.js';
 import { backoffDelay, POLICY, type Sleep } from '../retry.js';
+import { formatDuration } from '../duration.js';
 
 /** What DuckDB may use while it opens the file and checks the table; loading sets its memory_limit
  * by the table's width (loadMemoryLimit). DuckDB's own allocator settings
@@ -196,7 +196,7 @@ export const DUCKDB: LoadEngine = {
   connect: async (target, deps) => {
     const unbound = boundYoungGeneration(DUCKDB_YOUNG_GENERATION);
     try {
-      return await openDuckDb(isAbsolute(target.location) ? target.location : `${deps.cwd}/${target.location}`, target.shown, deps.waitMs, deps.sleep, deps.signal, deps.now, deps.host);
+      return await openDuckDb(isAbsolute(target.location) ? target.location : `${deps.cwd}/${target.location}`, target.shown, deps.waitMs, deps.sleep, deps.signal, deps.now, deps);
     } finally {
       unbound();
     }
@@ -214,7 +214,9 @@ export const DUCKDB: LoadEngine = {
 /** `path`: absolute, as written (`..` not collapsed: realFilePath resolves it); `now`: the clock
  * the wait for a held file is measured by, `sleep` its waits (POLICY.duckdbLock); `host`: this
  * process, whose pid names the drafts of a new file (createWhole) */
-export async function openDuckDb(path: string, shown: string, waitMs: number, sleep: Sleep, signal: AbortSignal, now: () => number = Date.now, host?: Pick<Host, 'pid' | 'isAlive'>): Promise<LoadConnection> {
+export async function openDuckDb(path: string, shown: string, waitMs: number, sleep: Sleep, signal: AbortSignal, now: () => number = Date.now, more: Pick<ConnectDeps, 'host' | 'waitFlag' | 'onWait'> = {}): Promise<LoadConnection> {
+  const { host, onWait } = more;
+  const waitFlag = more.waitFlag === undefined ? '--max-wait' : more.waitFlag;
   const duckdb = await loadDuckDb();
   let file = realFilePath(path);
   // the drafts of this file left by a process killed while it created it (createWhole): each a whole
@@ -247,11 +249,13 @@ export async function openDuckDb(path: string, shown: string, waitMs: number, sl
       if (!locked && (createdBy === undefined || !beingCreated(failure, file, now) || now() + delay > createdBy || signal.aborted)) {
         throw new CliError(`cannot open the DuckDB database ${shown}: ${firstLine(error)}`, EXIT.usage, 'check the path, and that it is a DuckDB database file');
       }
+      // the wait said as it begins (a run waiting in silence is taken for one stuck)
+      if (locked && attempt === 0 && waitMs > 0 && waitFlag) onWait?.(`waiting up to ${formatDuration(waitMs)} for the DuckDB database ${shown} (${waitFlag}): another process holds it${failure.pid ? ` (process ${failure.pid})` : ''}`);
       if (locked && (now() + delay > deadline || signal.aborted)) {
         // DuckDB names the holder: "Conflicting lock is held in /usr/bin/node (PID 1234)"
         const pid = failure.pid;
         throw new CliError(`the DuckDB database ${shown} is held by another process${pid ? ` (process ${pid})` : ''}: DuckDB allows one writer per file`, EXIT.usage,
-          'wait for the other run to end, or give --max-wait to wait for the file');
+          `wait for the other run to end${!waitFlag ? '' : waitMs > 0 ? `, or give a longer ${waitFlag}` : `, or give ${waitFlag} to wait for the file`}`);
       }
       await sleep(delay, signal);
     }

@@ -93,6 +93,11 @@ export interface ConnectDeps {
   env: Readonly<Record<string, string | undefined>>;
   /** how long a database held by another process is waited for (DuckDB's file) */
   waitMs: number;
+  /** the flag that sets waitMs, named in the hint of a database held: --max-wait unless said
+   * (a state's: --lock-wait); null: a command that does not wait (`state show`) */
+  waitFlag?: string | null;
+  /** told once, as a wait for a database another process holds begins (DuckDB's file) */
+  onWait?: (message: string) => void;
   signal: AbortSignal;
   now(): number;
   sleep(ms: number, signal: AbortSignal): Promise<void>;

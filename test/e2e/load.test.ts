@@ -209,8 +209,11 @@ describe('--load duckdb: one writer per file', () => {
         const started = Date.now();
         const second = await runCli(['run', 'buyer', '--since', '2026-11-02', '--until', '2026-11-02', '--breakdowns', 'DAILY', '--load', `duckdb:${file}`, '--max-wait', '2s'], { env: env(sandbox, dir) });
         expect(second.code).toBe(2);
-        expect(second.stderr).toMatch(new RegExp(`^error: the DuckDB database duckdb:${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} is held by another process`));
+        expect(second.stderr).toMatch(new RegExp(`^error: the DuckDB database duckdb:${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} is held by another process`, 'm'));
+        expect(second.stderr).toMatch(/^hint: wait for the other run to end, or give a longer --max-wait$/m);
         expect(Date.now() - started).toBeGreaterThan(1500);
+        // the wait was said as it began, naming the holder
+        expect(second.stderr).toMatch(new RegExp(`^2026-11-02: warning: waiting up to 2\\.0s for the DuckDB database duckdb:\\S+w\\.duckdb \\(--max-wait\\): another process holds it \\(process ${holder.pid}\\)$`, 'm'));
       } finally {
         holder.kill('SIGKILL');
         await new Promise((resolve) => holder.once('close', resolve));

@@ -138,15 +138,20 @@ describe.each(targets)('--state table in %s', (name, target, skip) => {
         const loser = results.find((r) => r.code === 2);
         expect(loser?.stderr).toMatch(name === 'duckdb' ? /held by another process \(process \d+\)/ : /in use by process \d+/);
         if (name !== 'duckdb') expect(loser?.stderr).toContain('another run with this state is still going');
+        // the file's wait is the state's: --lock-wait (--max-wait, the load's, does not wait for it)
+        else expect(loser?.stderr).toMatch(/^hint: wait for the other run to end, or give --lock-wait to wait for the file$/m);
         expect(loser?.stderr.trim().split('\n').length).toBeLessThanOrEqual(3);
         expect((await agree(db)).done).toBe(4);
       }
-      if (name === 'duckdb') return;
-      // with --lock-wait the second waits for the key, saying so as it begins, then loads in turn
+      // with --lock-wait the second waits (for Postgres' key, for DuckDB's file), saying so as it
+      // begins, then loads in turn
       const waiting = [...args, '--full-refresh', '--lock-wait', '30s'];
       const both = await Promise.all([runCli(waiting, { env, cwd: dir }), sleep(50).then(() => runCli(waiting, { env, cwd: dir }))]);
       expect(both.map((r) => r.code), both.map((r) => r.stderr).join('\n')).toEqual([0, 0]);
-      const said = both.map((r) => r.stderr.match(/^warning: waiting up to 30s for the state's lock \(--lock-wait\): .* is in use by process \d+/gm) ?? []);
+      const line = name === 'duckdb'
+        ? /^warning: waiting up to 30s for the DuckDB database duckdb:.*\.duckdb \(--lock-wait\): another process holds it \(process \d+\)$/gm
+        : /^warning: waiting up to \d+s for the state's lock \(--lock-wait\): .* is in use by process \d+/gm;
+      const said = both.map((r) => r.stderr.match(line) ?? []);
       expect(said.flat(), both.map((r) => r.stderr).join('\n')).toHaveLength(1);
       expect((await agree(db)).done).toBe(4);
     });

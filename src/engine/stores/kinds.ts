@@ -33,7 +33,7 @@ const STORES: StoreKind[] = [
       return new TableStore(deps.table);
     },
   },
-  { matches: isDatabaseUrl, open: (target, deps) => new TableStore({ ...databaseOf(parseLoadTarget(target, deps.cwd), deps), key: deps.stateKey, pick: true }) },
+  { matches: isDatabaseUrl, open: (target, deps) => new TableStore({ ...databaseOf(parseLoadTarget(target, deps.cwd), deps, null), key: deps.stateKey, pick: true }) },
   FILE_STORE,
 ];
 
@@ -57,8 +57,9 @@ export function stateStoreOf(target: string, deps: StoreDeps): StateStore {
  * one of the run's files, which no other may be. */
 export const isStatePath = (target: string) => storeKindOf(target) === FILE_STORE;
 
-/** A database (as --load names it) as a table state's home, its key aside. */
-export function databaseOf(target: LoadTarget, deps: Pick<StoreDeps, 'cwd' | 'env' | 'host' | 'now' | 'sleep' | 'signal' | 'onLockWait'>): Omit<TableStateDeps, 'key'> {
+/** A database (as --load names it) as a table state's home, its key aside; `waitFlag`: what sets
+ * the wait for a DuckDB file another process holds, named in its hint (null: none, `state show`). */
+export function databaseOf(target: LoadTarget, deps: Pick<StoreDeps, 'cwd' | 'env' | 'host' | 'now' | 'sleep' | 'signal' | 'onWait'>, waitFlag: string | null): Omit<TableStateDeps, 'key'> {
   const signal = deps.signal ?? new AbortController().signal;
   return {
     engine: target.engine,
@@ -67,8 +68,8 @@ export function databaseOf(target: LoadTarget, deps: Pick<StoreDeps, 'cwd' | 'en
     now: deps.now,
     sleep: deps.sleep,
     signal: deps.signal,
-    onLockWait: deps.onLockWait,
-    connect: (waitMs) => connectTo(target, { cwd: deps.cwd, env: deps.env, waitMs, sleep: deps.sleep ?? sleepFor, signal, now: deps.now, holder: { pid: deps.host.pid, host: hostname() }, host: deps.host }),
+    onWait: deps.onWait,
+    connect: (waitMs) => connectTo(target, { cwd: deps.cwd, env: deps.env, waitMs, sleep: deps.sleep ?? sleepFor, signal, now: deps.now, holder: { pid: deps.host.pid, host: hostname() }, host: deps.host, waitFlag, onWait: deps.onWait }),
   };
 }
 

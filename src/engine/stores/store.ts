@@ -5,6 +5,7 @@
 
 import { InterruptedError } from '../../errors.js';
 import { LockedError, type Holder, type LockOptions } from '../../fs/lock.js';
+import { formatDuration } from '../../duration.js';
 import type { Host } from '../../host.js';
 import type { EntryShape, Keyed, Planned, Upload, WriterStart } from '../state-log.js';
 import type { LoadConnection } from '../../load/load.js';
@@ -103,8 +104,8 @@ export interface TableStateDeps {
   /** the waits for the lock (--lock-wait); unset: a timer */
   sleep?: Sleep;
   signal?: AbortSignal;
-  /** --lock-wait: told once when the run starts waiting for a key another run holds */
-  onLockWait?: StoreDeps['onLockWait'];
+  /** --lock-wait: told once, as a wait for a key (or a DuckDB file) another run holds begins */
+  onWait?: StoreDeps['onWait'];
 }
 
 /** What a store needs from the run. */
@@ -127,8 +128,8 @@ export interface StoreDeps {
   trace?: (line: string) => void;
   /** a wait for a lock is cut short by it (Ctrl-C) */
   signal?: AbortSignal;
-  /** --lock-wait: told once when a run starts waiting for a lock another holds (the holder, the wait) */
-  onLockWait?: (held: LockedError, waitMs: number) => void;
+  /** --lock-wait: told once, as a wait for a lock another run holds begins (what it waits for, how long) */
+  onWait?: (message: string) => void;
   /** `--state table`: the run's --load database and the state's key there */
   table?: TableStateDeps;
   /** `state show DATABASE --key KEY` */
@@ -137,7 +138,7 @@ export interface StoreDeps {
 
 /** Tries `take` until it does not throw LockedError, for at most `waitMs`, sleeping between tries
  * (POLICY.storeLock: 2 s, or until `retryAt` says the lock may be free: a lease's end). */
-export async function waitForStoreLock<T>(take: () => Promise<T>, waitMs: number, deps: Pick<StoreDeps, 'now' | 'sleep' | 'signal' | 'onLockWait'>, retryAt?: (error: LockedError) => number | undefined): Promise<T> {
+export async function waitForStoreLock<T>(take: () => Promise<T>, waitMs: number, deps: Pick<StoreDeps, 'now' | 'sleep' | 'signal' | 'onWait'>, retryAt?: (error: LockedError) => number | undefined): Promise<T> {
   const deadline = deps.now() + waitMs;
   const sleep = deps.sleep ?? sleepFor;
   for (let attempt = 0; ; attempt++) {
@@ -151,7 +152,8 @@ export async function waitForStoreLock<T>(take: () => Promise<T>, waitMs: number
         if (waitMs > 0) error.message = `${error.message} (waited ${Math.round(waitMs / 1000)} s for it: --lock-wait)`;
         throw error;
       }
-      if (attempt === 0) deps.onLockWait?.(error, left);
+      // (the wait first: a JSON log's message is cut at 300 characters, a long state's name with it)
+      if (attempt === 0) deps.onWait?.(`waiting up to ${formatDuration(left)} for the state's lock (--lock-wait): ${error.message}`);
       const next = retryAt?.(error);
       const every = backoffDelay(POLICY.storeLock, attempt, Math.random);
       const pause = Math.max(STORE_LOCK_LEAST_MS, Math.min(left, every, next === undefined ? every : next - deps.now() + STORE_LOCK_LEAST_MS));
