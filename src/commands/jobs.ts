@@ -417,7 +417,7 @@ async function runJobs(jobs: readonly FileJob[], optionsOf: (job: FileJob) => Ru
   } else if (!f.globals.quiet) {
     const rows = outcomes.map((o) => [
       o.job, o.exitCode === EXIT.ok ? 'ok' : `exit ${o.exitCode}`, String(o.fetched), String(o.skipped), String(o.failed),
-      o.rows.toLocaleString('en-US'), o.files.length === 1 ? (o.files[0] as string) : String(o.files.length), formatDuration(o.durationMs),
+      o.rows.toLocaleString('en-US'), String(o.files.length), formatDuration(o.durationMs),
     ]);
     f.stderr.write(`${table(['JOB', 'RESULT', 'FETCHED', 'SKIPPED', 'FAILED', 'ROWS', 'FILES', 'TIME'], rows, f.stderr.isTTY ? f.stderr.columns : undefined)}\n`);
   }
@@ -432,8 +432,11 @@ async function runJobs(jobs: readonly FileJob[], optionsOf: (job: FileJob) => Ru
   }
   const codes = new Set(failed.map((outcome) => outcome.exitCode));
   const code = codes.size === 1 ? [...codes][0] as number : EXIT.report;
+  // a usage error (exit 2) is not retried as is (docs/exit-codes-and-logs.md): fixed first
+  const first = code === EXIT.usage ? 'fix what the error above says, then ' : '';
   throw logged(json, new CliError(`${failed.length} of ${outcomes.length} job${outcomes.length === 1 ? '' : 's'} failed: ${failed.map((o) => o.job).join(', ')}`, code,
-    failed.length === 1 ? `retry it with: ${failed[0]?.retry}` : json ? 'the `retry` of each failed job above runs only that job' : 'the retry commands above run only the jobs that failed'));
+    failed.length === 1 ? `${first}${first ? 'run' : 'retry'} it with: ${failed[0]?.retry}`
+      : `${first ? 'fix what the errors above say; ' : ''}${json ? 'the `retry` of each failed job above runs only that job' : 'the retry commands above run only the jobs that failed'}`));
 }
 
 /** `error`, said as a JSON line when the run's log is JSON (cli/exit.ts writes it). */

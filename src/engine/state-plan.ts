@@ -96,7 +96,7 @@ export function resolveStart(
       options.fullRefresh
         ? '--since auto continues from the state file, which --full-refresh ignores'
         : `--since auto continues after the period the last run planned, and ${doc ? 'the state file records no run yet' : 'there is no state file yet'}`,
-      'add --start DATE for the first run (--since auto --start 2026-11-01: one command line for every night), or give the first day once as --since',
+      'add --start DATE for the first run (--since auto --start 2026-11-01: one command line for every night; in a job file, `start: 2026-11-01`), or give the first day once as --since',
     );
   }
   const start = Math.min(auto, lookbackFrom ?? auto);

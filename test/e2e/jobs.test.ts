@@ -121,6 +121,19 @@ describe('jobs run against three accounts', () => {
       for (const profile of PROFILES) expect(readdirSync(join(dir, 'out', `seller-apps@${profile}`))).toHaveLength(5);
     });
   });
+
+  it('a job refused for its own settings (exit 2) is to be fixed, then run: the hint says so; FILES counts a job\'s files', async () => {
+    await withSandbox({}, async (sandbox, dir) => {
+      writeFileSync(join(dir, 'jobs.yaml'), ['version: 1', 'defaults:', '  breakdowns: DAILY', '  poll-interval: 20ms', 'jobs:',
+        '  - name: one', '    side: buyer', '    since: 2026-11-01', '    until: 2026-11-02', '    output: out/one.csv',
+        '  - name: auto', '    side: buyer', '    since: auto', '    until: 2026-11-02', '    state: state/auto.json', '    output: out/auto.csv', ''].join('\n'));
+      const result = await runCli(['jobs', 'run', '-f', 'jobs.yaml'], { env: sandboxEnv(sandbox, dir), cwd: dir });
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).toMatch(/^one +ok +1 +0 +0 +\d+ +1 +/m);
+      expect(result.stderr).toMatch(/^auto: hint: add --start DATE for the first run \(.*; in a job file, `start: 2026-11-01`\)/m);
+      expect(result.stderr).toMatch(/^error: 1 of 2 jobs failed: auto\nhint: fix what the error above says, then run it with: reporting jobs run -f jobs\.yaml auto$/m);
+    });
+  });
 });
 
 interface Planned { job: string; profile: string; windows: { since: string; until: string; action: string; reason: string; reportId?: string }[] }
