@@ -22,7 +22,7 @@ import type { Job } from './job.js';
 import type { Previous } from './resume.js';
 import { Journal, journalKey, journalRequestOf } from './journal.js';
 import { closing, doneEvent, interrupted, mergedFailure, partialFailure, pickUpCommand, reportError, upToDate } from './outcome.js';
-import { planRun, precheck, type PlanInput, type RunPlan } from './plan.js';
+import { planRun, precheck, writesPerWindow, type PlanInput, type RunPlan } from './plan.js';
 import { checkOutputs } from './prepare.js';
 import { runWindows, type PoolOutcome, type TaskContext } from './pool.js';
 import { Recorder } from './record.js';
@@ -114,7 +114,7 @@ async function nothingToFetch(job: Job, f: EngineDeps, startedAt: number): Promi
   const view = observed(job, await createView(f, { shape: 'windows', format: job.flags.logFormat ?? 'text', quiet: f.globals.quiet, side: job.side, total: 0, secrets: f.secrets, retries: f.globals.retries }));
   view.note(`${job.side}: nothing to fetch: every window up to ${parisDate(job.request.until)} is done (${job.flags.state})`);
   view.emit(doneEvent({ since: job.request.until, until: job.request.until }, { fetched: 0, skipped: 0, committed: [] }, f.now() - startedAt));
-  if (f.globals.json) f.stdout.write(`${JSON.stringify(upToDate(job, false))}\n`);
+  if (f.globals.json) f.stdout.write(`${JSON.stringify(upToDate(job, writesPerWindow(job)))}\n`);
 }
 
 /** The view, its events shown to `job.observe` too. */

@@ -185,9 +185,11 @@ export function closing(job: Job, plan: RunPlan, done: Finished, withState: bool
     const windows = [...done.committed].sort((a, b) => a.window.since - b.window.since);
     const files = windows.flatMap(everyOutput);
     const skipped = plan.windows.length - done.fetchedWindows;
+    // every window done already: the same result as a --since auto run that finds nothing after its state's last window
+    const upToDate = done.fetchedWindows === 0 && skipped > 0 ? { upToDate: true } : {};
     return {
       note: `${side}: ${describeCounts(windows.length, windows.filter((w) => w.outcome === 'unchanged').length, skipped)} (${outputs.map((output) => output.template).join(', ')})`,
-      result: { side, format, files: files.map((w) => ({ since: parisDate(w.window.since), until: parisDate(w.window.until), file: w.file, rows: w.rows, reportIds: w.reportIds, ...(withState ? { outcome: w.outcome } : {}) })) },
+      result: { side, format, ...upToDate, files: files.map((w) => ({ since: parisDate(w.window.since), until: parisDate(w.window.until), file: w.file, rows: w.rows, reportIds: w.reportIds, ...(withState ? { outcome: w.outcome } : {}) })) },
     };
   }
   const merged = done.committed[0] as Committed;

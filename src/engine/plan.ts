@@ -61,6 +61,9 @@ export interface PlanInput {
 
 const PER_WINDOW = /\{(since|until)\}/;
 
+/** Whether the run writes a file a window (its -o names {since} or {until}). */
+export const writesPerWindow = (job: Job) => shapeOf(job) === 'windows' && job.output.template !== undefined && PER_WINDOW.test(job.output.template);
+
 export function planRun(job: Job, input: PlanInput): RunPlan {
   const shape = shapeOf(job);
   const { request, side } = job;

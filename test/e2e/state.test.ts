@@ -319,6 +319,17 @@ describe('--state: stale report IDs and one run at a time', () => {
       expect(readdirSync(join(dir, 'out')).sort()).toEqual(['2026-11-18.csv', '2026-11-19.csv', '2026-11-20.csv', '2026-11-21.csv']);
       // the second night fetched its own day only
       expect(sandbox.reports().length).toBe(submitted + 1);
+      // the same night again, and the same days named: nothing to fetch, one result shape for both
+      // (a newcomer's explicit period printed no upToDate, --since auto a merged file's shape)
+      const json = (run: Promise<{ code: number | null; stdout: string; stderr: string }>) => run.then((r) => {
+        expect(r.code, r.stderr).toBe(0);
+        return JSON.parse(r.stdout) as unknown;
+      });
+      const days = ['run', 'buyer', '--since', '2026-11-18', '--until', '2026-11-21', '--chunk', 'day', '--breakdowns', 'DAILY', '--state', state, '-o', join(dir, 'out', '{since}.csv'), '--poll-interval', '20ms', '-q', '--json'];
+      const expected = { side: 'buyer', format: 'csv', upToDate: true, files: [] };
+      expect(await json(runCli([...days.slice(0, 3), 'auto', '--start', '2026-11-18', ...days.slice(4)], { env: { ...env(sandbox, dir), REPORTING_NOW: '2026-11-22T06:00' } }))).toEqual(expected);
+      expect(await json(runCli(days, { env: { ...env(sandbox, dir), REPORTING_NOW: '2026-11-22T06:00' } }))).toEqual(expected);
+      expect(sandbox.reports().length).toBe(submitted + 1);
     });
   });
 });
