@@ -245,7 +245,7 @@ export function jobFlagsOf(parsed: Parsed): JobFlags {
       ...(parsed.fullRefresh && parsed.load === undefined ? ['--full-refresh'] : []),
     ];
     if (given.length > 0) {
-      throw new UsageError(`${given.join(' and ')} need${given.length === 1 ? 's' : ''} --state FILE (where the last window done is recorded)`, 'add --state buyer.state.json, for example; the first run gives a date as --since').about(given[0]?.split(' ')[0]);
+      throw new UsageError(`${given.join(' and ')} need${given.length === 1 ? 's' : ''} --state FILE (where the last window done is recorded)`, `add --state buyer.state.json, for example${sinceAuto ? '; the first run gives a date as --since (or --start DATE)' : ''}`).about(given[0]?.split(' ')[0]);
     }
   } else if (state.trim() === '') {
     throw new UsageError('--state wants a file name', 'for example --state buyer.state.json').about('--state');

@@ -110,6 +110,8 @@ describe('--lock-wait', () => {
       const without = await runCli([...args.filter((a) => a !== '--state' && a !== state), '--lock-wait', '5s'], { env: env(sandbox, dir) });
       expect(without.code).toBe(2);
       expect(without.stderr).toContain('--lock-wait needs --state FILE');
+      // (the first run's --since is --since auto's matter only)
+      expect(without.stderr).toMatch(/^hint: add --state buyer\.state\.json, for example$/m);
     });
   });
 });
