@@ -3,7 +3,7 @@
 // ONE lazy boundary: a command's module, and what it needs, load only when that command runs, so
 // `--help` stays fast.
 
-import { Argument, InvalidArgumentError, Option, type Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { CampaignsOptions } from '../commands/campaigns.js';
 import type { CompletionOptions } from '../commands/completion.js';
 import type { DownloadOptions } from '../commands/download.js';
@@ -19,7 +19,7 @@ import type { StateOptions } from '../commands/state.js';
 import type { StatusOptions } from '../commands/status.js';
 import type { WhoamiOptions } from '../commands/whoami.js';
 import type { Shell } from '../completion/scripts.js';
-import { CAMPAIGNS_FORMATS, PLACEHOLDERS, type CampaignsFormat } from '../export/output.js';
+import { CAMPAIGNS_FORMATS, type CampaignsFormat } from '../export/output.js';
 import type { Factory } from '../factory.js';
 import { SIDES, type Side } from '../report/catalog.js';
 import { COLUMN_CASES, type ColumnCase } from '../report/column-case.js';

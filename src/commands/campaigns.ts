@@ -6,7 +6,6 @@ import { outputDeps } from '../engine/download.js';
 import { CAMPAIGNS_FORMATS, chooseFormat, type CampaignsFormat } from '../export/output.js';
 import type { Factory } from '../factory.js';
 import { table } from '../io/table.js';
-import { waitsOf } from '../retry.js';
 
 export type { CampaignsFormat } from '../export/output.js';
 

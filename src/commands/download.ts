@@ -15,7 +15,6 @@ import { createReporter } from '../io/progress.js';
 import { shellCommand } from '../io/shell.js';
 import { describeSaved, outputDeps, saveReport, targetOf } from '../engine/download.js';
 import { isFailed, reportFailed, pollOptionsFrom, waitUntilReady, type WaitFlags } from '../report/poll.js';
-import { waitsOf } from '../retry.js';
 
 export interface DownloadOptions {
   id: string;

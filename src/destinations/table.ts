@@ -15,7 +15,7 @@ import { SnakeKeys } from '../export/case.js';
 import { ReportScanner, fromBytes, sameKeys, type Kind } from '../export/scanner.js';
 import {
   addColumnsSql, caseDriftError, scopesSql, driftError, driftOf, leftEmpty, loadDdl, loadedWindowsSql, partialSql, tableOnlyColumns,
-  type LoadConnection, type Metadata, type TableAppender,
+  type LoadConnection, type Metadata,
 } from '../load/load.js';
 import { LOAD_METADATA } from '../report/schema.js';
 import { describeWindow, type Window } from '../report/windows.js';

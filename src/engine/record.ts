@@ -68,7 +68,7 @@ export class Recorder {
   /** An output is in place: say how, and record the windows it holds (a table's: unless `record`
    * is false, when another destination does not have them yet; recordLoaded then does). */
   async committed(output: Committed, record = true): Promise<void> {
-    const { window, file, rows, bytes, sha256 } = output;
+    const { window, bytes, sha256 } = output;
     const reportId = output.reportIds.length === 1 ? output.reportIds[0] : undefined;
     if (output.table !== undefined) return this.loaded(output, reportId, record);
     // -o repeated: each output said, the windows recorded once, with every output's record

@@ -4,9 +4,7 @@
 // columns it would leave empty named, the table unchanged), on both engines; an explicit
 // `--on-schema-change allow-missing` (or add-columns) loads it and says so at the end.
 
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Sandbox } from '../../src/sandbox/server.js';
 import { runCli } from '../helpers/cli.js';
 import { sandboxEnv, withSandbox } from '../helpers/http.js';
 import { loadTargets } from '../helpers/load-targets.js';

@@ -3,9 +3,7 @@
 // other's rows. Filter values are now escaped in `_scope`; a table loaded by an earlier version
 // keeps working: its rows under the old text are replaced by the next load, never left beside.
 
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Sandbox } from '../../src/sandbox/server.js';
 import { runCli } from '../helpers/cli.js';
 import { sandboxEnv, withSandbox } from '../helpers/http.js';
 import { loadTargets } from '../helpers/load-targets.js';

@@ -3,9 +3,7 @@
 // built CLI, a real Postgres cluster, each scenario five times. Postgres: every loader waits for
 // the window's advisory lock, then replaces, and exits 0.
 
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Sandbox } from '../../src/sandbox/server.js';
 import { runCli } from '../helpers/cli.js';
 import { sandboxEnv, withSandbox } from '../helpers/http.js';
 import { loadTargets } from '../helpers/load-targets.js';

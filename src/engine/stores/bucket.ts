@@ -147,7 +147,7 @@ export class BucketStore implements StateStore {
   }
 
   async lock(waitMs = 0): Promise<StoreLock> {
-    const lease = new LeaseLock(this, this.lockUrl, this.leaseMs);
+    const lease = new LeaseLock(this, this.leaseMs);
     // a lease runs out at a known time: the next try is then (a killed pod's lease frees itself)
     await waitForStoreLock(() => lease.take(), waitMs, this.deps, (error) => (error instanceof LeaseHeldError ? error.expiry : undefined));
     this.held = lease;
@@ -269,7 +269,7 @@ class LeaseLock implements StoreLock {
   private confirmedAt = 0;
   private forget: () => void = () => {};
 
-  constructor(private readonly store: BucketStore, private readonly url: ObjectUrl, private readonly leaseMs: number) {}
+  constructor(private readonly store: BucketStore, private readonly leaseMs: number) {}
 
   async take(): Promise<void> {
     const now = this.store.now();
