@@ -321,7 +321,10 @@ class Reader {
     const merged: Merged = new Map();
     for (const entry of [...this.defaults, ...own]) {
       const { key, invert, flag } = this.canonical(entry);
-      merged.set(key === 'profiles' ? 'profile' : key, { entry, invert, flag });
+      const name = key === 'profiles' ? 'profile' : key;
+      // a job's key with no value drops the default's (`output:` in a job that only loads)
+      if (entry.value === null && !this.defaults.includes(entry) && merged.has(name)) merged.delete(name);
+      else merged.set(name, { entry, invert, flag });
     }
     const nameEntry = own.find((e) => e.key === 'name');
     if (!nameEntry) return this.fail(jobAt, 'a job needs a name', 'add name: buyer-daily, for example');

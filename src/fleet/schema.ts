@@ -19,6 +19,11 @@ export function jobFileSchema(flags: readonly RunFlagInfo[]): Record<string, unk
         : { description: flag.about ?? `--${flag.name}`, ...scalar };
     }
   }
+  // a job's option may be null: it drops the defaults' (docs/jobs.md)
+  const orNull = (schema: Record<string, unknown>): Record<string, unknown> =>
+    Array.isArray(schema.oneOf) ? { ...schema, oneOf: [...schema.oneOf, { type: 'null' }] }
+      : { ...schema, type: [...(Array.isArray(schema.type) ? schema.type : [schema.type]), 'null'] };
+  const jobOptions = Object.fromEntries(Object.entries(options).map(([name, schema]) => [name, orNull(schema as Record<string, unknown>)]));
   const own = {
     side: { enum: ['buyer', 'seller'], description: 'run\'s side' },
     profile: { type: 'string', description: 'the profile (account) of the job; it keeps its name' },
@@ -44,7 +49,7 @@ export function jobFileSchema(flags: readonly RunFlagInfo[]): Record<string, unk
           type: 'object',
           required: ['name'],
           additionalProperties: false,
-          properties: { name: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' }, ...own, ...options },
+          properties: { name: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' }, ...own, ...jobOptions },
         },
       },
     },

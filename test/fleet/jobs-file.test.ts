@@ -316,6 +316,21 @@ jobs:
   });
 });
 
+describe('a job drops a default by naming its key with no value (a newcomer could not)', () => {
+  const flags = runParser(REGISTRY.find((e) => e.name === 'run') as AnyEntry).flags;
+  const read = (job: string) => readJobFile(`version: 1\ndefaults:\n  output: out/{job}.csv\n  max-wait: 5m\njobs:\n  - name: j\n    side: buyer\n${job}`, 'reporting.yaml', '/tmp/j', {}, flags).jobs[0]?.words ?? [];
+  it('output: (or null) drops the defaults\' output, and that key only; a key no default has, with no value, is refused as before', () => {
+    expect(read('')).toContain('--output=/tmp/j/out/j.csv');
+    for (const empty of ['    output:\n', '    output: null\n', '    output: ~\n']) {
+      const words = read(`${empty}    load: duckdb:w.duckdb\n`);
+      expect(words.filter((word) => word.startsWith('--output'))).toEqual([]);
+      expect(words).toContain('--max-wait=5m');
+      expect(words).toContain('--load=duckdb:/tmp/j/w.duckdb');
+    }
+    expect(() => read('    carrier:\n')).toThrow(/carrier wants a value/);
+  });
+});
+
 describe('the job file read as YAML 1.2 (the `yaml` package\'s reading, from a review)', () => {
   const flags = runParser(REGISTRY.find((e) => e.name === 'run') as AnyEntry).flags;
   const wordsOf = (body: string) => readJobFile(`version: 1\njobs:\n  - name: j\n    side: buyer\n${body}`, 'reporting.yaml', '/tmp', {}, flags).jobs[0]?.words;

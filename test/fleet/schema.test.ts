@@ -31,5 +31,8 @@ describe('docs/jobs.schema.json', () => {
     expect(validate({ ...file, version: 2 })).toBe(false);
     expect(validate({ ...file, jobs: [{ side: 'buyer' }] })).toBe(false);
     expect(validate({ ...file, jobs: [{ name: 'a', side: 'buyer', split: false, 'no-resume': true, metrics: ['displays', 'clicks'] }] })).toBe(true);
+    // a job's option with no value drops the default's; the defaults' own cannot be null
+    expect(validate({ ...file, jobs: [{ name: 'a', side: 'buyer', output: null, load: 'duckdb:w.duckdb' }] }), JSON.stringify(validate.errors)).toBe(true);
+    expect(validate({ ...file, defaults: { ...file.defaults, output: null } })).toBe(false);
   });
 });
