@@ -35,7 +35,8 @@ export function parseDuration(text: string, option: string, bounds?: DurationBou
   const ms = Math.round(Number(match[1]) * (UNITS[match[2] ?? 's'] ?? 1000));
   if (bounds && !(ms >= bounds.min && ms <= bounds.max)) {
     // too short, without a unit: the unit was likely forgotten (`--max-lag 36` for 36 hours)
-    const bare = match[2] === undefined && ms > 0 && ms < bounds.min ? match[1] : undefined;
+    // (where the least is a minute or more: minutes, hours and days are then the units meant)
+    const bare = match[2] === undefined && ms > 0 && ms < bounds.min && bounds.min >= 60_000 ? match[1] : undefined;
     throw new UsageError(`${option} must be from ${formatDuration(bounds.min)} to ${formatDuration(bounds.max)}, not "${text}"`,
       bare === undefined ? undefined : `a number alone is seconds: give its unit, as in ${bare}m, ${bare}h or ${bare}d`);
   }

@@ -433,10 +433,10 @@ async function runJobs(jobs: readonly FileJob[], optionsOf: (job: FileJob) => Ru
   const codes = new Set(failed.map((outcome) => outcome.exitCode));
   const code = codes.size === 1 ? [...codes][0] as number : EXIT.report;
   // a usage error (exit 2) is not retried as is (docs/exit-codes-and-logs.md): fixed first
-  const first = code === EXIT.usage ? 'fix what the error above says, then ' : '';
+  const first = code === EXIT.usage ? 'see to what the error above says (a setting, or a state another run holds), then ' : '';
   throw logged(json, new CliError(`${failed.length} of ${outcomes.length} job${outcomes.length === 1 ? '' : 's'} failed: ${failed.map((o) => o.job).join(', ')}`, code,
     failed.length === 1 ? `${first}${first ? 'run' : 'retry'} it with: ${failed[0]?.retry}`
-      : `${first ? 'fix what the errors above say; ' : ''}${json ? 'the `retry` of each failed job above runs only that job' : 'the retry commands above run only the jobs that failed'}`));
+      : `${first ? 'see to what the errors above say; ' : ''}${json ? 'the `retry` of each failed job above runs only that job' : 'the retry commands above run only the jobs that failed'}`));
 }
 
 /** `error`, said as a JSON line when the run's log is JSON (cli/exit.ts writes it). */

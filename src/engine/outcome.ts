@@ -215,7 +215,8 @@ function loadClosing(job: Job, plan: RunPlan, done: Finished, withState: boolean
   const counts = describeCounts(loaded.length, loaded.filter((w) => w.outcome === 'unchanged').length, skipped).replace(' written', ' loaded');
   return {
     note: `${side}: ${counts}: ${rows.toLocaleString('en-US')} row${rows === 1 ? '' : 's'} → ${table} (${target})${files.length ? `, and ${files.map((output) => output.file).join(', ')}` : ''}`,
-    result: [job.given.output, ...job.given.more ?? []].includes('-') ? undefined : {
+    // every window done already: the shape of a --since auto run with nothing after its state's last window
+    result: [job.given.output, ...job.given.more ?? []].includes('-') ? undefined : done.fetchedWindows === 0 && skipped > 0 ? upToDate(job, plan.perWindow) : {
       side, table, target, rows,
       windows: loaded.map((w) => ({ since: parisDate(w.window.since), until: parisDate(w.window.until), rows: w.rows, reportIds: w.reportIds, sha256: w.sha256, ...(withState ? { outcome: w.outcome } : {}) })),
       ...(files.length ? { files: files.map((output) => output.file) } : {}),

@@ -322,8 +322,9 @@ class Reader {
     for (const entry of [...this.defaults, ...own]) {
       const { key, invert, flag } = this.canonical(entry);
       const name = key === 'profiles' ? 'profile' : key;
-      // a job's key with no value drops the default's (`output:` in a job that only loads)
-      if (entry.value === null && !this.defaults.includes(entry) && merged.has(name)) merged.delete(name);
+      // a job's run option with no value drops the default's (`output:` in a job that only loads);
+      // its profile, side or name with none is refused, as before (another account's token)
+      if (entry.value === null && flag !== undefined && !this.defaults.includes(entry) && merged.has(name)) merged.delete(name);
       else merged.set(name, { entry, invert, flag });
     }
     const nameEntry = own.find((e) => e.key === 'name');

@@ -37,26 +37,29 @@ export async function attach(duckdb: DuckDb, file: string, options: Record<strin
     });
   }
   const entry: { instance: Promise<DuckDBInstance>; users: number; made?: DuckDBInstance } = { instance: Promise.resolve() as never, users: 1 };
-  entry.instance = (async () => {
+  const open = async () => {
     const made = await duckdb.DuckDBInstance.create(':memory:', { ...options, temp_directory: `${file}.tmp` });
     try {
       const connection = await made.connect();
       try {
-        const sql = `ATTACH '${file.replaceAll("'", "''")}' AS ${ATTACHED_AS} (ROW_GROUP_SIZE ${ROW_GROUP_ROWS})`;
-        await connection.run(sql).catch(async (error: unknown) => {
-          if (!(await recover(error))) throw error;
-          await connection.run(sql);
-        });
+        await connection.run(`ATTACH '${file.replaceAll("'", "''")}' AS ${ATTACHED_AS} (ROW_GROUP_SIZE ${ROW_GROUP_ROWS})`);
       } finally {
         connection.closeSync();
       }
-      entry.made = made;
       return made;
     } catch (error) {
       made.closeSync();
       throw error;
     }
-  })();
+  };
+  // (the failed instance closed before the recovery opens the file: none shares its spill folder)
+  entry.instance = open().catch(async (error: unknown) => {
+    if (!(await recover(error))) throw error;
+    return open();
+  }).then((made) => {
+    entry.made = made;
+    return made;
+  });
   attached.set(file, entry);
   return entry.instance.catch((error: unknown) => {
     if (attached.get(file) === entry) attached.delete(file);

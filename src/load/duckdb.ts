@@ -224,6 +224,7 @@ export async function openDuckDb(path: string, shown: string, waitMs: number, sl
   if (host) cleanStaleTemps(file, host);
   const deadline = now() + waitMs;
   let instance: DuckDBInstance | undefined;
+  let said = false;
   /** until when a file another process is creating is waited for */
   let createdBy: number | undefined;
   for (let attempt = 0; ; attempt++) {
@@ -249,14 +250,15 @@ export async function openDuckDb(path: string, shown: string, waitMs: number, sl
       if (!locked && (createdBy === undefined || !beingCreated(failure, file, now) || now() + delay > createdBy || signal.aborted)) {
         throw new CliError(`cannot open the DuckDB database ${shown}: ${firstLine(error)}`, EXIT.usage, 'check the path, and that it is a DuckDB database file');
       }
-      // the wait said as it begins (a run waiting in silence is taken for one stuck)
-      if (locked && attempt === 0 && waitMs > 0 && waitFlag) onWait?.(`waiting up to ${formatDuration(waitMs)} for the DuckDB database ${shown} (${waitFlag}): another process holds it${failure.pid ? ` (process ${failure.pid})` : ''}`);
       if (locked && (now() + delay > deadline || signal.aborted)) {
         // DuckDB names the holder: "Conflicting lock is held in /usr/bin/node (PID 1234)"
         const pid = failure.pid;
         throw new CliError(`the DuckDB database ${shown} is held by another process${pid ? ` (process ${pid})` : ''}: DuckDB allows one writer per file`, EXIT.usage,
           `wait for the other run to end${!waitFlag ? '' : waitMs > 0 ? `, or give a longer ${waitFlag}` : `, or give ${waitFlag} to wait for the file`}`);
       }
+      // the wait said once, as it begins (a run waiting in silence is taken for one stuck)
+      if (locked && !said && waitFlag) onWait?.(`waiting up to ${formatDuration(Math.max(0, deadline - now()))} for the DuckDB database ${shown} (${waitFlag}): another process holds it${failure.pid ? ` (process ${failure.pid})` : ''}`);
+      said ||= locked;
       await sleep(delay, signal);
     }
   }
@@ -437,23 +439,28 @@ class DuckDbConnection implements LoadConnection {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const key of this.stateKeys) await this.unlockState(key);
-    // a table held for creation is let go whatever ended the transaction
-    this.held?.();
-    this.held = undefined;
-    await this.limit.release(this, (set) => this.execute(set)).catch(() => undefined);
-    const { last, limit } = this.limit.closing();
-    // the last connection on the file checkpoints it with the memory its widest commit had, so that
-    // DuckDB's checkpoint at closing finds nothing to do (the file then needs no WAL to be read)
-    if (last) {
-      await this.connection.run(`SET memory_limit = '${limit}'`).catch(() => undefined);
-      await this.connection.run('CHECKPOINT').catch(() => undefined);
-    }
     try {
-      this.connection.closeSync();
+      for (const key of this.stateKeys) await this.unlockState(key);
+      // a table held for creation is let go whatever ended the transaction
+      this.held?.();
+      this.held = undefined;
+      await this.limit.release(this, (set) => this.execute(set)).catch(() => undefined);
+      const { last, limit } = this.limit.closing();
+      // the last connection on the file checkpoints it with the memory its widest commit had, so
+      // that DuckDB's checkpoint at closing finds nothing to do (the file then needs no WAL to be read)
+      if (last) {
+        await this.connection.run(`SET memory_limit = '${limit}'`).catch(() => undefined);
+        await this.connection.run('CHECKPOINT').catch(() => undefined);
+      }
     } finally {
-      detach(this.file);
-      this.unbound();
+      try {
+        this.connection.closeSync();
+        // let go only once closed: a connection left open keeps the file's database, which a new
+        // instance must not open beside it (the entry stays, the instance with it)
+        detach(this.file);
+      } finally {
+        this.unbound();
+      }
     }
   }
 }

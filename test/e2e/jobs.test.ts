@@ -131,7 +131,7 @@ describe('jobs run against three accounts', () => {
       expect(result.code, result.stderr).toBe(2);
       expect(result.stderr).toMatch(/^one +ok +1 +0 +0 +\d+ +1 +/m);
       expect(result.stderr).toMatch(/^auto: hint: add --start DATE for the first run \(.*; in a job file, `start: 2026-11-01`\)/m);
-      expect(result.stderr).toMatch(/^error: 1 of 2 jobs failed: auto\nhint: fix what the error above says, then run it with: reporting jobs run -f jobs\.yaml auto$/m);
+      expect(result.stderr).toMatch(/^error: 1 of 2 jobs failed: auto\nhint: see to what the error above says \(a setting, or a state another run holds\), then run it with: reporting jobs run -f jobs\.yaml auto$/m);
     });
   });
 });

@@ -243,6 +243,14 @@ describe('--load: the --json result of a run with nothing to fetch', () => {
       const upToDate = await runCli([...both, '--since', '2026-11-01'], { env: env(sandbox, dir), cwd: dir });
       expect(upToDate.code, upToDate.stderr).toBe(0);
       expect(JSON.parse(upToDate.stdout)).toEqual({ ...expected, files: [out] });
+      // with a file a window too: the same shape for both spellings of the period (a review)
+      const each = [...base.filter((word) => word !== 's.json' && word !== '--state'), '--state', 's3.json', '--chunk', 'day', '-o', join(dir, 'days', '{since}.csv')];
+      expect((await runCli([...each, '--since', '2026-11-01'], { env: env(sandbox, dir), cwd: dir })).code).toBe(0);
+      for (const since of ['2026-11-01', 'auto']) {
+        const done = await runCli([...each, '--since', since], { env: env(sandbox, dir), cwd: dir });
+        expect(done.code, done.stderr).toBe(0);
+        expect(JSON.parse(done.stdout), since).toEqual({ ...expected, files: [] });
+      }
     });
   }, 60_000);
 });

@@ -329,6 +329,11 @@ describe('a job drops a default by naming its key with no value (a newcomer coul
     }
     expect(() => read('    carrier:\n')).toThrow(/carrier wants a value/);
   });
+
+  it('a profile with no value is refused, never the default profile (another account\'s token)', () => {
+    const text = 'version: 1\ndefaults:\n  profile: acme\njobs:\n  - name: j\n    side: buyer\n    profile:\n';
+    expect(() => readJobFile(text, 'reporting.yaml', '/tmp/j', {}, flags)).toThrow(/profile/);
+  });
 });
 
 describe('the job file read as YAML 1.2 (the `yaml` package\'s reading, from a review)', () => {

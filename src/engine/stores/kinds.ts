@@ -69,7 +69,7 @@ export function databaseOf(target: LoadTarget, deps: Pick<StoreDeps, 'cwd' | 'en
     sleep: deps.sleep,
     signal: deps.signal,
     onWait: deps.onWait,
-    connect: (waitMs) => connectTo(target, { cwd: deps.cwd, env: deps.env, waitMs, sleep: deps.sleep ?? sleepFor, signal, now: deps.now, holder: { pid: deps.host.pid, host: hostname() }, host: deps.host, waitFlag, onWait: deps.onWait }),
+    connect: (waitMs, flag = waitFlag) => connectTo(target, { cwd: deps.cwd, env: deps.env, waitMs, sleep: deps.sleep ?? sleepFor, signal, now: deps.now, holder: { pid: deps.host.pid, host: hostname() }, host: deps.host, waitFlag: flag, onWait: deps.onWait }),
   };
 }
 

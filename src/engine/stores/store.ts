@@ -92,8 +92,9 @@ export interface TableStateDeps {
   engine: Engine;
   /** the database as it may be shown (no password) */
   shown: string;
-  /** a connection to the database; `waitMs`: how long a DuckDB file held by another process is waited for */
-  connect(waitMs: number): Promise<LoadConnection>;
+  /** a connection to the database; `waitMs`: how long a DuckDB file held by another process is
+   * waited for, `waitFlag` the flag its hint names (null: none, a look that never waits) */
+  connect(waitMs: number, waitFlag?: string | null): Promise<LoadConnection>;
   /** the state's key; undefined (`state show DATABASE`): the one key the table holds */
   key?: string;
   /** `key` is --key's words: the key they name among those the table holds */

@@ -63,7 +63,8 @@ export class TableStore implements StateStore {
   /** A connection for a look (no lock): `state show`, `run --plan`. */
   private async withConnection<T>(use: (connection: LoadConnection) => Promise<T>): Promise<T> {
     if (this.held) return use(this.held);
-    const connection = await this.deps.connect(0);
+    // (a look, not a wait: a held DuckDB file's hint names no flag)
+    const connection = await this.deps.connect(0, null);
     try {
       return await use(connection);
     } finally {
