@@ -166,7 +166,7 @@ function readFile(opts: JobsOptions, f: Factory, env: Factory['env']): JobFile {
   try {
     text = readFileSync(resolve(f.cwd, file), 'utf8');
   } catch (error) {
-    throw missingJobFile(file, (error as NodeJS.ErrnoException).code);
+    throw missingJobFile(file, (error as NodeJS.ErrnoException).code, f.cwd);
   }
   return readJobFile(text, file, f.cwd, env, opts.parser.flags);
 }

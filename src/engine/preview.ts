@@ -54,5 +54,9 @@ function render(windows: ReturnType<typeof planRun>['windows']): PreviewWindow[]
 /** The plan as lines for people: one a window. */
 export function previewLines(windows: readonly PreviewWindow[]): string[] {
   if (windows.length === 0) return ['nothing to fetch: every window is done'];
-  return windows.map((w) => `${w.since === w.until ? w.since : `${w.since}..${w.until}`}  ${w.action}  ${w.reason}${w.reportId ? `  ${w.reportId}` : ''}`);
+  // columns: each padded to its longest (`skip  done` under `resume  submitted`)
+  const period = (w: PreviewWindow) => (w.since === w.until ? w.since : `${w.since}..${w.until}`);
+  const periods = Math.max(...windows.map((w) => period(w).length));
+  const actions = Math.max(...windows.map((w) => w.action.length));
+  return windows.map((w) => `${period(w).padEnd(periods)}  ${w.action.padEnd(actions)}  ${w.reason}${w.reportId ? `  ${w.reportId}` : ''}`.trimEnd());
 }

@@ -490,9 +490,9 @@ function refuseDuplicates(file: string, jobs: readonly FileJob[]): void {
   }
 }
 
-/** A job file's text, or a one-line error. */
-export function missingJobFile(file: string, code: string | undefined): CliError {
+/** A job file's text, or a one-line error; a relative name says the folder it was looked for in. */
+export function missingJobFile(file: string, code: string | undefined, cwd: string): CliError {
   return code === 'ENOENT'
-    ? new UsageError(`no job file ${file}`, `write one (see docs/jobs.md), or name it with -f FILE or REPORTING_JOBS`)
+    ? new UsageError(`no job file ${file}${isAbsolute(file) ? '' : ` in ${cwd}`}`, `write one (see docs/jobs.md), or name it with -f FILE or REPORTING_JOBS`)
     : new CliError(`cannot read the job file ${file} (${code ?? 'unknown error'})`, EXIT.usage);
 }

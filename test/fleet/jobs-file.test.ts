@@ -146,7 +146,8 @@ describe('the job file\'s mistakes: file:line:column, exit 2, before any request
     const dir = tempDir();
     const result = await jobs(dir, ['list']);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/^error: no job file reporting\.yaml\nhint: .*-f FILE or REPORTING_JOBS/);
+    expect(result.stderr).toMatch(/^error: no job file reporting\.yaml in \S+\nhint: .*-f FILE or REPORTING_JOBS/);
+    expect(result.stderr).toContain(` in ${dir}\n`);
   });
 });
 
