@@ -162,6 +162,10 @@ export interface Finished {
   fetchedWindows: number;
 }
 
+/** Every window done already: the run's result is that of a --since auto run with nothing after
+ * its state's last window (upToDate), however its period was given. */
+const allSkipped = (plan: RunPlan, done: Finished) => done.fetchedWindows === 0 && plan.windows.length > 0;
+
 /** The closing line (stderr) and the --json result (stdout) of a run that succeeded. */
 export function closing(job: Job, plan: RunPlan, done: Finished, withState: boolean): { note: string; result?: Record<string, unknown> } {
   const { side } = job;
@@ -185,11 +189,9 @@ export function closing(job: Job, plan: RunPlan, done: Finished, withState: bool
     const windows = [...done.committed].sort((a, b) => a.window.since - b.window.since);
     const files = windows.flatMap(everyOutput);
     const skipped = plan.windows.length - done.fetchedWindows;
-    // every window done already: the same result as a --since auto run that finds nothing after its state's last window
-    const upToDate = done.fetchedWindows === 0 && skipped > 0 ? { upToDate: true } : {};
     return {
       note: `${side}: ${describeCounts(windows.length, windows.filter((w) => w.outcome === 'unchanged').length, skipped)} (${outputs.map((output) => output.template).join(', ')})`,
-      result: { side, format, ...upToDate, files: files.map((w) => ({ since: parisDate(w.window.since), until: parisDate(w.window.until), file: w.file, rows: w.rows, reportIds: w.reportIds, ...(withState ? { outcome: w.outcome } : {}) })) },
+      result: allSkipped(plan, done) ? upToDate(job, true) : { side, format, files: files.map((w) => ({ since: parisDate(w.window.since), until: parisDate(w.window.until), file: w.file, rows: w.rows, reportIds: w.reportIds, ...(withState ? { outcome: w.outcome } : {}) })) },
     };
   }
   const merged = done.committed[0] as Committed;
@@ -215,8 +217,7 @@ function loadClosing(job: Job, plan: RunPlan, done: Finished, withState: boolean
   const counts = describeCounts(loaded.length, loaded.filter((w) => w.outcome === 'unchanged').length, skipped).replace(' written', ' loaded');
   return {
     note: `${side}: ${counts}: ${rows.toLocaleString('en-US')} row${rows === 1 ? '' : 's'} → ${table} (${target})${files.length ? `, and ${files.map((output) => output.file).join(', ')}` : ''}`,
-    // every window done already: the shape of a --since auto run with nothing after its state's last window
-    result: [job.given.output, ...job.given.more ?? []].includes('-') ? undefined : done.fetchedWindows === 0 && skipped > 0 ? upToDate(job, plan.perWindow) : {
+    result: [job.given.output, ...job.given.more ?? []].includes('-') ? undefined : allSkipped(plan, done) ? upToDate(job, plan.perWindow) : {
       side, table, target, rows,
       windows: loaded.map((w) => ({ since: parisDate(w.window.since), until: parisDate(w.window.until), rows: w.rows, reportIds: w.reportIds, sha256: w.sha256, ...(withState ? { outcome: w.outcome } : {}) })),
       ...(files.length ? { files: files.map((output) => output.file) } : {}),

@@ -10,16 +10,17 @@ type DuckDb = Awaited<ReturnType<typeof loadDuckDb>>;
  * Row groups of 30,720 rows (DuckDB's default: 122,880): each is compressed and written as it
  * fills, and the memory that takes is a quarter of the default's. Node 24, 1M rows, `--load
  * duckdb:`: 175-178 MiB against 181-184, replacing the window 179-186 against 186-195 (Node 20:
- * no change; test/bench/RESULTS.md, "DuckDB's row groups of 30,720 rows"). An option of ATTACH only, not of an
- * instance: the file is attached to an in-memory instance of the process's own.
+ * no change; test/bench/RESULTS.md, "DuckDB's row groups of 30,720 rows"). An option of ATTACH
+ * only, not of an instance: the file is attached to an in-memory instance of the process's own.
  */
 const ROW_GROUP_ROWS = 30_720;
 export const ATTACHED_AS = 'reporting_load';
 
-/** The in-memory instance each file (by its real path) is attached to, shared by the process's
+/** The in-memory instance a file (by its real path) is attached to, shared by the process's
  * connections on it (one database a file: load/duckdb.ts's header), how many hold it, and the
  * instance itself once attached. */
-const attached = new Map<string, { instance: Promise<DuckDBInstance>; users: number; made?: DuckDBInstance }>();
+interface Attached { instance: Promise<DuckDBInstance>; users: number; made?: DuckDBInstance }
+const attached = new Map<string, Attached>();
 
 /** The instance `file` is attached to, attached by the first of the process's connections; it is
  * held until detach. Set before the first await: two runs opening the file at once share it, and
@@ -36,7 +37,6 @@ export async function attach(duckdb: DuckDb, file: string, options: Record<strin
       throw error;
     });
   }
-  const entry: { instance: Promise<DuckDBInstance>; users: number; made?: DuckDBInstance } = { instance: Promise.resolve() as never, users: 1 };
   const open = async () => {
     const made = await duckdb.DuckDBInstance.create(':memory:', { ...options, temp_directory: `${file}.tmp` });
     try {
@@ -53,13 +53,14 @@ export async function attach(duckdb: DuckDb, file: string, options: Record<strin
     }
   };
   // (the failed instance closed before the recovery opens the file: none shares its spill folder)
-  entry.instance = open().catch(async (error: unknown) => {
+  const instance = open().catch(async (error: unknown) => {
     if (!(await recover(error))) throw error;
     return open();
   }).then((made) => {
     entry.made = made;
     return made;
   });
+  const entry: Attached = { instance, users: 1 };
   attached.set(file, entry);
   return entry.instance.catch((error: unknown) => {
     if (attached.get(file) === entry) attached.delete(file);
